@@ -1,0 +1,108 @@
+# commlab - a plain GNU Makefile.  Everything built goes under build/.
+#
+#   make            build build/commlab (installs missing packages first)
+#   make test       unit tests (cmocka), CLI tests, then the unit tests again
+#                   under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make demo       build and run the main job
+#   make bench      benchmarks (print figures, assert nothing)
+#   make deps       install missing Debian packages
+#   make install PREFIX=/usr/local
+#   make clean
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   := build
+PKGS    := yaml-0.1 hwloc libfabric cmocka
+DEB_PKGS := libyaml-dev libhwloc-dev hwloc libfabric-dev libfabric-bin \
+            libcmocka-dev gnuplot-nox openmpi-bin libopenmpi-dev pkg-config
+
+# pkg-config is asked lazily (=) so `make deps` can install it first.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN     := -std=c11 -Wall -Wextra -Werror
+CPPFLAGS := -D_GNU_SOURCE -Iinclude -I. -MMD -MP
+CFLAGS   ?= -O2 -g
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDLIBS    = $(PKG_LIBS) -lm -ldl -lpthread
+
+LIB_SRC  := $(sort $(wildcard core/*.c sim/*.c real/*.c chapters/*/*.c))
+ASM_SRC  := $(sort $(wildcard sim/*.S))
+CLI_SRC  := $(sort $(wildcard cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TOOL_SRC := $(sort $(wildcard tests/tool_*.c))
+
+obj = $(patsubst %.c,$(1)/%.o,$(patsubst %.S,$(1)/%.o,$(2)))
+
+LIB_OBJ      := $(call obj,$(BUILD)/rel,$(LIB_SRC) $(ASM_SRC))
+CLI_OBJ      := $(call obj,$(BUILD)/rel,$(CLI_SRC))
+LIB_OBJ_SAN  := $(call obj,$(BUILD)/san,$(LIB_SRC) $(ASM_SRC))
+TESTS        := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TESTS_SAN    := $(patsubst tests/%.c,$(BUILD)/tests-san/%,$(TEST_SRC))
+TOOLS        := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRC))
+
+.PHONY: all deps test unit-test cli-test san-test demo bench install clean
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/commlab
+
+deps:
+	@sh cli/deps.sh $(DEB_PKGS)
+
+$(BUILD)/libcommlab.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/commlab: $(CLI_OBJ) $(BUILD)/libcommlab.a
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libcommlab.a $(LDLIBS)
+
+$(BUILD)/rel/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/rel/%.o: %.S | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/san/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
+
+$(BUILD)/san/%.o: %.S | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -c -o $@ $<
+
+$(BUILD)/libcommlab-san.a: $(LIB_OBJ_SAN)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libcommlab.a
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcommlab.a $(LDLIBS)
+
+$(BUILD)/tests-san/%: tests/%.c $(BUILD)/libcommlab-san.a
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $< $(BUILD)/libcommlab-san.a $(LDLIBS)
+
+# tests/run.sh runs every binary even when one fails and prints the one
+# "N passed, N failed" line.  Objects wait for `deps` (order-only: it runs
+# first, and never makes anything out of date).
+test: $(BUILD)/commlab $(TESTS) $(TOOLS) $(TESTS_SAN)
+	@sh tests/run.sh $(BUILD) $(TESTS) -- $(TESTS_SAN)
+
+demo: all
+	@sh cli/demo.sh $(BUILD)/commlab
+
+bench: all
+	$(BUILD)/commlab bench all
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/commlab
+	install -m 755 $(BUILD)/commlab $(DESTDIR)$(PREFIX)/bin/commlab
+	cp -R configs chapters plots include $(DESTDIR)$(PREFIX)/share/commlab/
+	rm -rf $(DESTDIR)$(PREFIX)/share/commlab/plots/out
+
+clean:
+	rm -rf $(BUILD) plots/out
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,67 @@
+/*
+ * cli.h - what the command files share: exit codes, output formats,
+ * option-parsing helpers and where configs live.
+ *
+ * The CLI is the one place that prints user-facing errors and calls exit
+ * codes; every command is `int cmd_NAME(int argc, char **argv)` returning
+ * one of the CLI_EXIT_* codes.
+ */
+#ifndef CL_CLI_H
+#define CL_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/diag.h"
+
+#define COMMLAB_VERSION "0.1.0"
+
+/* Exit status promised to callers (DESIGN.md). */
+enum {
+    CLI_EXIT_OK = 0,       /* success */
+    CLI_EXIT_CHECK = 1,    /* a pattern's own check of its data failed */
+    CLI_EXIT_USAGE = 2,    /* bad usage or a bad config */
+    CLI_EXIT_DEADLOCK = 3, /* deadlock; the wait-for report was printed */
+    CLI_EXIT_FAILED = 4,   /* a rank crashed or a transport failed */
+};
+
+typedef enum cli_format { CLI_TEXT, CLI_CSV, CLI_JSON } cli_format;
+
+typedef struct cli_command {
+    const char *name;                  /* "price" */
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;               /* one line for `commlab --help` */
+    const char *usage;                 /* full text for `commlab help NAME` */
+} cli_command;
+
+const cli_command *cli_find(const char *name);
+
+/* Prints "commlab: msg" to stderr; returns CLI_EXIT_USAGE for convenience. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the diag of a failed call; returns code. */
+int cli_diag(const cl_diag *d, int code);
+
+/* The default case of a getopt_long loop whose optstring starts with ':':
+ * c is '?' (unknown option) or ':' (missing value).  Prints the option and
+ * the hint `commlab help CMD`; returns CLI_EXIT_USAGE. */
+int cli_bad_option(const char *cmd, char **argv, int c);
+/* Positional arguments left after options are an error for most commands. */
+int cli_no_extra(const char *cmd, int argc, char **argv);
+/* Prints the command's usage text to f. */
+void cli_usage(const char *cmd, FILE *f);
+
+/* Finds a file shipped with commlab (rel such as "configs/tiers.yaml"):
+ * $COMMLAB_HOME/rel, then next to the binary's source tree, then under
+ * PREFIX/share/commlab.  Writes the path and returns 0, or CL_ENOENT with
+ * d naming the places looked at. */
+int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d);
+
+/* The commands. */
+int cmd_price(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+
+extern const char cmd_price_usage[];
+extern const char cmd_sweep_usage[];
+
+#endif

@@ -1,0 +1,105 @@
+/* main.c - `commlab COMMAND [options]`: finds the command and runs it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const char help_usage[] =
+    "usage: commlab help [COMMAND]\n"
+    "\n"
+    "Prints the list of commands, or one command's options.\n";
+
+static const char version_usage[] =
+    "usage: commlab version\n"
+    "\n"
+    "Prints commlab's version (same as commlab --version).\n";
+
+static const cli_command commands[] = {
+    {"price", cmd_price, "the alpha-beta time of one message on each tier", cmd_price_usage},
+    {"sweep", cmd_sweep, "T(n) per tier over sizes, and each tier's crossover size",
+     cmd_sweep_usage},
+    {"help", cmd_help, "show the commands, or one command's options", help_usage},
+    {"version", cmd_version, "print the version", version_usage},
+};
+
+const cli_command *cli_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static void main_usage(FILE *f)
+{
+    fputs("usage: commlab COMMAND [options]\n"
+          "\n"
+          "commlab models and measures the cost of communication between ranks:\n"
+          "the course's patterns run on an alpha-beta simulator of the interconnect\n"
+          "tiers and on real transports, side by side.\n"
+          "\n"
+          "commands:\n",
+          f);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n"
+          "Every command takes --help.  Commands that print a table also take --csv\n"
+          "and --json.  Exit status: 0 ok, 1 a data check failed, 2 bad usage or\n"
+          "config, 3 deadlock, 4 a rank or transport failed.\n",
+          f);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc > 2)
+        return cli_error("help takes one command name, got %d words\ntry 'commlab help'",
+                         argc - 1);
+    const cli_command *c = cli_find(argv[1]);
+    if (!c)
+        return cli_error("unknown command '%s'\ntry 'commlab --help'", argv[1]);
+    fputs(c->usage, stdout);
+    return CLI_EXIT_OK;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1 && strcmp(argv[1], "--help") != 0)
+        return cli_error("version takes no arguments\ntry 'commlab help version'");
+    if (argc > 1) {
+        fputs(version_usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    printf("commlab %s\n", COMMLAB_VERSION);
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        main_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
+        return cmd_version(1, argv + 1);
+    const cli_command *c = cli_find(name);
+    if (!c) {
+        fprintf(stderr, "commlab: %s '%s'\ntry 'commlab --help'\n",
+                name[0] == '-' ? "unknown option" : "unknown command", name);
+        return CLI_EXIT_USAGE;
+    }
+    opterr = 0;
+    return c->run(argc - 1, argv + 1);
+}

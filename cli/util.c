@@ -1,0 +1,94 @@
+/* util.c - errors, option helpers and data paths for the commands. */
+#include "cli/cli.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commlab.h"
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("commlab: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_diag(const cl_diag *d, int code)
+{
+    fprintf(stderr, "commlab: %s\n", d->msg[0] ? d->msg : "unknown error");
+    return code;
+}
+
+void cli_usage(const char *cmd, FILE *f)
+{
+    const cli_command *c = cli_find(cmd);
+    if (c)
+        fputs(c->usage, f);
+}
+
+int cli_bad_option(const char *cmd, char **argv, int c)
+{
+    /* With a leading ':' in the optstring getopt returns ':' for a missing
+     * argument; either way the offending word is argv[optind - 1]. */
+    const char *word = optind > 0 ? argv[optind - 1] : "?";
+    char shortopt[3] = {'-', (char)optopt, 0};
+    if (optopt && (word[0] != '-' || word[1] != '-'))
+        word = shortopt;
+    if (c == ':')
+        fprintf(stderr, "commlab %s: option '%s' needs a value\n", cmd, word);
+    else
+        fprintf(stderr, "commlab %s: unknown option '%s'\n", cmd, word);
+    fprintf(stderr, "try 'commlab help %s'\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_no_extra(const char *cmd, int argc, char **argv)
+{
+    if (optind < argc) {
+        fprintf(stderr, "commlab %s: unexpected argument '%s'\ntry 'commlab help %s'\n", cmd,
+                argv[optind], cmd);
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static bool readable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d)
+{
+    const char *home = getenv("COMMLAB_HOME");
+    if (home && *home) {
+        snprintf(buf, len, "%s/%s", home, rel);
+        if (readable(buf))
+            return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        /* build/commlab in a source tree, then PREFIX/bin/commlab. */
+        snprintf(buf, len, "%s/../%s", exe, rel);
+        if (readable(buf))
+            return 0;
+        snprintf(buf, len, "%s/../share/commlab/%s", exe, rel);
+        if (readable(buf))
+            return 0;
+    }
+    return diag_set(d, CL_ENOENT,
+                    "cannot find '%s' (looked in $COMMLAB_HOME, the source tree and "
+                    "PREFIX/share/commlab); set COMMLAB_HOME or pass --config",
+                    rel);
+}

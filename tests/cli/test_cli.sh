@@ -1,0 +1,95 @@
+#!/bin/sh
+# test_cli.sh COMMLAB TOOLDIR - the command line as a user meets it: exit
+# codes, error messages, --help, and that every --json output is valid JSON.
+# Ends with "N passed, N failed".
+cl=$1
+tools=$2
+passed=0
+failed=0
+out=$(mktemp)
+err=$(mktemp)
+tmpd=$(mktemp -d)
+trap 'rm -rf "$out" "$err" "$tmpd"' EXIT
+
+ok() { passed=$((passed + 1)); }
+bad() {
+    failed=$((failed + 1))
+    echo "FAIL: $*"
+    echo "  stdout: $(head -c 600 "$out")"
+    echo "  stderr: $(head -c 600 "$err")"
+}
+
+# run RC CMD... : runs commlab with CMD, expects exit status RC.
+run() {
+    want=$1
+    shift
+    "$cl" "$@" >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
+}
+# has FILE TEXT : the last run's stdout/stderr contains TEXT.
+has() {
+    if grep -qF -- "$2" "$1"; then ok; else bad "expected '$2' in $(basename "$1")"; fi
+}
+json() {
+    if "$tools/tool_jsoncheck" <"$out" 2>>"$err"; then ok; else bad "invalid JSON from: $*"; fi
+}
+
+# --- help, version, unknown words ---
+run 0 --help;              has "$out" "usage: commlab COMMAND"; has "$out" "price"
+run 0 --version;           has "$out" "commlab 0."
+run 0 help price;          has "$out" "usage: commlab price"
+run 0 price --help;        has "$out" "--bytes SIZE"
+run 0 sweep --help;        has "$out" "crossover"
+run 2;                     has "$err" "usage: commlab COMMAND"
+run 2 frobnicate;          has "$err" "unknown command 'frobnicate'"; has "$err" "commlab --help"
+run 2 --frobnicate;        has "$err" "unknown option '--frobnicate'"
+run 2 help frobnicate;     has "$err" "unknown command 'frobnicate'"
+run 2 price --frobnicate;  has "$err" "unknown option '--frobnicate'"; has "$err" "commlab help price"
+run 2 price -q;            has "$err" "unknown option '-q'"
+run 2 price --bytes;       has "$err" "option '--bytes' needs a value"
+run 2 price extra;         has "$err" "unexpected argument 'extra'"
+
+# --- price: the course's table (source: the alpha-beta chapter's tiers) ---
+run 0 price --bytes 256MiB
+has "$out" "nvlink      intra-node        1.00             300.0    0.90   1.0x"
+has "$out" "pcie        intra-node        2.00              25.0   10.74  12.0x"
+has "$out" "infiniband  inter-node        3.00              50.0    5.37   6.0x"
+has "$out" "ethernet    inter-node       30.00               3.1   86.62  96.7x"
+run 0 price --json;        json price; has "$out" '"bandwidth_Bps": 300000000000'; has "$out" '"ratio"'
+run 0 price --csv;         has "$out" "tier,scope,bytes,alpha_s,bandwidth_Bps,time_s,ratio"
+run 0 price --tiers ethernet,nvlink --bytes 8
+has "$out" "ethernet"
+run 2 price --bytes -3;    has "$err" "must not be negative, got '-3'"
+run 2 price --bytes 12XB;  has "$err" "unknown size unit 'XB'"
+run 2 price --bytes 99999999999999999999; has "$err" "out of range"
+run 2 price --tiers nvlink,warp; has "$err" "unknown tier 'warp'"
+run 2 price --config "$tmpd/none.yaml"; has "$err" "none.yaml"
+
+# --- config errors name file:line:column, key and value ---
+printf 'tiers:\n  - name: a\n    alpha: 1us\n    bandwidth: -3GB/s\n' >"$tmpd/neg.yaml"
+run 2 price --config "$tmpd/neg.yaml"
+has "$err" "neg.yaml:4:16: 'bandwidth' must be > 0, got '-3GB/s'"
+printf 'tiers:\n  - name: a\n    bandwidth: 3GB/s\n' >"$tmpd/miss.yaml"
+run 2 price --config "$tmpd/miss.yaml"; has "$err" "miss.yaml:2:5: missing key 'alpha'"
+printf 'tiers: [\n' >"$tmpd/syntax.yaml"
+run 2 price --config "$tmpd/syntax.yaml"; has "$err" "syntax.yaml:2:1: YAML syntax error"
+printf 'tiers:\n  - name: a\n    alpha: 1us\n    bandwidth: 3GB/h\n' >"$tmpd/unit.yaml"
+run 2 sweep --config "$tmpd/unit.yaml"; has "$err" "unit.yaml:4:16: 'bandwidth': unknown bandwidth unit 'GB/h'"
+
+# --- sweep ---
+run 0 sweep
+has "$out" "4 KiB"; has "$out" "1 GiB"
+has "$out" "300000 B (292.97 KiB)"; has "$out" "93000 B (90.82 KiB)"
+run 0 sweep --json;        json sweep; has "$out" '"crossover"'
+run 0 sweep --csv --sizes 8,1MiB; has "$out" "bytes,tier,time_s,regime,crossover_bytes"
+has "$out" "8,nvlink,1.00002667e-06,latency,300000"; has "$out" "1048576,ethernet,"
+run 0 sweep --from 1KiB --to 1MiB --factor 2 --tiers pcie
+has "$out" "48.83 KiB"
+run 2 sweep --from 1MiB --to 1KiB; has "$err" "above its end"
+run 2 sweep --factor 1;    has "$err" "factor must be at least 2"
+run 2 sweep --sizes 8,,16; has "$err" "empty item"
+run 2 sweep --sizes 8 --from 4; has "$err" "not both"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
