@@ -60,8 +60,12 @@ int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d);
 /* The commands. */
 int cmd_price(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_patterns(int argc, char **argv);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];
+extern const char cmd_run_usage[];
+extern const char cmd_patterns_usage[];
 
 #endif

@@ -21,6 +21,8 @@ static const cli_command commands[] = {
     {"price", cmd_price, "the alpha-beta time of one message on each tier", cmd_price_usage},
     {"sweep", cmd_sweep, "T(n) per tier over sizes, and each tier's crossover size",
      cmd_sweep_usage},
+    {"run", cmd_run, "run a pattern on every rank (modeled with --backend sim)", cmd_run_usage},
+    {"patterns", cmd_patterns, "list the built-in patterns", cmd_patterns_usage},
     {"help", cmd_help, "show the commands, or one command's options", help_usage},
     {"version", cmd_version, "print the version", version_usage},
 };

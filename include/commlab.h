@@ -55,4 +55,113 @@ const char *cl_strerror(int err);
 /* Name of an error code, "CL_EINVAL"; "CL_OK" for 0, "CL_E?" if unknown. */
 const char *cl_errname(int err);
 
+
+/* ---- handles ---- */
+
+typedef struct cl_comm cl_comm;       /* a communicator: a rank's view of a group */
+typedef struct cl_request cl_request; /* one non-blocking operation in flight */
+
+#define CL_ANY_SOURCE (-1) /* a receive that takes a message from any rank */
+#define CL_ANY_TAG (-1)    /* a receive that takes any tag */
+
+typedef struct cl_status {
+    int source;   /* rank (in the communicator) the message came from */
+    int tag;      /* the message's tag */
+    size_t bytes; /* bytes received (0 for a send) */
+} cl_status;
+
+/* The run's arguments, the same on every rank. */
+typedef struct cl_args {
+    size_t bytes;     /* message size of this run, bytes */
+    int iteration;    /* 0, 1, ... for timed iterations; negative for warm-up */
+    int microbatches; /* pipeline: microbatches per iteration */
+    double compute;   /* pipeline: seconds of compute per stage per microbatch */
+    size_t chunk;     /* chunked: bytes per piece (0: bytes / 8) */
+    const char *fix;  /* deadlock: NULL, "order" or "nonblocking" */
+} cl_args;
+
+/* A pattern: one rank's program for one iteration.  Returns 0, a CL_E*
+ * code from a failed call, or CL_ECHECK after cl_fail(). */
+typedef int cl_pattern_fn(cl_comm *c, const cl_args *a);
+
+/* Returns from the calling function when call fails. */
+#define CL_TRY(call)                  \
+    do {                              \
+        int cl__err = (call);         \
+        if (cl__err)                  \
+            return cl__err;           \
+    } while (0)
+
+/* ---- who am I ---- */
+
+int cl_rank(const cl_comm *c); /* 0 .. cl_size(c) - 1; cannot fail */
+int cl_size(const cl_comm *c); /* ranks in the communicator; cannot fail */
+
+/* ---- point-to-point ----
+ * Tags are >= 0.  A message of n bytes up to the eager limit completes at
+ * the sender once injected; above it the send waits for the matching
+ * receive (rendezvous) and returns when the data has arrived.  Messages
+ * between one pair with one tag arrive in the order they were sent.  A
+ * receive buffer smaller than the matched message fails with CL_ETRUNC. */
+
+int cl_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag);
+int cl_recv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st);
+
+/* Non-blocking: *req is set on success and must be completed by cl_wait,
+ * cl_waitall or a cl_test that reports done; the buffer belongs to the
+ * operation until then.  On failure *req is NULL and nothing was posted. */
+int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_request **req);
+int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request **req);
+
+/* Blocks until *req completes, frees it and sets *req = NULL.  st may be
+ * NULL.  A NULL *req returns 0 at once. */
+int cl_wait(cl_comm *c, cl_request **req, cl_status *st);
+/* Waits for all n requests (NULL entries are skipped); sts may be NULL or
+ * an array of n.  Returns the first error of any request. */
+int cl_waitall(cl_comm *c, int n, cl_request **reqs, cl_status *sts);
+/* Sets *done; when true the request was completed and freed as by cl_wait. */
+int cl_test(cl_comm *c, cl_request **req, bool *done, cl_status *st);
+
+/* ---- groups and collectives ---- */
+
+/* Every rank of c waits until all have arrived (dissemination: log2(size)
+ * rounds of point-to-point messages). */
+int cl_barrier(cl_comm *c);
+/* A sub-communicator of the n ranks listed (ranks of c, no duplicates),
+ * like torch's new_group: every rank of c calls it with the same list, in
+ * the same order relative to its other cl_group calls.  Members get a new
+ * communicator in *out (rank = position in the list); others get NULL.
+ * Free with cl_group_free. */
+int cl_group(cl_comm *c, const int *ranks, int n, cl_comm **out);
+void cl_group_free(cl_comm *group);
+
+/* ---- time, memory, output ---- */
+
+/* Modeled: advances this rank's clock; measured: busy work that long. */
+int cl_compute(cl_comm *c, double seconds);
+/* Seconds on the backend's clock (virtual or CLOCK_MONOTONIC). */
+double cl_now(const cl_comm *c);
+/* Memory for buffers, zeroed, freed by commlab when the pattern returns.
+ * NULL in size-only runs (cl_payload false) and when out of memory (the
+ * run then fails with CL_ENOMEM). */
+void *cl_alloc(cl_comm *c, size_t bytes);
+/* False in size-only runs: buffers are NULL and data checks are skipped. */
+bool cl_payload(const cl_comm *c);
+/* Offset into a buffer that may be NULL in size-only runs. */
+#define CL_AT(buf, offset) ((buf) ? (void *)((char *)(buf) + (offset)) : NULL)
+/* Prints one line prefixed "rank N: "; only during the first timed
+ * iteration, so repeated iterations do not flood the output. */
+void cl_printf(cl_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Fills buf with bytes derived from seed (a fast deterministic stream);
+ * a NULL buf does nothing.  Cannot fail. */
+void cl_fill(void *buf, size_t bytes, unsigned long long seed);
+/* Checks buf against cl_fill(seed); on a difference reports the first
+ * differing byte through cl_fail ("what": the buffer's role) and returns
+ * CL_ECHECK.  A NULL buf (size-only run) passes. */
+int cl_verify(cl_comm *c, const void *buf, size_t bytes, unsigned long long seed,
+              const char *what);
+/* Reports a failed data check ("rank 2: expected 30, got 20") and returns
+ * CL_ECHECK for the pattern to return. */
+int cl_fail(cl_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif /* COMMLAB_H */

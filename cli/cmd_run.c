@@ -1,0 +1,483 @@
+/* cmd_run.c - `commlab run PATTERN` and `commlab patterns`. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/patterns.h"
+#include "core/json.h"
+#include "core/record.h"
+#include "core/table.h"
+#include "core/tier.h"
+#include "core/trace.h"
+#include "core/units.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+
+const char cmd_run_usage[] =
+    "usage: commlab run PATTERN [options]\n"
+    "\n"
+    "Runs a pattern on every rank and reports its time per message size.\n"
+    "`commlab patterns` lists the patterns.\n"
+    "\n"
+    "  -b, --backend NAME       sim (modeled; the default).  shm, tcp, rdma and mpi\n"
+    "                           (measured) are not built yet\n"
+    "  -n, --ranks N            ranks (default 2)\n"
+    "      --bytes SIZE         message size (default 1MiB)\n"
+    "  -s, --sizes LIST         several sizes: 8,1KiB,4MiB or 8:4MiB:x4\n"
+    "  -i, --iters N            timed iterations (default 1; the model is exact)\n"
+    "      --warmup N           untimed iterations first (default 0)\n"
+    "model (sim):\n"
+    "  -t, --tier NAME          every pair of ranks on its own link of this tier\n"
+    "                           (default nvlink; tiers from configs/tiers.yaml)\n"
+    "      --topology FILE      hosts, switches and links from a YAML file instead\n"
+    "  -c, --config FILE        tiers file (default configs/tiers.yaml)\n"
+    "      --model NAME         alphabeta (the default; flow is not built yet)\n"
+    "      --eager-limit SIZE   largest message sent eagerly (default 64KiB); larger\n"
+    "                           ones wait for the matching receive (rendezvous)\n"
+    "      --rendezvous-handshake  rendezvous also pays the 2 alpha request/clear-to-\n"
+    "                           send round trip (off: the course's figures stay exact)\n"
+    "      --no-payload         move no bytes, skip data checks (scale runs)\n"
+    "      --stack-size SIZE    per-rank stack (default 64KiB)\n"
+    "pattern options:\n"
+    "      --fix WAY            deadlock: order or nonblocking\n"
+    "      --microbatches M     pipeline: microbatches (default 4)\n"
+    "      --compute TIME       pipeline: compute per stage per microbatch (e.g. 1ms)\n"
+    "      --chunk SIZE         chunked: bytes per piece (default SIZE/8)\n"
+    "output:\n"
+    "      --trace FILE.json    Perfetto / chrome://tracing timeline (one size only)\n"
+    "      --csv, --json        machine-readable results\n"
+    "  -h, --help               this text\n"
+    "\n"
+    "exit status: 0 ok, 1 a data check failed, 2 bad usage, 3 deadlock (the wait-for\n"
+    "report is printed), 4 a rank failed\n"
+    "\n"
+    "examples:\n"
+    "  commlab run pingpong --tier infiniband --bytes 256MiB\n"
+    "  commlab run deadlock --bytes 1MiB            # deadlocks: exit 3\n"
+    "  commlab run deadlock --bytes 1MiB --fix order\n"
+    "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n";
+
+const char cmd_patterns_usage[] =
+    "usage: commlab patterns\n"
+    "\n"
+    "Lists the built-in patterns with a line each.\n";
+
+enum {
+    OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
+    OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
+    OPT_TRACE,
+};
+
+typedef struct run_opts {
+    const pattern_info *pattern;
+    const char *backend;
+    int ranks;
+    uint64_t *sizes;
+    size_t nsizes;
+    int iters, warmup;
+    const char *tier, *topology, *config, *model, *trace;
+    uint64_t eager_limit, stack;
+    bool handshake, payload;
+    cl_args args;
+    cli_format fmt;
+} run_opts;
+
+static int parse_int(const char *opt, const char *text, int min, int max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || errno || v < min || v > max)
+        return cli_error("%s must be an integer in %d..%d, got '%s'", opt, min, max, text);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
+{
+    cl_diag d = {{0}};
+    if (units_parse_size(text, opt, out, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, run_opts *o)
+{
+    static const struct option opts[] = {
+        {"backend", required_argument, NULL, 'b'},
+        {"ranks", required_argument, NULL, 'n'},
+        {"bytes", required_argument, NULL, OPT_BYTES},
+        {"sizes", required_argument, NULL, 's'},
+        {"iters", required_argument, NULL, 'i'},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"tier", required_argument, NULL, 't'},
+        {"topology", required_argument, NULL, OPT_TOPOLOGY},
+        {"config", required_argument, NULL, 'c'},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"eager-limit", required_argument, NULL, OPT_EAGER},
+        {"rendezvous-handshake", no_argument, NULL, OPT_HANDSHAKE},
+        {"no-payload", no_argument, NULL, OPT_NO_PAYLOAD},
+        {"stack-size", required_argument, NULL, OPT_STACK},
+        {"fix", required_argument, NULL, OPT_FIX},
+        {"microbatches", required_argument, NULL, OPT_MICRO},
+        {"compute", required_argument, NULL, OPT_COMPUTE},
+        {"chunk", required_argument, NULL, OPT_CHUNK},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"csv", no_argument, NULL, OPT_CSV},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *bytes_s = NULL, *sizes_s = NULL;
+    cl_diag d = {{0}};
+    uint64_t v;
+    int c, rc = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o->backend = optarg; break;
+        case 'n': rc = parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks); break;
+        case OPT_BYTES: bytes_s = optarg; break;
+        case 's': sizes_s = optarg; break;
+        case 'i': rc = parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
+        case OPT_WARMUP: rc = parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
+        case 't': o->tier = optarg; break;
+        case OPT_TOPOLOGY: o->topology = optarg; break;
+        case 'c': o->config = optarg; break;
+        case OPT_MODEL: o->model = optarg; break;
+        case OPT_EAGER: rc = parse_size_opt("--eager-limit", optarg, &o->eager_limit); break;
+        case OPT_HANDSHAKE: o->handshake = true; break;
+        case OPT_NO_PAYLOAD: o->payload = false; break;
+        case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
+        case OPT_FIX: o->args.fix = optarg; break;
+        case OPT_MICRO:
+            rc = parse_int("--microbatches", optarg, 1, 1000000, &o->args.microbatches);
+            break;
+        case OPT_COMPUTE:
+            if (units_parse_time(optarg, "--compute", &o->args.compute, &d))
+                rc = cli_diag(&d, CLI_EXIT_USAGE);
+            break;
+        case OPT_CHUNK:
+            rc = parse_size_opt("--chunk", optarg, &v);
+            o->args.chunk = (size_t)v;
+            if (!rc && v == 0)
+                rc = cli_error("--chunk must be at least 1 byte");
+            break;
+        case OPT_TRACE: o->trace = optarg; break;
+        case OPT_CSV: o->fmt = CLI_CSV; break;
+        case OPT_JSON: o->fmt = CLI_JSON; break;
+        case 'h': fputs(cmd_run_usage, stdout); return -1;
+        default: return cli_bad_option("run", argv, c);
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind >= argc)
+        return cli_error("run: which pattern? (`commlab patterns` lists them)\n"
+                         "try 'commlab help run'");
+    const char *name = argv[optind++];
+    if ((rc = cli_no_extra("run", argc, argv)))
+        return rc;
+    o->pattern = patterns_find(name);
+    if (!o->pattern)
+        return cli_error("unknown pattern '%s' (`commlab patterns` lists them)", name);
+    if (bytes_s && sizes_s)
+        return cli_error("run: give either --bytes or --sizes, not both");
+    if (sizes_s)
+        rc = units_parse_sizes(sizes_s, "--sizes", &o->sizes, &o->nsizes, &d);
+    else
+        rc = units_parse_sizes(bytes_s ? bytes_s : "1MiB", "--bytes", &o->sizes, &o->nsizes, &d);
+    if (rc)
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    return 0;
+}
+
+/* Checks what parse_args cannot check alone. */
+static int validate(run_opts *o)
+{
+    if (strcmp(o->backend, "sim") != 0) {
+        static const char *planned[] = {"shm", "tcp", "rdma", "mpi"};
+        for (size_t i = 0; i < 4; i++)
+            if (strcmp(o->backend, planned[i]) == 0)
+                return cli_error("the '%s' backend is not built yet; only 'sim' runs in this "
+                                 "version",
+                                 o->backend);
+        return cli_error("unknown backend '%s' (sim, shm, tcp, rdma, mpi)", o->backend);
+    }
+    if (strcmp(o->model, "alphabeta") != 0)
+        return cli_error(strcmp(o->model, "flow") == 0
+                             ? "--model flow (max-min link sharing) is not built yet; use "
+                               "alphabeta"
+                             : "unknown model '%s' (alphabeta)",
+                         o->model);
+    if (o->ranks < o->pattern->min_ranks)
+        return cli_error("%s needs at least %d ranks, got -n %d", o->pattern->name,
+                         o->pattern->min_ranks, o->ranks);
+    if (o->args.fix) {
+        const char *f = o->pattern->fixes;
+        size_t len = strlen(o->args.fix);
+        const char *hit = f ? strstr(f, o->args.fix) : NULL;
+        if (!f)
+            return cli_error("--fix applies to the deadlock pattern, not '%s'", o->pattern->name);
+        if (!hit || (hit[len] != ',' && hit[len] != 0) || (hit != f && hit[-1] != ','))
+            return cli_error("unknown --fix '%s' for %s (%s)", o->args.fix, o->pattern->name, f);
+    }
+    if (o->tier && o->topology)
+        return cli_error("run: give either --tier or --topology, not both");
+    if (o->trace && o->nsizes > 1)
+        return cli_error("--trace records one run: give one size with --bytes");
+    for (size_t i = 0; i < o->nsizes; i++)
+        if (o->sizes[i] > SIZE_MAX / 4)
+            return cli_error("size %llu is too large", (unsigned long long)o->sizes[i]);
+    return 0;
+}
+
+static int build_net(const run_opts *o, sim_net **net)
+{
+    char path[1024];
+    cl_diag d = {{0}};
+    const char *config = o->config;
+    if (!config) {
+        if (cli_data_path(path, sizeof path, "configs/tiers.yaml", &d))
+            return cli_diag(&d, CLI_EXIT_USAGE);
+        config = path;
+    }
+    tier_set ts;
+    if (tier_set_load(&ts, config, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    int err;
+    if (o->topology) {
+        err = sim_net_load(net, o->topology, &ts, &d);
+    } else {
+        const char *name = o->tier ? o->tier : "nvlink";
+        const cl_tier *t = tier_set_find(&ts, name);
+        if (!t) {
+            tier_set_release(&ts);
+            tier_set ks;
+            if (tier_set_load(&ks, config, &d) == 0 && tier_set_select(&ks, name, &d))
+                tier_set_release(&ks);
+            return cli_diag(&d, CLI_EXIT_USAGE);
+        }
+        err = sim_net_create_tier(net, t, o->ranks, &d);
+    }
+    tier_set_release(&ts);
+    if (err)
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (sim_net_ranks(*net) < o->ranks) {
+        int have = sim_net_ranks(*net);
+        sim_net_destroy(*net);
+        return cli_error("the topology '%s' has %d devices, -n asks for %d ranks", o->topology,
+                         have, o->ranks);
+    }
+    return 0;
+}
+
+typedef struct run_row {
+    uint64_t bytes;
+    cl_stats t;        /* per-iteration times, divided by the pattern's divisor */
+    double bandwidth;  /* bytes / median time */
+    uint64_t messages; /* per iteration */
+} run_row;
+
+static int exit_code(int status)
+{
+    switch (status) {
+    case 0: return CLI_EXIT_OK;
+    case CL_ECHECK: return CLI_EXIT_CHECK;
+    case CL_EDEADLOCK: return CLI_EXIT_DEADLOCK;
+    default: return CLI_EXIT_FAILED;
+    }
+}
+
+static void print_text(const run_opts *o, sim_net *net, const run_row *rows, size_t n)
+{
+    char el[UNITS_BUF];
+    printf("%s on sim: %d ranks, %s, eager limit %s, %d iteration%s\n\n", o->pattern->name,
+           o->ranks, sim_net_describe(net), units_size_str(el, o->eager_limit), o->iters,
+           o->iters == 1 ? "" : "s");
+    const char *h[] = {"size", "time (median)", "min", "max", "bandwidth", "messages"};
+    table t;
+    if (table_init(&t, 6, h))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        char b[UNITS_BUF], m[UNITS_BUF], lo[UNITS_BUF], hi[UNITS_BUF], bw[UNITS_BUF];
+        table_add(&t, "%s", units_size_str(b, rows[i].bytes));
+        table_add(&t, "%s", units_time_str(m, rows[i].t.median));
+        table_add(&t, "%s", units_time_str(lo, rows[i].t.min));
+        table_add(&t, "%s", units_time_str(hi, rows[i].t.max));
+        table_add(&t, "%s", rows[i].bytes ? units_bandwidth_str(bw, rows[i].bandwidth) : "-");
+        table_add(&t, "%llu", (unsigned long long)rows[i].messages);
+    }
+    table_print(&t, stdout, 0);
+    table_release(&t);
+}
+
+static void print_csv(const run_row *rows, size_t n)
+{
+    const char *h[] = {"bytes", "iters", "time_median_s", "time_min_s", "time_max_s",
+                       "bandwidth_Bps", "messages"};
+    table t;
+    if (table_init(&t, 7, h))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        table_add(&t, "%llu", (unsigned long long)rows[i].bytes);
+        table_add(&t, "%zu", rows[i].t.n);
+        table_add(&t, "%.12g", rows[i].t.median);
+        table_add(&t, "%.12g", rows[i].t.min);
+        table_add(&t, "%.12g", rows[i].t.max);
+        table_add(&t, "%.12g", rows[i].bandwidth);
+        table_add(&t, "%llu", (unsigned long long)rows[i].messages);
+    }
+    table_print_csv(&t, stdout);
+    table_release(&t);
+}
+
+static void print_json(const run_opts *o, sim_net *net, const run_row *rows, size_t n,
+                       int status)
+{
+    json_writer w;
+    json_init(&w, stdout, true);
+    json_begin_object(&w);
+    json_kv_string(&w, "command", "run");
+    json_kv_string(&w, "pattern", o->pattern->name);
+    json_kv_string(&w, "backend", "sim");
+    json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
+    json_kv_string(&w, "model", o->model);
+    json_kv_string(&w, "network", sim_net_describe(net));
+    json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
+    json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
+    json_key(&w, "results");
+    json_begin_array(&w);
+    for (size_t i = 0; i < n; i++) {
+        json_begin_object(&w);
+        json_kv_uint(&w, "bytes", rows[i].bytes);
+        json_kv_uint(&w, "iters", rows[i].t.n);
+        json_key(&w, "time_s");
+        json_begin_object(&w);
+        json_kv_number(&w, "median", rows[i].t.median);
+        json_kv_number(&w, "min", rows[i].t.min);
+        json_kv_number(&w, "max", rows[i].t.max);
+        json_end_object(&w);
+        json_kv_number(&w, "bandwidth_Bps", rows[i].bandwidth);
+        json_kv_uint(&w, "messages", rows[i].messages);
+        json_end_object(&w);
+    }
+    json_finish(&w);
+}
+
+/* Runs one size; fills row.  Returns the run's status (0, CL_E*). */
+static int run_size(const run_opts *o, sim_net *net, uint64_t bytes, rec_log *log, run_row *row)
+{
+    sim_opts so = {
+        .nranks = o->ranks, .net = net, .eager_limit = o->eager_limit,
+        .handshake = o->handshake, .payload = o->payload, .stack_bytes = (size_t)o->stack,
+        .warmup = o->warmup, .iters = o->iters, .records = log, .out = stdout,
+        .report = stderr,
+    };
+    cl_args a = o->args;
+    a.bytes = (size_t)bytes;
+    sim_result res;
+    int err = sim_run(&so, o->pattern->fn, &a, &res);
+    if (err) {
+        cli_diag(&res.diag, 0);
+        sim_result_release(&res);
+        return err;
+    }
+    int status = res.status;
+    if (status) {
+        fprintf(stderr, "commlab: %s\n", res.diag.msg);
+    } else {
+        for (int i = 0; i < res.iters; i++)
+            res.iter_time[i] /= o->pattern->time_divisor;
+        stats_compute(res.iter_time, (size_t)res.iters, &row->t);
+        row->bytes = bytes;
+        row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
+        row->messages = res.messages / (uint64_t)(o->iters + o->warmup);
+    }
+    sim_result_release(&res);
+    return status;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_opts o = {
+        .backend = "sim", .ranks = 2, .iters = 1, .warmup = 0, .model = "alphabeta",
+        .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT,
+        .args = {.microbatches = 4},
+    };
+    int rc = parse_args(argc, argv, &o);
+    if (rc == -1) {
+        free(o.sizes);
+        return CLI_EXIT_OK;
+    }
+    if (rc || (rc = validate(&o))) {
+        free(o.sizes);
+        return rc;
+    }
+    sim_net *net;
+    if ((rc = build_net(&o, &net))) {
+        free(o.sizes);
+        return rc;
+    }
+    run_row *rows = calloc(o.nsizes, sizeof *rows);
+    rec_log log;
+    rec_log_init(&log, 4u << 20);
+    int status = 0;
+    size_t done = 0;
+    if (!rows) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    for (; done < o.nsizes && status == 0; done++) {
+        status = run_size(&o, net, o.sizes[done], o.trace ? &log : NULL, &rows[done]);
+        if (status)
+            break;
+    }
+    if (o.fmt == CLI_JSON)
+        print_json(&o, net, rows, done, status);
+    else if (o.fmt == CLI_CSV)
+        print_csv(rows, done);
+    else if (done > 0)
+        print_text(&o, net, rows, done);
+    if (o.trace && status != CL_ENOMEM) {
+        cl_diag d = {{0}};
+        trace_meta meta = {.pattern = o.pattern->name, .backend = "sim", .ranks = o.ranks};
+        if (log.dropped)
+            fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
+                            "dropped\n", log.n, log.dropped);
+        if (trace_write_file(o.trace, log.v, log.n, &meta, &d))
+            cli_diag(&d, 0);
+        else if (o.fmt == CLI_TEXT)
+            printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o.trace);
+    }
+    rc = exit_code(status);
+out:
+    rec_log_release(&log);
+    free(rows);
+    sim_net_destroy(net);
+    free(o.sizes);
+    return rc;
+}
+
+int cmd_patterns(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(cmd_patterns_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+        return cli_bad_option("patterns", argv, c);
+    }
+    int rc = cli_no_extra("patterns", argc, argv);
+    if (rc)
+        return rc;
+    const pattern_info *p;
+    for (size_t i = 0; (p = patterns_at(i)) != NULL; i++)
+        printf("%-16s %-18s %s\n", p->name, p->chapter, p->summary);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,305 @@
+/* comm.c - the public cl_* calls, once for every backend. */
+#include "core/comm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, int size,
+                     bool payload)
+{
+    memset(c, 0, sizeof *c);
+    c->ops = ops;
+    c->backend = backend;
+    c->world = c;
+    c->rank = rank;
+    c->size = size;
+    c->payload = payload;
+}
+
+int cl_rank(const cl_comm *c) { return c->rank; }
+int cl_size(const cl_comm *c) { return c->size; }
+bool cl_payload(const cl_comm *c) { return c->payload; }
+double cl_now(const cl_comm *c) { return c->ops->now(c); }
+
+/* The communicator rank of world rank w; -1 if not a member.  O(size) for
+ * groups: groups are small in the course, the world needs no search. */
+static int local_rank(const cl_comm *c, int w)
+{
+    if (!c->members)
+        return w;
+    for (int i = 0; i < c->size; i++)
+        if (c->members[i] == w)
+            return i;
+    return -1;
+}
+
+static int check_buf(const cl_comm *c, const void *buf, size_t bytes)
+{
+    if (c->payload && bytes > 0 && !buf)
+        return CL_EINVAL;
+    return 0;
+}
+
+int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_request **req)
+{
+    *req = NULL;
+    if (dst < 0 || dst >= c->size || tag < 0 || check_buf(c, buf, bytes))
+        return CL_EINVAL;
+    return c->ops->isend(c, buf, bytes, comm_world_rank(c, dst), tag, c->ctx, req);
+}
+
+int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request **req)
+{
+    *req = NULL;
+    if ((src != CL_ANY_SOURCE && (src < 0 || src >= c->size)) || tag < CL_ANY_TAG ||
+        check_buf(c, buf, bytes))
+        return CL_EINVAL;
+    int wsrc = src == CL_ANY_SOURCE ? CL_ANY_SOURCE : comm_world_rank(c, src);
+    return c->ops->irecv(c, buf, bytes, wsrc, tag, c->ctx, req);
+}
+
+/* Copies a done request's status out (source in c's ranks), frees it. */
+static int finish(cl_comm *c, cl_request **req, cl_status *st)
+{
+    cl_request *r = *req;
+    int err = r->err;
+    if (st) {
+        *st = r->status;
+        if (!r->is_send)
+            st->source = local_rank(c, r->status.source);
+    }
+    c->ops->release(c, r);
+    *req = NULL;
+    return err;
+}
+
+int cl_wait(cl_comm *c, cl_request **req, cl_status *st)
+{
+    if (!*req)
+        return 0;
+    wf_op call = (*req)->blocking ? ((*req)->is_send ? WF_SEND : WF_RECV) : WF_WAIT;
+    int err = c->ops->wait(c, 1, req, call);
+    if (err)
+        return err;
+    return finish(c, req, st);
+}
+
+int cl_waitall(cl_comm *c, int n, cl_request **reqs, cl_status *sts)
+{
+    if (n < 0)
+        return CL_EINVAL;
+    int err = c->ops->wait(c, n, reqs, WF_WAITALL);
+    if (err)
+        return err;
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i])
+            continue;
+        int e = finish(c, &reqs[i], sts ? &sts[i] : NULL);
+        if (e && !err)
+            err = e;
+    }
+    return err;
+}
+
+int cl_test(cl_comm *c, cl_request **req, bool *done, cl_status *st)
+{
+    *done = false;
+    if (!*req) {
+        *done = true;
+        return 0;
+    }
+    int err = c->ops->test(c, *req, done);
+    if (err || !*done)
+        return err;
+    return finish(c, req, st);
+}
+
+int cl_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
+{
+    cl_request *r;
+    int err = cl_isend(c, buf, bytes, dst, tag, &r);
+    if (err)
+        return err;
+    r->blocking = true;
+    return cl_wait(c, &r, NULL);
+}
+
+int cl_recv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st)
+{
+    cl_request *r;
+    int err = cl_irecv(c, buf, bytes, src, tag, &r);
+    if (err)
+        return err;
+    r->blocking = true;
+    return cl_wait(c, &r, st);
+}
+
+/* Dissemination barrier: in round k each rank signals rank + 2^k and hears
+ * from rank - 2^k; after ceil(log2(size)) rounds everyone has heard,
+ * transitively, from everyone. */
+int cl_barrier(cl_comm *c)
+{
+    double start = c->ops->now(c);
+    int round = 0;
+    for (int k = 1; k < c->size; k <<= 1, round++) {
+        cl_request *r[2] = {NULL, NULL};
+        int to = comm_world_rank(c, (c->rank + k) % c->size);
+        int from = comm_world_rank(c, (c->rank - k % c->size + c->size) % c->size);
+        int err = c->ops->irecv(c, NULL, 0, from, round, c->ctx + 1, &r[0]);
+        if (!err)
+            err = c->ops->isend(c, NULL, 0, to, round, c->ctx + 1, &r[1]);
+        if (!err)
+            err = c->ops->wait(c, 2, r, WF_BARRIER);
+        for (int i = 0; i < 2; i++)
+            if (r[i] && r[i]->done)
+                c->ops->release(c, r[i]);
+        if (err)
+            return err;
+    }
+    if (c->ops->span)
+        c->ops->span(c, REC_BARRIER, start, c->ops->now(c));
+    return 0;
+}
+
+/* splitmix64's finalizer: spreads (parent ctx, group number) over the
+ * 32-bit id space so sibling and nested groups do not collide in practice. */
+static uint32_t child_ctx(uint32_t parent, uint32_t n)
+{
+    uint64_t z = ((uint64_t)parent << 32 | n) + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    uint32_t id = (uint32_t)z & ~1u;
+    return id ? id : 2;
+}
+
+int cl_group(cl_comm *c, const int *ranks, int n, cl_comm **out)
+{
+    *out = NULL;
+    if (n <= 0 || n > c->size)
+        return CL_EINVAL;
+    int me = -1;
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= c->size)
+            return CL_EINVAL;
+        for (int j = 0; j < i; j++)
+            if (ranks[j] == ranks[i])
+                return CL_EINVAL;
+        if (ranks[i] == c->rank)
+            me = i;
+    }
+    uint32_t ctx = child_ctx(c->ctx, ++c->ngroups);
+    if (me < 0)
+        return 0;
+    cl_comm *g = malloc(sizeof *g);
+    int *members = malloc((size_t)n * sizeof *members);
+    if (!g || !members) {
+        free(g);
+        free(members);
+        return CL_ENOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        members[i] = comm_world_rank(c, ranks[i]);
+    *g = *c;
+    g->members = members;
+    g->rank = me;
+    g->size = n;
+    g->ctx = ctx;
+    g->ngroups = 0;
+    *out = g;
+    return 0;
+}
+
+void cl_group_free(cl_comm *group)
+{
+    if (!group || group == group->world)
+        return;
+    free(group->members);
+    free(group);
+}
+
+int cl_compute(cl_comm *c, double seconds)
+{
+    if (!(seconds >= 0))
+        return CL_EINVAL;
+    return c->ops->compute(c, seconds);
+}
+
+void *cl_alloc(cl_comm *c, size_t bytes)
+{
+    if (!c->payload)
+        return NULL;
+    return c->ops->alloc(c, bytes);
+}
+
+void cl_printf(cl_comm *c, const char *fmt, ...)
+{
+    if (!c->world->printing)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    c->ops->print(c, line);
+}
+
+int cl_fail(cl_comm *c, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->ops->fail(c, msg);
+    return CL_ECHECK;
+}
+
+/* xorshift-style byte stream: byte i depends on (seed, i / 8) only, so a
+ * chunk of a buffer checks on its own. */
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint64_t fill_word(unsigned long long seed, size_t word)
+{
+    return mix(seed * 0x9e3779b97f4a7c15ULL + word);
+}
+
+void cl_fill(void *buf, size_t bytes, unsigned long long seed)
+{
+    uint8_t *p = buf;
+    if (!p)
+        return;
+    for (size_t i = 0; i < bytes; i += 8) {
+        uint64_t w = fill_word(seed, i / 8);
+        for (size_t k = 0; k < 8 && i + k < bytes; k++)
+            p[i + k] = (uint8_t)(w >> (8 * k));
+    }
+}
+
+int cl_verify(cl_comm *c, const void *buf, size_t bytes, unsigned long long seed,
+              const char *what)
+{
+    const uint8_t *p = buf;
+    if (!p)
+        return 0;
+    for (size_t i = 0; i < bytes; i += 8) {
+        uint64_t w = fill_word(seed, i / 8);
+        for (size_t k = 0; k < 8 && i + k < bytes; k++) {
+            uint8_t want = (uint8_t)(w >> (8 * k));
+            if (p[i + k] != want)
+                return cl_fail(c, "%s: byte %zu of %zu is 0x%02x, expected 0x%02x", what, i + k,
+                               bytes, p[i + k], want);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,86 @@
+/*
+ * comm.h - what sits behind include/commlab.h: the communicator, the
+ * request every backend extends, and the table of operations a backend
+ * provides.
+ *
+ * core/comm.c implements the public cl_* calls once for every backend:
+ * argument checks, rank translation for groups, blocking calls built from
+ * post + wait, the dissemination barrier.  A backend (sim/ or real/) only
+ * moves messages: it posts, waits, tests and keeps time, always in world
+ * ranks with a context id that keeps communicators apart.
+ *
+ * Context ids: user traffic of a communicator uses its even `ctx`; the
+ * collectives built here (barrier) use ctx + 1, so they never match user
+ * receives, wildcards included.
+ */
+#ifndef CL_COMM_H
+#define CL_COMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "commlab.h"
+#include "core/record.h"
+#include "core/waitfor.h"
+
+/* The part of a request core/ reads; a backend's request embeds it first. */
+struct cl_request {
+    int err;          /* completion status: 0 or CL_E* */
+    bool done;        /* completed; status and err are final */
+    bool is_send;     /* a send (else a receive) */
+    bool blocking;    /* posted by cl_send/cl_recv, not by isend/irecv */
+    cl_status status; /* on completion; source is a WORLD rank */
+};
+
+typedef struct comm_ops {
+    /* Post a send to world rank dst / a receive from world rank src (or
+     * CL_ANY_SOURCE) in context ctx.  On error *req is untouched and
+     * nothing was posted. */
+    int (*isend)(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
+                 cl_request **req);
+    int (*irecv)(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
+                 cl_request **req);
+    /* Block until every non-NULL reqs[i] is done; `call` is the blocking
+     * call the rank is in, for the wait-for report.  Does not free. */
+    int (*wait)(cl_comm *c, int n, cl_request **reqs, wf_op call);
+    /* Make progress without blocking; *done says whether req is done. */
+    int (*test)(cl_comm *c, cl_request *req, bool *done);
+    /* Give a done request back. */
+    void (*release)(cl_comm *c, cl_request *req);
+    int (*compute)(cl_comm *c, double seconds);
+    double (*now)(const cl_comm *c);
+    /* Zeroed memory that lives until the pattern returns; NULL on failure. */
+    void *(*alloc)(cl_comm *c, size_t bytes);
+    /* One line of pattern output (no newline), already formatted. */
+    void (*print)(cl_comm *c, const char *line);
+    /* A failed data check, formatted. */
+    void (*fail)(cl_comm *c, const char *msg);
+    /* A span for the records/trace (barrier); may be NULL. */
+    void (*span)(cl_comm *c, rec_op op, double start, double end);
+} comm_ops;
+
+struct cl_comm {
+    const comm_ops *ops; /* the backend */
+    void *backend;       /* the backend's rank state */
+    cl_comm *world;      /* the world communicator of this rank */
+    int *members;        /* world rank of each member (NULL: world, identity) */
+    int rank;            /* in this communicator */
+    int size;            /* ranks in this communicator */
+    uint32_t ctx;        /* even context id of user traffic */
+    uint32_t ngroups;    /* cl_group calls made on it, for child ids */
+    bool payload;        /* buffers are real (not --no-payload) */
+    bool printing;       /* cl_printf prints (first timed iteration) */
+};
+
+/* Sets up a world communicator for one rank of a backend. Cannot fail. */
+void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, int size,
+                     bool payload);
+
+/* The world rank of communicator rank r (0 <= r < size). */
+static inline int comm_world_rank(const cl_comm *c, int r)
+{
+    return c->members ? c->members[r] : r;
+}
+
+#endif

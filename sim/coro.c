@@ -1,0 +1,359 @@
+/*
+ * coro.c - coroutine ranks: the stack mapping, the canary, and the three
+ * switches (scheduler -> coroutine, coroutine -> scheduler, and the last one
+ * when fn returns).
+ *
+ * The switch itself is sim__coro_switch in coro_x86_64.S / coro_aarch64.S:
+ * it pushes the callee-saved registers (and the FP control words) on the
+ * current stack, stores the stack pointer through its first argument, loads
+ * the second one as the new stack pointer, pops and returns there, handing
+ * its third argument over as its return value.  A new coroutine's stack is
+ * given a frame that "returns" into sim__coro_boot, which moves the values
+ * planted in callee-saved registers into argument registers and calls
+ * sim__coro_main(sched, co, fn, arg).  Elsewhere, ucontext does the same
+ * job, about 20 times slower (swapcontext makes a sigprocmask system call).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MAP_NORESERVE, MAP_STACK, MADV_* */
+#endif
+#include "sim/coro.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "commlab.h"
+
+#if !defined(SIM_CORO_UCONTEXT) && defined(__ELF__) && \
+    (defined(__x86_64__) || defined(__aarch64__))
+#define CORO_ASM 1
+#else
+#define CORO_ASM 0
+#include <ucontext.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CORO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CORO_ASAN 1
+#endif
+#endif
+#ifndef CORO_ASAN
+#define CORO_ASAN 0
+#endif
+
+#if CORO_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define NO_ASAN __attribute__((no_sanitize_address))
+#else
+#define NO_ASAN
+#endif
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+struct sim_stacks {
+    char *map;        /* the whole mapping: one guard page, then the stacks */
+    size_t map_bytes; /* its length */
+    char *base;       /* low end of stack 0 */
+    size_t stride;    /* bytes per stack, a multiple of the page size */
+    size_t count;     /* number of stacks */
+    size_t page;      /* page size, bytes */
+};
+
+/* Called from sim__coro_boot on a new coroutine's stack; never returns. */
+HIDDEN void sim__coro_main(sim_sched *s, sim_coro *co, sim_coro_fn fn,
+                           void *arg);
+
+#if CORO_ASM
+/* Save callee-saved state on the current stack and *from_sp = its stack
+ * pointer; continue on to_sp; return `transfer` on the other side. */
+HIDDEN void *sim__coro_switch(void **from_sp, void *to_sp, void *transfer);
+/* First instruction of every coroutine (see the .S files). */
+HIDDEN void sim__coro_boot(void);
+#endif
+
+/* ---- stacks ---- */
+
+int sim_stacks_create(sim_stacks **out, size_t count, size_t stack_bytes)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096;
+    size_t bytes = stack_bytes ? stack_bytes : SIM_CORO_STACK_DEFAULT;
+    if (bytes < SIM_CORO_STACK_MIN)
+        bytes = SIM_CORO_STACK_MIN;
+    if (count == 0 || count > UINT32_MAX || bytes > SIZE_MAX - page)
+        return CL_EINVAL;
+    bytes = (bytes + page - 1) / page * page;
+    if (count > (SIZE_MAX - page) / bytes)
+        return CL_EINVAL;
+
+    sim_stacks *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return CL_ENOMEM;
+    s->page = page;
+    s->stride = bytes;
+    s->count = count;
+    s->map_bytes = page + count * bytes;
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+#ifdef MAP_STACK
+    flags |= MAP_STACK;
+#endif
+    void *m = mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (m == MAP_FAILED) {
+        free(s);
+        return CL_ENOMEM;
+    }
+    s->map = m;
+    s->base = s->map + page;
+    /* One guard page below stack 0 (stack k overflows into stack k - 1,
+     * where only the canary notices; stack 0 would leave the mapping). */
+    if (mprotect(s->map, page, PROT_NONE) != 0) {
+        munmap(s->map, s->map_bytes);
+        free(s);
+        return CL_ENOMEM;
+    }
+#ifdef MADV_NOHUGEPAGE
+    /* With THP "always", touching one page of a stack could fault in a
+     * 2 MiB huge page covering 32 stacks: a million ranks would then cost
+     * their whole stack size.  Failure (a kernel without THP) is fine. */
+    (void)madvise(s->base, count * bytes, MADV_NOHUGEPAGE);
+#endif
+    *out = s;
+    return 0;
+}
+
+void sim_stacks_destroy(sim_stacks *s)
+{
+    if (s == NULL)
+        return;
+    munmap(s->map, s->map_bytes);
+    free(s);
+}
+
+size_t sim_stacks_stack_bytes(const sim_stacks *s)
+{
+    return s->stride;
+}
+
+static inline char *stack_low(const sim_coro *co)
+{
+    return co->stacks->base + (size_t)co->index * co->stacks->stride;
+}
+
+/* The canary is read without ASan instrumentation: after an overflow ASan
+ * may have poisoned those bytes as part of some frame's redzone. */
+static NO_ASAN bool canary_intact(const sim_coro *co)
+{
+    const uint64_t *w = (const uint64_t *)(const void *)stack_low(co);
+    uint64_t acc = 0;
+    for (size_t i = 0; i < SIM_CORO_CANARY_BYTES / sizeof(*w); i++)
+        acc |= w[i];
+    return acc == 0;
+}
+
+/* ---- the three switches, per implementation ---- */
+
+#if CORO_ASM
+
+static inline void switch_to_coro(sim_sched *s, sim_coro *co)
+{
+    sim__coro_switch(&s->sp, co->sp, s);
+}
+
+static inline void switch_to_sched(sim_sched *s, sim_coro *co)
+{
+    void *by = sim__coro_switch(&co->sp, s->sp, NULL);
+    assert(by == s && "a coroutine must always be resumed by one sched");
+    (void)by;
+}
+
+static _Noreturn void switch_final(sim_sched *s)
+{
+    void *dead;
+    sim__coro_switch(&dead, s->sp, NULL);
+    abort(); /* the scheduler never resumes a finished coroutine */
+}
+
+/* Plant the frame sim__coro_switch pops, so its `ret` enters boot. */
+static void *make_frame(char *top, sim_coro *co, sim_coro_fn fn, void *arg)
+{
+#if defined(__x86_64__)
+    /* low to high: mxcsr|x87 cw, r15, r14, r13, r12, rbx, rbp, ret, pad */
+    uint64_t *f = (uint64_t *)(void *)(top - 9 * 8);
+    f[0] = 0x1F80u | ((uint64_t)0x037Fu << 32); /* defaults: nearest, masked */
+    f[1] = 0;                                   /* r15 */
+    f[2] = (uint64_t)(uintptr_t)arg;            /* r14 */
+    f[3] = (uint64_t)(uintptr_t)fn;             /* r13 */
+    f[4] = (uint64_t)(uintptr_t)co;             /* r12 */
+    f[5] = 0;                                   /* rbx */
+    f[6] = 0;                                   /* rbp: ends frame chains */
+    f[7] = (uint64_t)(uintptr_t)sim__coro_boot; /* where `ret` goes */
+    f[8] = 0;
+#else
+    /* x19..x28, x29, x30, d8..d15, fpcr, pad: 22 words */
+    uint64_t *f = (uint64_t *)(void *)(top - 22 * 8);
+    memset(f, 0, 22 * 8);
+    f[0] = (uint64_t)(uintptr_t)co;              /* x19 */
+    f[1] = (uint64_t)(uintptr_t)fn;              /* x20 */
+    f[2] = (uint64_t)(uintptr_t)arg;             /* x21 */
+    f[11] = (uint64_t)(uintptr_t)sim__coro_boot; /* x30 */
+#endif
+    return f;
+}
+
+#else /* ucontext */
+
+/* Lives at the top of each coroutine's stack; co->sp points to it. */
+struct uc_block {
+    ucontext_t uc;   /* the coroutine's saved context */
+    sim_sched *s;    /* the sched resuming it (set by every resume) */
+    sim_coro *co;    /* the coroutine */
+    sim_coro_fn fn;  /* its function */
+    void *arg;       /* fn's argument */
+};
+
+static void uc_boot(unsigned hi, unsigned lo)
+{
+    uintptr_t p = ((uintptr_t)hi << 16 << 16) | (uintptr_t)lo;
+    struct uc_block *b = (struct uc_block *)p;
+    sim__coro_main(b->s, b->co, b->fn, b->arg);
+}
+
+static inline void switch_to_coro(sim_sched *s, sim_coro *co)
+{
+    ucontext_t here;
+    struct uc_block *b = co->sp;
+    b->s = s;
+    s->sp = &here;
+    swapcontext(&here, &b->uc);
+}
+
+static inline void switch_to_sched(sim_sched *s, sim_coro *co)
+{
+    struct uc_block *b = co->sp;
+    assert(b->s == s && "a coroutine must always be resumed by one sched");
+    swapcontext(&b->uc, s->sp);
+}
+
+static _Noreturn void switch_final(sim_sched *s)
+{
+    setcontext(s->sp);
+    abort();
+}
+
+static void *make_frame(char *top, sim_coro *co, sim_coro_fn fn, void *arg)
+{
+    size_t sz = (sizeof(struct uc_block) + 63) & ~(size_t)63;
+    struct uc_block *b = (struct uc_block *)(void *)(top - sz);
+    memset(b, 0, sizeof(*b));
+    b->co = co;
+    b->fn = fn;
+    b->arg = arg;
+    if (getcontext(&b->uc) != 0)
+        abort(); /* cannot fail on Linux; no sane way to go on */
+    b->uc.uc_stack.ss_sp = stack_low(co);
+    b->uc.uc_stack.ss_size = (size_t)((char *)b - stack_low(co));
+    b->uc.uc_link = NULL;
+    uintptr_t p = (uintptr_t)b;
+    /* makecontext passes int arguments only, hence the pointer in halves
+     * and the cast of uc_boot that its interface requires. */
+    makecontext(&b->uc, (void (*)(void))uc_boot, 2,
+                (unsigned)(p >> 16 >> 16), (unsigned)(p & 0xFFFFFFFFu));
+    return b;
+}
+
+#endif /* CORO_ASM */
+
+/* ---- coroutines ---- */
+
+void sim_sched_init(sim_sched *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+sim_coro *sim_sched_current(const sim_sched *s)
+{
+    return s->current;
+}
+
+int sim_coro_init(sim_coro *co, sim_stacks *s, size_t index, sim_coro_fn fn,
+                  void *arg)
+{
+    if (s == NULL || fn == NULL || index >= s->count)
+        return CL_EINVAL;
+    co->stacks = s;
+    co->index = (uint32_t)index;
+    co->state = SIM_CORO_READY;
+    char *top = stack_low(co) + s->stride;
+#if CORO_ASAN
+    /* A coroutine that finished here left its last frames poisoned. */
+    ASAN_UNPOISON_MEMORY_REGION(top - s->page, s->page);
+#endif
+    co->sp = make_frame(top, co, fn, arg);
+    return 0;
+}
+
+void sim__coro_main(sim_sched *s, sim_coro *co, sim_coro_fn fn, void *arg)
+{
+#if CORO_ASAN
+    __sanitizer_finish_switch_fiber(NULL, &s->stack_bottom, &s->stack_size);
+#endif
+    fn(arg);
+    co->state = SIM_CORO_DONE;
+#if CORO_ASAN
+    /* NULL: this fiber is gone, ASan may drop its fake stack. */
+    __sanitizer_start_switch_fiber(NULL, s->stack_bottom, s->stack_size);
+#endif
+    switch_final(s);
+}
+
+int sim_coro_resume(sim_sched *s, sim_coro *co)
+{
+    assert(co->state == SIM_CORO_READY && "resume of a running/done coro");
+    assert(s->current == NULL && "resume from inside a coroutine");
+    co->state = SIM_CORO_RUNNING;
+    s->current = co;
+#if CORO_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, stack_low(co), co->stacks->stride);
+#endif
+    switch_to_coro(s, co);
+#if CORO_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+    s->current = NULL;
+    if (!canary_intact(co)) {
+        co->state = SIM_CORO_BROKEN;
+        return CL_ESTACK;
+    }
+    return 0;
+}
+
+void sim_coro_yield(sim_sched *s, sim_coro *co)
+{
+    assert(co->state == SIM_CORO_RUNNING && s->current == co);
+    co->state = SIM_CORO_READY;
+#if CORO_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, s->stack_bottom, s->stack_size);
+#endif
+    switch_to_sched(s, co);
+#if CORO_ASAN
+    __sanitizer_finish_switch_fiber(fake, &s->stack_bottom, &s->stack_size);
+#endif
+}
+
+bool sim_coro_done(const sim_coro *co)
+{
+    return co->state == SIM_CORO_DONE || co->state == SIM_CORO_BROKEN;
+}
+
+void sim_coro_release(sim_coro *co)
+{
+    assert(sim_coro_done(co) && "release of a suspended coroutine");
+    (void)madvise(stack_low(co), co->stacks->stride, MADV_DONTNEED);
+}

@@ -1,0 +1,123 @@
+/*
+ * coro.h - coroutine ranks: each simulated rank runs its pattern function on
+ * its own small stack; a scheduler resumes one coroutine at a time and it
+ * runs until it yields back (from any call depth) or its function returns.
+ *
+ * Stacks.  One sim_stacks is ONE anonymous mapping (MAP_NORESERVE) cut into
+ * `count` stacks of a fixed size.  Only touched pages cost memory (a rank
+ * that stays shallow costs one or two pages), and the number of kernel
+ * mappings does not grow with the number of ranks (a guard page per stack
+ * would: Linux allows 65,530 mappings per process).  So there is no guard
+ * page between stacks.  Instead the lowest SIM_CORO_CANARY_BYTES of each
+ * stack are a canary that must stay zero (zero so that it costs no memory:
+ * an untouched anonymous page reads as zero without being allocated); it is
+ * checked every time a coroutine switches back to the scheduler, and a
+ * broken canary makes sim_coro_resume return CL_ESTACK.  Limits, honestly:
+ * an overflow is found after it happened, and it may already have written
+ * over the top of the stack below it (index - 1), so after CL_ESTACK the
+ * run must stop; a frame that jumps over the canary without writing to it
+ * (a large, unwritten local array) is not caught; a write of zeros exactly
+ * over the canary is not caught.  The mapping has one guard page below
+ * stack 0.
+ *
+ * Ownership.  The caller owns sim_sched and sim_coro structs (init, no
+ * destroy; release gives stack pages back); sim_stacks is created and
+ * destroyed here, and must outlive every coroutine using it.  A stack
+ * index is used by at most one live coroutine at a time.  Nothing here is
+ * global: independent schedulers, each with its own coroutines, work in one
+ * process (not concurrently from two threads on the same sched or coro).
+ *
+ * Switching is hand-written assembly on x86-64 and aarch64 (ELF), and
+ * ucontext elsewhere (or with -DSIM_CORO_UCONTEXT).  Under AddressSanitizer
+ * every switch is announced with __sanitizer_{start,finish}_switch_fiber.
+ * A new coroutine starts with the default floating-point environment
+ * (round to nearest, exceptions masked); each coroutine then keeps its own.
+ */
+#ifndef SIM_CORO_H
+#define SIM_CORO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_CORO_STACK_DEFAULT (64u * 1024) /* bytes, when 0 is asked */
+#define SIM_CORO_STACK_MIN (16u * 1024)     /* bytes, smaller asks grow to it */
+#define SIM_CORO_CANARY_BYTES 64u           /* zero bytes at each stack's low end */
+
+/* ---- stacks ---- */
+
+typedef struct sim_stacks sim_stacks; /* one mapping holding every stack */
+
+/* Reserve `count` stacks of stack_bytes each (0: SIM_CORO_STACK_DEFAULT;
+ * rounded up to whole pages, at least SIM_CORO_STACK_MIN).  Costs address
+ * space, not memory.  CL_EINVAL for count 0, count above UINT32_MAX or a
+ * size that overflows; CL_ENOMEM if the mapping is refused (e.g. with
+ * vm.overcommit_memory=2).  On error *out is untouched. */
+int sim_stacks_create(sim_stacks **out, size_t count, size_t stack_bytes);
+/* Unmap every stack.  No coroutine on them may be resumed again.  NULL ok. */
+void sim_stacks_destroy(sim_stacks *s);
+/* Bytes per stack after rounding.  Cannot fail. */
+size_t sim_stacks_stack_bytes(const sim_stacks *s);
+
+/* ---- coroutines ---- */
+
+typedef void (*sim_coro_fn)(void *arg);
+
+typedef enum sim_coro_state {
+    SIM_CORO_READY = 0, /* initialized or yielded: may be resumed */
+    SIM_CORO_RUNNING,   /* on the CPU, between resume and yield */
+    SIM_CORO_DONE,      /* fn returned */
+    SIM_CORO_BROKEN,    /* its canary was found broken (CL_ESTACK) */
+} sim_coro_state;
+
+/* One per rank; keep it small.  Fields are private to coro.c. */
+typedef struct sim_coro {
+    void *sp;           /* saved stack pointer while not running */
+    sim_stacks *stacks; /* the mapping its stack is in */
+    uint32_t index;     /* which stack of `stacks` */
+    uint32_t state;     /* a sim_coro_state */
+} sim_coro;
+
+/* The scheduler's side of the switches.  Fields are private to coro.c; the
+ * sanitizer ones are always present so that the layout does not depend on
+ * the build flags. */
+typedef struct sim_sched {
+    void *sp;                 /* scheduler's saved stack pointer */
+    sim_coro *current;        /* running coroutine, or NULL */
+    const void *stack_bottom; /* ASan: the scheduler's stack, low end */
+    size_t stack_size;        /* ASan: its size, bytes */
+} sim_sched;
+
+/* Prepare s; no coroutine is running.  Cannot fail. */
+void sim_sched_init(sim_sched *s);
+
+/* Prepare co to run fn(arg) on stack `index` of s (pages left over from a
+ * previous coroutine there should first be released).  co starts at its
+ * first sim_coro_resume.  CL_EINVAL if index >= count or fn is NULL; on
+ * error co is untouched. */
+int sim_coro_init(sim_coro *co, sim_stacks *s, size_t index, sim_coro_fn fn,
+                  void *arg);
+
+/* Run co, from the scheduler's stack, until it yields or fn returns.  co
+ * must be SIM_CORO_READY.  Returns 0, or CL_ESTACK if co's canary was found
+ * broken on the way back: co is then SIM_CORO_BROKEN and must not run
+ * again, and the stack below its own may be corrupted too. */
+int sim_coro_resume(sim_sched *s, sim_coro *co);
+
+/* Called on co's stack, at any depth, while s runs co: switch back to the
+ * scheduler; returns when s resumes co again.  Cannot fail. */
+void sim_coro_yield(sim_sched *s, sim_coro *co);
+
+/* True once co can never run again: fn returned or its canary broke. */
+bool sim_coro_done(const sim_coro *co);
+
+/* The coroutine running on s, or NULL when s is in the scheduler. */
+sim_coro *sim_sched_current(const sim_sched *s);
+
+/* Give co's stack pages back to the kernel (madvise MADV_DONTNEED); the
+ * stack reads as zero afterwards and may be given to sim_coro_init again.
+ * co must be done (not suspended mid-function).  Cannot fail: if the kernel
+ * refuses, the pages simply stay. */
+void sim_coro_release(sim_coro *co);
+
+#endif /* SIM_CORO_H */

@@ -1,0 +1,784 @@
+/* engine.c - the discrete-event engine: coroutine ranks, alpha-beta
+ * messages with eager and rendezvous protocols, deadlock detection. */
+#include "sim/engine.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/comm.h"
+#include "core/match.h"
+#include "core/units.h"
+#include "core/waitfor.h"
+#include "sim/coro.h"
+#include "sim/queue.h"
+
+enum { EV_WAKE, EV_REQ_DONE, EV_XFER_DONE };
+enum { RANK_READY, RANK_BLOCKED, RANK_COMPUTING, RANK_DONE };
+
+typedef struct sim_engine sim_engine;
+typedef struct sim_msg sim_msg;
+
+typedef struct sim_req {
+    struct cl_request base; /* first: core/comm reads it */
+    match_link link;        /* a posted receive's entry in its rank's queue */
+    struct sim_req *next;   /* free list */
+    sim_msg *msg;           /* the message matched (recv) or carrying it (rendezvous send) */
+    void *buf;              /* user buffer (recv: destination) */
+    uint64_t bytes;         /* send: size; recv: capacity */
+    uint64_t msg_id;        /* for records: the message it sent or received */
+    double posted;          /* seconds */
+    double started;         /* seconds: data began to move */
+    int32_t owner;          /* world rank that posted it */
+    int32_t peer;           /* dst, or src / CL_ANY_SOURCE */
+    int32_t tag;
+    uint32_t ctx;
+    bool waited;            /* in its owner's current wait set */
+} sim_req;
+
+struct sim_msg {
+    match_link link;   /* envelope in the receiver's unexpected queue */
+    sim_msg *next;     /* free list */
+    sim_req *sreq;     /* rendezvous: the send waiting for the data to land */
+    void *data;        /* eager: a copy of the payload (malloc'd), or NULL */
+    const void *sbuf;  /* rendezvous: the sender's buffer */
+    uint64_t bytes;
+    uint64_t id;       /* 1, 2, ... in send order */
+    double posted;     /* when the send was posted */
+    double arrival;    /* eager: when the whole message is at the receiver */
+    int32_t src, dst;  /* world ranks */
+    bool eager;
+};
+
+typedef struct alloc_hdr {
+    struct alloc_hdr *next;
+    max_align_t align[]; /* user memory follows */
+} alloc_hdr;
+
+typedef struct sim_rank {
+    sim_coro co;
+    cl_comm comm;        /* the world communicator of this rank */
+    match_queues mq;
+    sim_engine *eng;
+    cl_request **wait_reqs; /* current wait set */
+    alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
+    double wait_start;
+    int32_t wait_n;
+    int32_t wait_left;   /* incomplete requests in the wait set */
+    int32_t iter;
+    uint8_t wait_call;   /* a wf_op */
+    uint8_t state;
+} sim_rank;
+
+/* Requests and messages come from slabs so a step of a big run does not
+ * call malloc; the slabs are freed with the engine. */
+typedef struct slab {
+    struct slab *next;
+    max_align_t items[];
+} slab;
+
+struct sim_engine {
+    const sim_opts *o;
+    cl_pattern_fn *fn;
+    const cl_args *args;
+    sim_rank *ranks;
+    sim_queue *q;
+    sim_stacks *stacks;
+    sim_sched sched;
+    sim_result *res;
+    double now;
+    sim_req *free_reqs;
+    sim_msg *free_msgs;
+    slab *slabs;
+    double *iter_start, *iter_end;
+    uint64_t next_msg;
+    int n;
+    int ndone;
+    bool aborting; /* the run failed: every call fails, ranks unwind */
+};
+
+static const comm_ops sim_ops;
+
+/* ---- pools ---- */
+
+static void *slab_take(sim_engine *e, size_t item, size_t count)
+{
+    slab *s = malloc(sizeof *s + item * count);
+    if (!s)
+        return NULL;
+    s->next = e->slabs;
+    e->slabs = s;
+    return s->items;
+}
+
+static sim_req *req_new(sim_engine *e)
+{
+    if (!e->free_reqs) {
+        sim_req *v = slab_take(e, sizeof *v, 256);
+        if (!v)
+            return NULL;
+        for (int i = 0; i < 256; i++) {
+            v[i].next = e->free_reqs;
+            e->free_reqs = &v[i];
+        }
+    }
+    sim_req *r = e->free_reqs;
+    e->free_reqs = r->next;
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+static void req_free(sim_engine *e, sim_req *r)
+{
+    r->next = e->free_reqs;
+    e->free_reqs = r;
+}
+
+static sim_msg *msg_new(sim_engine *e)
+{
+    if (!e->free_msgs) {
+        sim_msg *v = slab_take(e, sizeof *v, 256);
+        if (!v)
+            return NULL;
+        for (int i = 0; i < 256; i++) {
+            v[i].next = e->free_msgs;
+            e->free_msgs = &v[i];
+        }
+    }
+    sim_msg *m = e->free_msgs;
+    e->free_msgs = m->next;
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+static void msg_free(sim_engine *e, sim_msg *m)
+{
+    free(m->data);
+    m->data = NULL;
+    m->next = e->free_msgs;
+    e->free_msgs = m;
+}
+
+/* ---- failure ---- */
+
+/* Records the first failure of the run; later ones are consequences. */
+static void engine_fail(sim_engine *e, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void engine_fail(sim_engine *e, int err, const char *fmt, ...)
+{
+    if (e->res->status == 0) {
+        e->res->status = err;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->res->diag.msg, sizeof e->res->diag.msg, fmt, ap);
+        va_end(ap);
+    }
+    e->aborting = true;
+}
+
+/* ---- time and records ---- */
+
+static bool user_ctx(uint32_t ctx)
+{
+    return (ctx & 1u) == 0;
+}
+
+static void record(sim_engine *e, rec_op op, int rank, int peer, int tag, uint64_t bytes,
+                   uint64_t msg, double posted, double started, double finished, bool blocking)
+{
+    if (!e->o->records)
+        return;
+    cl_record r = {
+        .posted = posted, .started = started, .finished = finished, .bytes = bytes,
+        .msg = msg, .rank = rank, .peer = peer, .tag = tag,
+        .iter = e->ranks[rank].iter, .op = (uint8_t)op, .blocking = blocking,
+    };
+    if (rec_log_add(e->o->records, &r))
+        engine_fail(e, CL_ENOMEM, "out of memory keeping records");
+}
+
+static void push(sim_engine *e, double t, uint32_t type, uint32_t rank, void *ptr)
+{
+    sim_event ev = {.time = t, .type = type, .rank = rank, .ptr = ptr};
+    if (sim_queue_push(e->q, &ev))
+        engine_fail(e, CL_ENOMEM, "out of memory in the event queue");
+}
+
+/* Time for bytes to travel src -> dst once they start moving, and the time
+ * to inject them (bytes over the bottleneck bandwidth). */
+static void cost(sim_engine *e, int src, int dst, uint64_t bytes, double *travel, double *inject,
+                 double *alpha)
+{
+    if (src == dst) {
+        *travel = *inject = *alpha = 0;
+        return;
+    }
+    double a, bw;
+    int hops;
+    sim_net_path(e->o->net, src, dst, &a, &bw, &hops);
+    *inject = (double)bytes / bw;
+    *travel = a + *inject;
+    *alpha = a;
+}
+
+/* ---- completion ---- */
+
+static void resume(sim_engine *e, sim_rank *r)
+{
+    r->state = RANK_READY;
+    int err = sim_coro_resume(&e->sched, &r->co);
+    if (err)
+        engine_fail(e, err, "rank %d overflowed its %zu-byte stack (raise it with --stack-size)",
+                    (int)(r - e->ranks), sim_stacks_stack_bytes(e->stacks));
+}
+
+/* Marks req done at the current time; wakes its owner when it was the last
+ * request the owner waits for.  Runs on the scheduler's stack, or on the
+ * owner's own stack for requests done at posting (never waited then). */
+static void complete(sim_engine *e, sim_req *r)
+{
+    r->base.done = true;
+    if (user_ctx(r->ctx))
+        record(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
+               r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes, r->msg_id,
+               r->posted, r->started, e->now, r->base.blocking);
+    if (r->waited) {
+        sim_rank *owner = &e->ranks[r->owner];
+        if (--owner->wait_left == 0)
+            resume(e, owner);
+    }
+}
+
+/* The receive r takes message m: checks the size, sets the status. */
+static bool take(sim_engine *e, sim_req *r, sim_msg *m)
+{
+    r->msg = m;
+    r->msg_id = m->id;
+    r->base.status.source = m->src;
+    r->base.status.tag = m->link.tag;
+    r->base.status.bytes = (size_t)m->bytes;
+    if (m->bytes > r->bytes) {
+        char a[UNITS_BUF], b[UNITS_BUF];
+        r->base.err = CL_ETRUNC;
+        engine_fail(e, CL_ETRUNC,
+                    "rank %d's receive buffer (%s, %llu bytes) is smaller than the message "
+                    "rank %d sent it (%s, %llu bytes, tag %d)",
+                    r->owner, units_size_str(a, r->bytes), (unsigned long long)r->bytes, m->src,
+                    units_size_str(b, m->bytes), (unsigned long long)m->bytes, m->link.tag);
+        return false;
+    }
+    return true;
+}
+
+/* Starts a rendezvous transfer once both sides are posted. */
+static void rendezvous_start(sim_engine *e, sim_req *recv, sim_msg *m, double recv_posted)
+{
+    double travel, inject, alpha;
+    cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+    double start = fmax(m->posted, recv_posted);
+    if (e->o->handshake)
+        start = fmax(m->posted + alpha, recv_posted) + alpha;
+    recv->started = start;
+    m->sreq->started = start;
+    m->sreq->msg_id = m->id;
+    push(e, start + travel, EV_XFER_DONE, (uint32_t)m->dst, recv);
+}
+
+/* An eager message's data is in place: copies it if needed, completes. */
+static void eager_arrived(sim_engine *e, sim_req *recv)
+{
+    sim_msg *m = recv->msg;
+    if (m->data && recv->buf)
+        memcpy(recv->buf, m->data, (size_t)m->bytes);
+    msg_free(e, m);
+    recv->msg = NULL;
+    complete(e, recv);
+}
+
+/* ---- operations (run on the rank's coroutine) ---- */
+
+static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
+                     cl_request **out)
+{
+    sim_rank *me = c->backend;
+    sim_engine *e = me->eng;
+    if (e->aborting)
+        return CL_EPEER;
+    int src = (int)(me - e->ranks);
+    sim_req *s = req_new(e);
+    sim_msg *m = msg_new(e);
+    if (!s || !m) {
+        if (s)
+            req_free(e, s);
+        if (m)
+            msg_free(e, m);
+        return CL_ENOMEM;
+    }
+    s->base.is_send = true;
+    s->owner = src;
+    s->peer = dst;
+    s->tag = tag;
+    s->ctx = ctx;
+    s->bytes = bytes;
+    s->posted = s->started = e->now;
+    m->id = ++e->next_msg;
+    m->src = src;
+    m->dst = dst;
+    m->bytes = bytes;
+    m->posted = e->now;
+    m->eager = bytes <= e->o->eager_limit;
+    s->msg_id = m->id;
+    match_link_init(&m->link, src, tag, ctx);
+    if (user_ctx(ctx)) {
+        e->res->messages++;
+        e->res->bytes += bytes;
+    }
+    e->res->total_messages++;
+
+    double travel, inject, alpha;
+    cost(e, src, dst, bytes, &travel, &inject, &alpha);
+    sim_rank *peer = &e->ranks[dst];
+    if (m->eager) {
+        m->arrival = e->now + travel;
+        match_link *l = match_arrive(&peer->mq, &m->link);
+        if (l) {
+            sim_req *r = (sim_req *)((char *)l - offsetof(sim_req, link));
+            if (take(e, r, m)) {
+                if (r->buf && buf && bytes)
+                    memcpy(r->buf, buf, bytes);
+                r->started = e->now;
+                push(e, m->arrival, EV_REQ_DONE, (uint32_t)dst, r);
+            }
+        } else if (buf && bytes && e->o->payload) {
+            m->data = malloc(bytes);
+            if (!m->data) {
+                match_remove(&peer->mq, &m->link);
+                msg_free(e, m);
+                req_free(e, s);
+                return CL_ENOMEM;
+            }
+            memcpy(m->data, buf, bytes);
+        }
+        if (inject > 0)
+            push(e, e->now + inject, EV_REQ_DONE, (uint32_t)src, s);
+        else
+            complete(e, s);
+    } else {
+        m->sreq = s;
+        m->sbuf = buf;
+        s->msg = m;
+        match_link *l = match_arrive(&peer->mq, &m->link);
+        if (l) {
+            sim_req *r = (sim_req *)((char *)l - offsetof(sim_req, link));
+            if (take(e, r, m))
+                rendezvous_start(e, r, m, r->posted);
+        }
+    }
+    *out = &s->base;
+    return 0;
+}
+
+static int sim_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
+                     cl_request **out)
+{
+    sim_rank *me = c->backend;
+    sim_engine *e = me->eng;
+    if (e->aborting)
+        return CL_EPEER;
+    sim_req *r = req_new(e);
+    if (!r)
+        return CL_ENOMEM;
+    r->owner = (int32_t)(me - e->ranks);
+    r->peer = src;
+    r->tag = tag;
+    r->ctx = ctx;
+    r->buf = buf;
+    r->bytes = bytes;
+    r->posted = r->started = e->now;
+    match_link_init(&r->link, src, tag, ctx);
+    match_link *l = match_post_recv(&me->mq, &r->link);
+    if (l) {
+        sim_msg *m = (sim_msg *)((char *)l - offsetof(sim_msg, link));
+        if (take(e, r, m)) {
+            if (m->eager) {
+                r->started = fmax(e->now, m->arrival - (m->arrival - m->posted));
+                if (m->arrival <= e->now)
+                    eager_arrived(e, r);
+                else
+                    push(e, m->arrival, EV_REQ_DONE, (uint32_t)r->owner, r);
+            } else {
+                rendezvous_start(e, r, m, e->now);
+            }
+        }
+    }
+    *out = &r->base;
+    return 0;
+}
+
+/* Gathers the wait set's incomplete requests and blocks until they are
+ * done.  The engine wakes the rank from complete(). */
+static int sim_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
+{
+    sim_rank *me = c->backend;
+    sim_engine *e = me->eng;
+    if (e->aborting)
+        return CL_EPEER;
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+        sim_req *r = (sim_req *)reqs[i];
+        if (r && !r->base.done) {
+            r->waited = true;
+            left++;
+        }
+    }
+    if (left == 0)
+        return 0;
+    me->wait_reqs = reqs;
+    me->wait_n = n;
+    me->wait_left = left;
+    me->wait_call = (uint8_t)call;
+    me->wait_start = e->now;
+    me->state = RANK_BLOCKED;
+    sim_coro_yield(&e->sched, &me->co);
+    for (int i = 0; i < n; i++)
+        if (reqs[i])
+            ((sim_req *)reqs[i])->waited = false;
+    me->wait_reqs = NULL;
+    if (e->aborting)
+        return CL_EPEER;
+    if (call == WF_WAIT || call == WF_WAITALL)
+        record(e, REC_WAIT, (int)(me - e->ranks), -1, -1, 0, 0, me->wait_start, me->wait_start,
+               e->now, true);
+    return 0;
+}
+
+static int sim_test(cl_comm *c, cl_request *req, bool *done)
+{
+    sim_rank *me = c->backend;
+    if (me->eng->aborting)
+        return CL_EPEER;
+    *done = req->done;
+    return 0;
+}
+
+static void sim_release(cl_comm *c, cl_request *req)
+{
+    sim_rank *me = c->backend;
+    sim_req *r = (sim_req *)req;
+    if (r->base.is_send && r->msg && !r->msg->eager) {
+        /* A rendezvous send whose data landed: its message is spent. */
+        msg_free(me->eng, r->msg);
+    }
+    req_free(me->eng, r);
+}
+
+static int sim_compute(cl_comm *c, double seconds)
+{
+    sim_rank *me = c->backend;
+    sim_engine *e = me->eng;
+    if (e->aborting)
+        return CL_EPEER;
+    if (seconds <= 0)
+        return 0;
+    int rank = (int)(me - e->ranks);
+    double start = e->now;
+    push(e, e->now + seconds, EV_WAKE, (uint32_t)rank, NULL);
+    me->state = RANK_COMPUTING;
+    sim_coro_yield(&e->sched, &me->co);
+    if (e->aborting)
+        return CL_EPEER;
+    record(e, REC_COMPUTE, rank, -1, -1, 0, 0, start, start, e->now, true);
+    return 0;
+}
+
+static double sim_now(const cl_comm *c)
+{
+    const sim_rank *me = c->backend;
+    return me->eng->now;
+}
+
+static void *sim_alloc(cl_comm *c, size_t bytes)
+{
+    sim_rank *me = c->backend;
+    if (bytes > SIZE_MAX - sizeof(alloc_hdr))
+        return NULL;
+    alloc_hdr *h = calloc(1, sizeof *h + bytes);
+    if (!h) {
+        engine_fail(me->eng, CL_ENOMEM, "rank %d: out of memory allocating %zu bytes",
+                    (int)(me - me->eng->ranks), bytes);
+        return NULL;
+    }
+    h->next = me->arena;
+    me->arena = h;
+    return h->align;
+}
+
+static void sim_print(cl_comm *c, const char *line)
+{
+    sim_rank *me = c->backend;
+    fprintf(me->eng->o->out, "rank %d: %s\n", (int)(me - me->eng->ranks), line);
+}
+
+static void sim_fail(cl_comm *c, const char *msg)
+{
+    sim_rank *me = c->backend;
+    engine_fail(me->eng, CL_ECHECK, "rank %d: data check failed: %s",
+                (int)(me - me->eng->ranks), msg);
+}
+
+static void sim_span(cl_comm *c, rec_op op, double start, double end)
+{
+    sim_rank *me = c->backend;
+    record(me->eng, op, (int)(me - me->eng->ranks), -1, -1, 0, 0, start, start, end, true);
+}
+
+static const comm_ops sim_ops = {
+    .isend = sim_isend,
+    .irecv = sim_irecv,
+    .wait = sim_wait,
+    .test = sim_test,
+    .release = sim_release,
+    .compute = sim_compute,
+    .now = sim_now,
+    .alloc = sim_alloc,
+    .print = sim_print,
+    .fail = sim_fail,
+    .span = sim_span,
+};
+
+/* ---- ranks ---- */
+
+static void arena_free(sim_rank *r)
+{
+    while (r->arena) {
+        alloc_hdr *h = r->arena;
+        r->arena = h->next;
+        free(h);
+    }
+}
+
+/* A rank's life: per iteration a barrier, then the pattern, timed. */
+static void rank_main(void *arg)
+{
+    sim_rank *r = arg;
+    sim_engine *e = r->eng;
+    int rank = (int)(r - e->ranks);
+    for (int it = -e->o->warmup; it < e->o->iters && !e->aborting; it++) {
+        r->iter = it;
+        if (cl_barrier(&r->comm))
+            break;
+        cl_args a = *e->args;
+        a.iteration = it;
+        r->comm.printing = it == 0;
+        double t0 = e->now;
+        int rc = e->fn(&r->comm, &a);
+        double t1 = e->now;
+        arena_free(r);
+        if (rc) {
+            engine_fail(e, rc, "rank %d: the pattern failed: %s (%s)", rank, cl_strerror(rc),
+                        cl_errname(rc));
+            break;
+        }
+        if (it >= 0) {
+            e->iter_start[it] = fmin(e->iter_start[it], t0);
+            e->iter_end[it] = fmax(e->iter_end[it], t1);
+        }
+    }
+    arena_free(r);
+    r->state = RANK_DONE;
+    e->ndone++;
+}
+
+/* ---- deadlock ---- */
+
+static void report_deadlock(sim_engine *e)
+{
+    wf_rank *wr = calloc((size_t)e->n, sizeof *wr);
+    size_t total = 0;
+    for (int i = 0; i < e->n; i++)
+        if (e->ranks[i].state == RANK_BLOCKED)
+            total += (size_t)e->ranks[i].wait_left;
+    wf_pending *pend = calloc(total ? total : 1, sizeof *pend);
+    if (!wr || !pend) {
+        free(wr);
+        free(pend);
+        engine_fail(e, CL_EDEADLOCK, "deadlock (no memory left to analyze it)");
+        return;
+    }
+    size_t k = 0;
+    for (int i = 0; i < e->n; i++) {
+        sim_rank *r = &e->ranks[i];
+        if (r->state == RANK_DONE) {
+            wr[i].state = WF_DONE;
+            continue;
+        }
+        wr[i].state = WF_BLOCKED;
+        wr[i].call = (wf_op)r->wait_call;
+        wr[i].pending = &pend[k];
+        for (int j = 0; j < r->wait_n; j++) {
+            sim_req *q = (sim_req *)r->wait_reqs[j];
+            if (!q || q->base.done)
+                continue;
+            pend[k].op = q->base.is_send ? WF_SEND : WF_RECV;
+            pend[k].peer = q->peer;
+            pend[k].tag = q->tag;
+            pend[k].bytes = q->bytes;
+            k++;
+            wr[i].npending++;
+        }
+    }
+    wf_result res;
+    wf_report_opts ro = {.eager_limit = e->o->eager_limit, .time = e->now};
+    if (waitfor_analyze(wr, (size_t)e->n, &res) == 0) {
+        waitfor_report(e->o->report, wr, (size_t)e->n, &ro, &res);
+        waitfor_result_release(&res);
+    }
+    char t[UNITS_BUF];
+    engine_fail(e, CL_EDEADLOCK, "deadlock at t = %s: %d of %d ranks blocked",
+                units_time_str(t, e->now), e->n - e->ndone, e->n);
+    free(wr);
+    free(pend);
+}
+
+/* ---- the run ---- */
+
+static void handle(sim_engine *e, const sim_event *ev)
+{
+    sim_rank *r = &e->ranks[ev->rank];
+    switch (ev->type) {
+    case EV_WAKE:
+        resume(e, r);
+        break;
+    case EV_REQ_DONE: {
+        sim_req *q = ev->ptr;
+        if (!q->base.is_send && q->msg)
+            eager_arrived(e, q);
+        else
+            complete(e, q);
+        break;
+    }
+    case EV_XFER_DONE: {
+        sim_req *recv = ev->ptr;
+        sim_msg *m = recv->msg;
+        if (m->sbuf && recv->buf && m->bytes)
+            memcpy(recv->buf, m->sbuf, (size_t)m->bytes);
+        recv->msg = NULL;
+        complete(e, m->sreq); /* the message is freed with the send request */
+        complete(e, recv);
+        break;
+    }
+    default:
+        assert(!"unknown event type");
+    }
+}
+
+/* After a failure: every rank still inside the pattern is resumed once;
+ * its calls now fail with CL_EPEER, so it unwinds and frees what it holds. */
+static void unwind(sim_engine *e)
+{
+    e->aborting = true;
+    for (int i = 0; i < e->n; i++) {
+        sim_rank *r = &e->ranks[i];
+        while (r->state != RANK_DONE && !sim_coro_done(&r->co)) {
+            if (sim_coro_resume(&e->sched, &r->co))
+                break;
+        }
+    }
+}
+
+static int engine_init(sim_engine *e, const sim_opts *o, sim_result *res)
+{
+    e->q = NULL;
+    int err = sim_queue_create(&e->q);
+    if (!err)
+        err = sim_stacks_create(&e->stacks, (size_t)o->nranks, o->stack_bytes);
+    e->ranks = calloc((size_t)o->nranks, sizeof *e->ranks);
+    e->iter_start = malloc((size_t)o->iters * sizeof(double));
+    e->iter_end = malloc((size_t)o->iters * sizeof(double));
+    res->iter_time = calloc((size_t)o->iters, sizeof(double));
+    if (err || !e->ranks || !e->iter_start || !e->iter_end || !res->iter_time)
+        return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", o->nranks);
+    for (int i = 0; i < o->iters; i++) {
+        e->iter_start[i] = INFINITY;
+        e->iter_end[i] = -INFINITY;
+    }
+    sim_sched_init(&e->sched);
+    for (int i = 0; i < o->nranks; i++) {
+        sim_rank *r = &e->ranks[i];
+        r->eng = e;
+        comm_world_init(&r->comm, &sim_ops, r, i, o->nranks, o->payload);
+        match_queues_init(&r->mq);
+        if ((err = sim_coro_init(&r->co, e->stacks, (size_t)i, rank_main, r)))
+            return diag_set(&res->diag, err, "cannot set up rank %d: %s", i, cl_strerror(err));
+    }
+    return 0;
+}
+
+static void engine_release(sim_engine *e)
+{
+    sim_event ev;
+    while (e->q && sim_queue_pop(e->q, &ev))
+        ;
+    /* Messages still queued unexpected hold eager copies. */
+    if (e->ranks)
+        for (int i = 0; i < e->n; i++) {
+            match_queues *mq = &e->ranks[i].mq;
+            while (mq->unexpected.head) {
+                match_link *l = mq->unexpected.head;
+                match_remove(mq, l);
+                sim_msg *m = (sim_msg *)((char *)l - offsetof(sim_msg, link));
+                free(m->data);
+            }
+        }
+    while (e->slabs) {
+        slab *s = e->slabs;
+        e->slabs = s->next;
+        free(s);
+    }
+    sim_queue_destroy(e->q);
+    sim_stacks_destroy(e->stacks);
+    free(e->ranks);
+    free(e->iter_start);
+    free(e->iter_end);
+}
+
+int sim_run(const sim_opts *o, cl_pattern_fn *fn, const cl_args *args, sim_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (o->nranks < 1 || o->iters < 1 || o->warmup < 0 || !o->net)
+        return diag_set(&res->diag, CL_EINVAL, "bad simulation options");
+    if (sim_net_ranks(o->net) < o->nranks)
+        return diag_set(&res->diag, CL_EINVAL, "the network has %d ranks, %d were asked for",
+                        sim_net_ranks(o->net), o->nranks);
+    sim_engine e = {.o = o, .fn = fn, .args = args, .res = res, .n = o->nranks};
+    res->iters = o->iters;
+    int err = engine_init(&e, o, res);
+    if (!err) {
+        for (int i = 0; i < e.n && !e.aborting; i++)
+            resume(&e, &e.ranks[i]);
+        sim_event ev;
+        while (!e.aborting && sim_queue_pop(e.q, &ev)) {
+            e.now = ev.time;
+            res->events++;
+            handle(&e, &ev);
+        }
+        if (!e.aborting && e.ndone < e.n)
+            report_deadlock(&e);
+        res->end_time = e.now;
+        if (e.aborting)
+            unwind(&e);
+        for (int i = 0; i < o->iters; i++)
+            res->iter_time[i] = e.iter_end[i] - e.iter_start[i];
+    }
+    engine_release(&e);
+    return err;
+}
+
+void sim_result_release(sim_result *res)
+{
+    free(res->iter_time);
+    res->iter_time = NULL;
+}

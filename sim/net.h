@@ -1,0 +1,147 @@
+/*
+ * net.h - the simulator's network: which links a message from rank src to
+ * rank dst crosses, and what that costs in the alpha-beta model:
+ *
+ *   T(n) = sum(alpha over the route's links) + n / min(bandwidth over them)
+ *
+ * A network is built one of two ways.
+ *
+ * 1. A tier mesh (`--tier NAME`): every pair of ranks has its own full-duplex
+ *    link of that tier, so T(n) = alpha + n/B exactly.  Nothing per rank or
+ *    per link is stored: 1,000,000 ranks cost a few bytes.  The link of the
+ *    pair lo < hi has id hi*(hi-1)/2 + lo, a = lo, b = hi.
+ *
+ * 2. A topology file (`--topology FILE`), in one of two forms.
+ *
+ *    Dimensions, read like ASTRA-sim's network YAML (units written out):
+ *
+ *      # 2 hosts of 8 GPUs: an NVSwitch per host, one InfiniBand switch
+ *      topology: [Switch, Switch]     # Switch, Ring or FullyConnected; 1..4
+ *      npus_count: [8, 2]             # dim 0 varies fastest: rank = c0 + 8*c1
+ *      bandwidth: [300GB/s, 50GB/s]   # per link and direction
+ *      latency: [1us, 3us]            # alpha per link crossed
+ *      # or, instead of bandwidth and latency:  tier: [nvlink, infiniband]
+ *
+ *    In dim i each group of npus_count[i] devices (the devices that differ
+ *    only in coordinate i) is joined by: Switch, a switch of its own and one
+ *    link per device to it (2 hops across); Ring, a link from each device
+ *    to the next, wrapping around (one link when there are 2); or
+ *    FullyConnected, a link per pair.  Routes go in dimension order (dim 0
+ *    first), the shorter way around a ring (forward on a tie), which is a
+ *    fewest-hops route; they are computed arithmetically, so this form also
+ *    stores nothing per device.
+ *
+ *    Explicit devices, switches and links:
+ *
+ *      hosts:                        # or  devices: 8  /  devices: [a, b]
+ *        - name: node0
+ *          devices: 4                # node0.gpu0..node0.gpu3 = ranks 0..3
+ *          switch: nvs0              # optional: each device gets a link to
+ *          tier: nvlink              #   this switch with this link spec
+ *        - {name: node1, devices: 4, switch: nvs1, tier: nvlink}
+ *      switches: [ib0]               # more switches (host ones are implicit)
+ *      links:
+ *        - {a: nvs0, b: ib0, tier: infiniband, lanes: 4}
+ *        - {a: nvs1, b: ib0, alpha: 3us, bandwidth: 50GB/s, duplex: half}
+ *
+ *    Ranks are the devices in file order.  `devices: N` names them gpu0..;
+ *    under a host, "<host>.gpu<i>" or "<host>.<name>".  An endpoint is a
+ *    device or switch name, or a rank number.  A link spec is `tier: NAME`
+ *    (from the tiers file) and/or `alpha` and `bandwidth` (which override
+ *    the tier's), optional `lanes: K` (bandwidth x K) and `duplex: full`
+ *    (default: each direction has the whole bandwidth) or `half` (both
+ *    directions share it; only a flow model sees the difference).  Link
+ *    ids: host attachment links in host and device order, then `links:` in
+ *    order.  Routes are fewest hops by BFS; ties go to the lowest link id
+ *    (neighbours are visited in link id order).  Every device must reach
+ *    every other, checked at load.
+ *
+ * Vertices are numbered devices first (vertex r is rank r), then switches.
+ * Every load error names file:line:column, the key and the bad value.
+ *
+ * Complexity.  sim_net_path is a few loads for a mesh and O(dims) integer
+ * arithmetic for the dimension form.  For explicit topologies it reads a
+ * per-source cache: a miss runs one BFS from src, O(V + E), and stores the
+ * whole tree (24 bytes per vertex), so a repeated source is O(1).  The
+ * cache is direct-mapped by source, holds as many trees as fit in
+ * SIM_NET_CACHE_BYTES (all sources below ~1,600 vertices), and thrashes to a
+ * BFS per message only when many more sources than that alternate.
+ * sim_net_route is O(hops) after the same lookup.
+ *
+ * Ownership and threads: a sim_net owns everything it points to.  Queries
+ * fill the cache, so even lookups take a non-const sim_net; one network
+ * belongs to one simulator and is not thread-safe.
+ */
+#ifndef SIM_NET_H
+#define SIM_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/diag.h"
+#include "core/tier.h"
+
+#define SIM_NET_MAX_DIMS 4
+#define SIM_NET_MAX_RANKS (1 << 30)
+#define SIM_NET_CACHE_BYTES ((size_t)64 << 20) /* route trees of explicit topologies */
+
+typedef struct sim_net sim_net;
+
+typedef struct sim_link {
+    int a, b;          /* endpoint vertices: ranks 0..ranks-1, then switches */
+    double alpha;      /* seconds per message crossing it */
+    double bandwidth;  /* bytes per second per direction, lanes included */
+    bool half_duplex;  /* both directions share the bandwidth */
+} sim_link;
+
+typedef struct sim_link_dir {
+    int64_t link; /* link id, 0..sim_net_links()-1 */
+    int dir;      /* 0: crossed from a to b, 1: from b to a */
+} sim_link_dir;
+
+/* ---- lifecycle ---- */
+
+/* A full mesh of nranks (1..SIM_NET_MAX_RANKS) ranks on tier (copied).
+ * CL_EINVAL with d saying why, or CL_ENOMEM; on error *out is NULL. */
+int sim_net_create_tier(sim_net **out, const cl_tier *tier, int nranks, cl_diag *d);
+/* A topology file; tiers (may be NULL) resolves `tier:` names.  On error
+ * (CL_EIO, CL_EPARSE, CL_ECONFIG, CL_ENOMEM) d names file:line:column and
+ * *out is NULL. */
+int sim_net_load(sim_net **out, const char *path, const tier_set *tiers, cl_diag *d);
+/* The same from YAML text; name stands for the file in messages. */
+int sim_net_load_string(sim_net **out, const char *name, const char *text,
+                        const tier_set *tiers, cl_diag *d);
+/* Frees n and everything it owns; n may be NULL. */
+void sim_net_destroy(sim_net *n);
+
+/* ---- shape (cannot fail) ---- */
+
+/* Devices: for a tier mesh the nranks given.  The engine checks a run's
+ * rank count against it. */
+int sim_net_ranks(const sim_net *n);
+/* Devices plus switches. */
+int sim_net_vertices(const sim_net *n);
+int64_t sim_net_links(const sim_net *n);
+/* Link id (0..sim_net_links()-1) into *out; CL_ERANGE if id is out of
+ * range, *out unchanged. */
+int sim_net_link(const sim_net *n, int64_t id, sim_link *out);
+/* Name of vertex v into buf ("gpu3", "node1.gpu0", "sw1.0", "rank 7");
+ * always NUL-terminated; returns buf. */
+char *sim_net_vertex_name(const sim_net *n, int v, char *buf, size_t len);
+/* "tier nvlink, full mesh of 8 ranks" or "topology configs/topologies/x.yaml:
+ * 16 devices, 3 switches, 18 links".  Owned by n. */
+const char *sim_net_describe(const sim_net *n);
+
+/* ---- routes: src != dst, both in 0..ranks-1 (asserted); cannot fail ---- */
+
+/* Route cost parameters: sum of alphas (s), min bandwidth (B/s), hops.
+ * The hot path: called per simulated message. */
+void sim_net_path(sim_net *n, int src, int dst, double *alpha, double *bandwidth, int *hops);
+/* alpha + bytes / bandwidth of the route, seconds. */
+double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes);
+/* The route's links in order from src.  *hops points into n and stays
+ * valid until the next query on n.  Returns 0. */
+int sim_net_route(sim_net *n, int src, int dst, const sim_link_dir **hops, size_t *nhops);
+
+#endif
