@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "core/waitfor.h"
 #include "sim/coro.h"
+#include "sim/links.h"
 #include "sim/queue.h"
 
 enum { EV_WAKE, EV_REQ_DONE, EV_XFER_DONE };
@@ -86,6 +87,7 @@ struct sim_engine {
     sim_rank *ranks;
     sim_queue *q;
     sim_stacks *stacks;
+    sim_links links;
     sim_sched sched;
     sim_result *res;
     double now;
@@ -224,6 +226,20 @@ static void cost(sim_engine *e, int src, int dst, uint64_t bytes, double *travel
     *alpha = a;
 }
 
+/* When the bytes of a message ready at `ready` start moving: the link
+ * src -> dst carries one message's bytes at a time (sim/links.h). */
+static double reserve(sim_engine *e, int src, int dst, double ready, double inject)
+{
+    if (src == dst)
+        return ready;
+    double start = sim_links_reserve(&e->links, src, dst, ready, inject);
+    if (start < 0) {
+        engine_fail(e, CL_ENOMEM, "out of memory in the link table");
+        return ready;
+    }
+    return start;
+}
+
 /* ---- completion ---- */
 
 static void resume(sim_engine *e, sim_rank *r)
@@ -278,9 +294,10 @@ static void rendezvous_start(sim_engine *e, sim_req *recv, sim_msg *m, double re
 {
     double travel, inject, alpha;
     cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
-    double start = fmax(m->posted, recv_posted);
+    double ready = fmax(m->posted, recv_posted);
     if (e->o->handshake)
-        start = fmax(m->posted + alpha, recv_posted) + alpha;
+        ready = fmax(m->posted + alpha, recv_posted) + alpha;
+    double start = reserve(e, m->src, m->dst, ready, inject);
     recv->started = start;
     m->sreq->started = start;
     m->sreq->msg_id = m->id;
@@ -342,14 +359,16 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     cost(e, src, dst, bytes, &travel, &inject, &alpha);
     sim_rank *peer = &e->ranks[dst];
     if (m->eager) {
-        m->arrival = e->now + travel;
+        double start = reserve(e, src, dst, e->now, inject);
+        m->posted = start;
+        m->arrival = start + travel;
         match_link *l = match_arrive(&peer->mq, &m->link);
         if (l) {
             sim_req *r = (sim_req *)((char *)l - offsetof(sim_req, link));
             if (take(e, r, m)) {
                 if (r->buf && buf && bytes)
                     memcpy(r->buf, buf, bytes);
-                r->started = e->now;
+                r->started = start;
                 push(e, m->arrival, EV_REQ_DONE, (uint32_t)dst, r);
             }
         } else if (buf && bytes && e->o->payload) {
@@ -362,8 +381,9 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
             }
             memcpy(m->data, buf, bytes);
         }
-        if (inject > 0)
-            push(e, e->now + inject, EV_REQ_DONE, (uint32_t)src, s);
+        s->started = start;
+        if (start + inject > e->now)
+            push(e, start + inject, EV_REQ_DONE, (uint32_t)src, s);
         else
             complete(e, s);
     } else {
@@ -404,7 +424,7 @@ static int sim_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
         sim_msg *m = (sim_msg *)((char *)l - offsetof(sim_msg, link));
         if (take(e, r, m)) {
             if (m->eager) {
-                r->started = fmax(e->now, m->arrival - (m->arrival - m->posted));
+                r->started = m->posted; /* eager: when its bytes started moving */
                 if (m->arrival <= e->now)
                     eager_arrived(e, r);
                 else
@@ -705,6 +725,7 @@ static int engine_init(sim_engine *e, const sim_opts *o, sim_result *res)
         e->iter_start[i] = INFINITY;
         e->iter_end[i] = -INFINITY;
     }
+    sim_links_init(&e->links);
     sim_sched_init(&e->sched);
     for (int i = 0; i < o->nranks; i++) {
         sim_rank *r = &e->ranks[i];
@@ -738,6 +759,7 @@ static void engine_release(sim_engine *e)
         e->slabs = s->next;
         free(s);
     }
+    sim_links_release(&e->links);
     sim_queue_destroy(e->q);
     sim_stacks_destroy(e->stacks);
     free(e->ranks);
