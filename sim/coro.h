@@ -23,9 +23,12 @@
  * Ownership.  The caller owns sim_sched and sim_coro structs (init, no
  * destroy; release gives stack pages back); sim_stacks is created and
  * destroyed here, and must outlive every coroutine using it.  A stack
- * index is used by at most one live coroutine at a time.  Nothing here is
- * global: independent schedulers, each with its own coroutines, work in one
- * process (not concurrently from two threads on the same sched or coro).
+ * index is used by at most one live coroutine at a time.  A coroutine is
+ * always resumed by the same sched (the one its fn returns to; unchecked).
+ * Nothing here is global: independent schedulers, each with its own
+ * coroutines, work in one process, even nested (a coroutine of one sched
+ * may be the scheduler of another); not from two threads at once on the
+ * same sched or coroutine.
  *
  * Switching is hand-written assembly on x86-64 and aarch64 (ELF), and
  * ucontext elsewhere (or with -DSIM_CORO_UCONTEXT).  Under AddressSanitizer
@@ -113,6 +116,12 @@ bool sim_coro_done(const sim_coro *co);
 
 /* The coroutine running on s, or NULL when s is in the scheduler. */
 sim_coro *sim_sched_current(const sim_sched *s);
+
+/* A hint, cannot fail: start loading the memory the next sim_coro_resume(co)
+ * will touch (its saved registers and canary).  With many ranks every resume
+ * misses the caches and the TLB; prefetching the rank after next while one
+ * runs measured 220 -> 85 ns per round trip at 100,000 coroutines. */
+void sim_coro_prefetch(const sim_coro *co);
 
 /* Give co's stack pages back to the kernel (madvise MADV_DONTNEED); the
  * stack reads as zero afterwards and may be given to sim_coro_init again.

@@ -16,7 +16,7 @@
 #include "sim/links.h"
 #include "sim/queue.h"
 
-enum { EV_WAKE, EV_REQ_DONE, EV_XFER_DONE };
+enum { EV_WAKE };
 enum { RANK_READY, RANK_BLOCKED, RANK_COMPUTING, RANK_DONE };
 
 typedef struct sim_engine sim_engine;
@@ -26,12 +26,12 @@ typedef struct sim_req {
     struct cl_request base; /* first: core/comm reads it */
     match_link link;        /* a posted receive's entry in its rank's queue */
     struct sim_req *next;   /* free list */
-    sim_msg *msg;           /* the message matched (recv) or carrying it (rendezvous send) */
     void *buf;              /* user buffer (recv: destination) */
     uint64_t bytes;         /* send: size; recv: capacity */
     uint64_t msg_id;        /* for records: the message it sent or received */
     double posted;          /* seconds */
     double started;         /* seconds: data began to move */
+    double done_at;         /* seconds: when it completes; INFINITY until matched */
     int32_t owner;          /* world rank that posted it */
     int32_t peer;           /* dst, or src / CL_ANY_SOURCE */
     int32_t tag;
@@ -42,13 +42,14 @@ typedef struct sim_req {
 struct sim_msg {
     match_link link;   /* envelope in the receiver's unexpected queue */
     sim_msg *next;     /* free list */
-    sim_req *sreq;     /* rendezvous: the send waiting for the data to land */
+    sim_req *sreq;     /* rendezvous: the send waiting for its receive */
     void *data;        /* eager: a copy of the payload (malloc'd), or NULL */
     const void *sbuf;  /* rendezvous: the sender's buffer */
     uint64_t bytes;
     uint64_t id;       /* 1, 2, ... in send order */
     double posted;     /* when the send was posted */
     double arrival;    /* eager: when the whole message is at the receiver */
+    double started;    /* eager: when its bytes started moving */
     int32_t src, dst;  /* world ranks */
     bool eager;
 };
@@ -66,8 +67,9 @@ typedef struct sim_rank {
     cl_request **wait_reqs; /* current wait set */
     alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
     double wait_start;
+    double wait_until;   /* latest known completion in the wait set */
     int32_t wait_n;
-    int32_t wait_left;   /* incomplete requests in the wait set */
+    int32_t wait_unknown; /* requests in the wait set not matched yet */
     int32_t iter;
     uint8_t wait_call;   /* a wf_op */
     uint8_t state;
@@ -240,7 +242,14 @@ static double reserve(sim_engine *e, int src, int dst, double ready, double inje
     return start;
 }
 
-/* ---- completion ---- */
+/* ---- completion ----
+ *
+ * Nothing in the model can change a message once both ends are matched, so
+ * a request's completion time is settled at matching (done_at) and its
+ * bytes are copied then: the buffers belong to the operations until they
+ * complete, so no pattern can tell the difference.  A blocked rank costs
+ * one wake-up event, at the latest done_at of its wait set, once every
+ * request in it is matched. */
 
 static void resume(sim_engine *e, sim_rank *r)
 {
@@ -251,27 +260,26 @@ static void resume(sim_engine *e, sim_rank *r)
                     (int)(r - e->ranks), sim_stacks_stack_bytes(e->stacks));
 }
 
-/* Marks req done at the current time; wakes its owner when it was the last
- * request the owner waits for.  Runs on the scheduler's stack, or on the
- * owner's own stack for requests done at posting (never waited then). */
-static void complete(sim_engine *e, sim_req *r)
+/* Settles r to complete at time t; wakes its owner's wait when r was the
+ * last request of the wait set with an unknown time. */
+static void resolve(sim_engine *e, sim_req *r, double t)
 {
-    r->base.done = true;
+    r->done_at = t;
     if (user_ctx(r->ctx))
         record(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
                r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes, r->msg_id,
-               r->posted, r->started, e->now, r->base.blocking);
+               r->posted, r->started, t, r->base.blocking);
     if (r->waited) {
         sim_rank *owner = &e->ranks[r->owner];
-        if (--owner->wait_left == 0)
-            resume(e, owner);
+        owner->wait_until = fmax(owner->wait_until, t);
+        if (--owner->wait_unknown == 0)
+            push(e, owner->wait_until, EV_WAKE, (uint32_t)r->owner, NULL);
     }
 }
 
 /* The receive r takes message m: checks the size, sets the status. */
 static bool take(sim_engine *e, sim_req *r, sim_msg *m)
 {
-    r->msg = m;
     r->msg_id = m->id;
     r->base.status.source = m->src;
     r->base.status.tag = m->link.tag;
@@ -289,8 +297,9 @@ static bool take(sim_engine *e, sim_req *r, sim_msg *m)
     return true;
 }
 
-/* Starts a rendezvous transfer once both sides are posted. */
-static void rendezvous_start(sim_engine *e, sim_req *recv, sim_msg *m, double recv_posted)
+/* Both ends of a rendezvous message are posted: the bytes move now (or
+ * when the link frees up); both requests complete when they have landed. */
+static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double recv_posted)
 {
     double travel, inject, alpha;
     cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
@@ -298,24 +307,35 @@ static void rendezvous_start(sim_engine *e, sim_req *recv, sim_msg *m, double re
     if (e->o->handshake)
         ready = fmax(m->posted + alpha, recv_posted) + alpha;
     double start = reserve(e, m->src, m->dst, ready, inject);
-    recv->started = start;
-    m->sreq->started = start;
-    m->sreq->msg_id = m->id;
-    push(e, start + travel, EV_XFER_DONE, (uint32_t)m->dst, recv);
+    if (m->sbuf && recv->buf && m->bytes)
+        memcpy(recv->buf, m->sbuf, (size_t)m->bytes);
+    recv->started = m->sreq->started = start;
+    resolve(e, m->sreq, start + travel);
+    resolve(e, recv, start + travel);
+    msg_free(e, m);
 }
 
-/* An eager message's data is in place: copies it if needed, completes. */
-static void eager_arrived(sim_engine *e, sim_req *recv)
+/* A receive takes an eager message that waited unexpected. */
+static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
 {
-    sim_msg *m = recv->msg;
     if (m->data && recv->buf)
         memcpy(recv->buf, m->data, (size_t)m->bytes);
+    recv->started = m->started;
+    resolve(e, recv, fmax(m->arrival, e->now));
     msg_free(e, m);
-    recv->msg = NULL;
-    complete(e, recv);
 }
 
 /* ---- operations (run on the rank's coroutine) ---- */
+
+static sim_req *req_of(match_link *l)
+{
+    return (sim_req *)((char *)l - offsetof(sim_req, link));
+}
+
+static sim_msg *msg_of(match_link *l)
+{
+    return (sim_msg *)((char *)l - offsetof(sim_msg, link));
+}
 
 static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
                      cl_request **out)
@@ -341,6 +361,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     s->ctx = ctx;
     s->bytes = bytes;
     s->posted = s->started = e->now;
+    s->done_at = INFINITY;
     m->id = ++e->next_msg;
     m->src = src;
     m->dst = dst;
@@ -354,23 +375,23 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         e->res->bytes += bytes;
     }
     e->res->total_messages++;
-
-    double travel, inject, alpha;
-    cost(e, src, dst, bytes, &travel, &inject, &alpha);
     sim_rank *peer = &e->ranks[dst];
     if (m->eager) {
+        double travel, inject, alpha;
+        cost(e, src, dst, bytes, &travel, &inject, &alpha);
         double start = reserve(e, src, dst, e->now, inject);
-        m->posted = start;
+        m->started = s->started = start;
         m->arrival = start + travel;
         match_link *l = match_arrive(&peer->mq, &m->link);
         if (l) {
-            sim_req *r = (sim_req *)((char *)l - offsetof(sim_req, link));
+            sim_req *r = req_of(l);
             if (take(e, r, m)) {
                 if (r->buf && buf && bytes)
                     memcpy(r->buf, buf, bytes);
                 r->started = start;
-                push(e, m->arrival, EV_REQ_DONE, (uint32_t)dst, r);
+                resolve(e, r, m->arrival);
             }
+            msg_free(e, m);
         } else if (buf && bytes && e->o->payload) {
             m->data = malloc(bytes);
             if (!m->data) {
@@ -381,20 +402,17 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
             }
             memcpy(m->data, buf, bytes);
         }
-        s->started = start;
-        if (start + inject > e->now)
-            push(e, start + inject, EV_REQ_DONE, (uint32_t)src, s);
-        else
-            complete(e, s);
+        resolve(e, s, start + inject);
     } else {
         m->sreq = s;
         m->sbuf = buf;
-        s->msg = m;
         match_link *l = match_arrive(&peer->mq, &m->link);
         if (l) {
-            sim_req *r = (sim_req *)((char *)l - offsetof(sim_req, link));
+            sim_req *r = req_of(l);
             if (take(e, r, m))
-                rendezvous_start(e, r, m, r->posted);
+                rendezvous_match(e, r, m, r->posted);
+            else
+                msg_free(e, m);
         }
     }
     *out = &s->base;
@@ -418,81 +436,100 @@ static int sim_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     r->buf = buf;
     r->bytes = bytes;
     r->posted = r->started = e->now;
+    r->done_at = INFINITY;
     match_link_init(&r->link, src, tag, ctx);
     match_link *l = match_post_recv(&me->mq, &r->link);
     if (l) {
-        sim_msg *m = (sim_msg *)((char *)l - offsetof(sim_msg, link));
-        if (take(e, r, m)) {
-            if (m->eager) {
-                r->started = m->posted; /* eager: when its bytes started moving */
-                if (m->arrival <= e->now)
-                    eager_arrived(e, r);
-                else
-                    push(e, m->arrival, EV_REQ_DONE, (uint32_t)r->owner, r);
-            } else {
-                rendezvous_start(e, r, m, e->now);
-            }
-        }
+        sim_msg *m = msg_of(l);
+        if (!take(e, r, m))
+            msg_free(e, m);
+        else if (m->eager)
+            eager_match(e, r, m);
+        else
+            rendezvous_match(e, r, m, e->now);
     }
     *out = &r->base;
     return 0;
 }
 
-/* Gathers the wait set's incomplete requests and blocks until they are
- * done.  The engine wakes the rank from complete(). */
+/* Blocks until every request of the set is complete: at once when all are
+ * settled and due, else after one wake-up (resolve() or a time event). */
 static int sim_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
 {
     sim_rank *me = c->backend;
     sim_engine *e = me->eng;
     if (e->aborting)
         return CL_EPEER;
-    int left = 0;
+    int unknown = 0;
+    double until = e->now;
     for (int i = 0; i < n; i++) {
         sim_req *r = (sim_req *)reqs[i];
-        if (r && !r->base.done) {
+        if (!r)
+            continue;
+        if (r->done_at == INFINITY) {
             r->waited = true;
-            left++;
+            unknown++;
+        } else {
+            until = fmax(until, r->done_at);
         }
     }
-    if (left == 0)
-        return 0;
-    me->wait_reqs = reqs;
-    me->wait_n = n;
-    me->wait_left = left;
-    me->wait_call = (uint8_t)call;
-    me->wait_start = e->now;
-    me->state = RANK_BLOCKED;
-    sim_coro_yield(&e->sched, &me->co);
+    if (unknown || until > e->now) {
+        me->wait_reqs = reqs;
+        me->wait_n = n;
+        me->wait_unknown = unknown;
+        me->wait_until = until;
+        me->wait_call = (uint8_t)call;
+        me->wait_start = e->now;
+        me->state = RANK_BLOCKED;
+        if (!unknown)
+            push(e, until, EV_WAKE, (uint32_t)(me - e->ranks), NULL);
+        sim_coro_yield(&e->sched, &me->co);
+        me->wait_reqs = NULL;
+        if (e->aborting)
+            return CL_EPEER;
+        if (call == WF_WAIT || call == WF_WAITALL)
+            record(e, REC_WAIT, (int)(me - e->ranks), -1, -1, 0, 0, me->wait_start,
+                   me->wait_start, e->now, true);
+    }
     for (int i = 0; i < n; i++)
-        if (reqs[i])
+        if (reqs[i]) {
             ((sim_req *)reqs[i])->waited = false;
-    me->wait_reqs = NULL;
-    if (e->aborting)
-        return CL_EPEER;
-    if (call == WF_WAIT || call == WF_WAITALL)
-        record(e, REC_WAIT, (int)(me - e->ranks), -1, -1, 0, 0, me->wait_start, me->wait_start,
-               e->now, true);
+            reqs[i]->done = true;
+        }
     return 0;
 }
 
+/* Not done yet: the rank's clock moves to the next moment something can
+ * change (its completion or the next event), so a polling loop advances
+ * virtual time instead of spinning at one instant. */
 static int sim_test(cl_comm *c, cl_request *req, bool *done)
 {
     sim_rank *me = c->backend;
-    if (me->eng->aborting)
+    sim_engine *e = me->eng;
+    sim_req *r = (sim_req *)req;
+    if (e->aborting)
         return CL_EPEER;
-    *done = req->done;
-    return 0;
+    if (r->done_at <= e->now) {
+        req->done = *done = true;
+        return 0;
+    }
+    *done = false;
+    const sim_event *next = sim_queue_peek(e->q);
+    if (r->done_at == INFINITY && !next) {
+        cl_request *set[1] = {req};
+        return sim_wait(c, 1, set, WF_WAIT); /* only this can end it; deadlock otherwise */
+    }
+    double t = next ? fmin(next->time, r->done_at) : r->done_at;
+    push(e, t, EV_WAKE, (uint32_t)(me - e->ranks), NULL);
+    me->state = RANK_COMPUTING;
+    sim_coro_yield(&e->sched, &me->co);
+    return e->aborting ? CL_EPEER : 0;
 }
 
 static void sim_release(cl_comm *c, cl_request *req)
 {
     sim_rank *me = c->backend;
-    sim_req *r = (sim_req *)req;
-    if (r->base.is_send && r->msg && !r->msg->eager) {
-        /* A rendezvous send whose data landed: its message is spent. */
-        msg_free(me->eng, r->msg);
-    }
-    req_free(me->eng, r);
+    req_free(me->eng, (sim_req *)req);
 }
 
 static int sim_compute(cl_comm *c, double seconds)
@@ -620,7 +657,7 @@ static void report_deadlock(sim_engine *e)
     size_t total = 0;
     for (int i = 0; i < e->n; i++)
         if (e->ranks[i].state == RANK_BLOCKED)
-            total += (size_t)e->ranks[i].wait_left;
+            total += (size_t)e->ranks[i].wait_unknown;
     wf_pending *pend = calloc(total ? total : 1, sizeof *pend);
     if (!wr || !pend) {
         free(wr);
@@ -640,7 +677,7 @@ static void report_deadlock(sim_engine *e)
         wr[i].pending = &pend[k];
         for (int j = 0; j < r->wait_n; j++) {
             sim_req *q = (sim_req *)r->wait_reqs[j];
-            if (!q || q->base.done)
+            if (!q || q->done_at != INFINITY)
                 continue;
             pend[k].op = q->base.is_send ? WF_SEND : WF_RECV;
             pend[k].peer = q->peer;
@@ -667,32 +704,8 @@ static void report_deadlock(sim_engine *e)
 
 static void handle(sim_engine *e, const sim_event *ev)
 {
-    sim_rank *r = &e->ranks[ev->rank];
-    switch (ev->type) {
-    case EV_WAKE:
-        resume(e, r);
-        break;
-    case EV_REQ_DONE: {
-        sim_req *q = ev->ptr;
-        if (!q->base.is_send && q->msg)
-            eager_arrived(e, q);
-        else
-            complete(e, q);
-        break;
-    }
-    case EV_XFER_DONE: {
-        sim_req *recv = ev->ptr;
-        sim_msg *m = recv->msg;
-        if (m->sbuf && recv->buf && m->bytes)
-            memcpy(recv->buf, m->sbuf, (size_t)m->bytes);
-        recv->msg = NULL;
-        complete(e, m->sreq); /* the message is freed with the send request */
-        complete(e, recv);
-        break;
-    }
-    default:
-        assert(!"unknown event type");
-    }
+    assert(ev->type == EV_WAKE);
+    resume(e, &e->ranks[ev->rank]);
 }
 
 /* After a failure: every rank still inside the pattern is resumed once;
