@@ -20,6 +20,16 @@ DEB_PKGS := libyaml-dev libhwloc-dev hwloc libfabric-dev libfabric-bin \
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# V=1 shows every command.
+V ?= 0
+ifeq ($(V),0)
+Q := @
+say = @printf '  %-5s %s\n' $(1) $(2);
+else
+Q :=
+say =
+endif
+
 WARN     := -std=c11 -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I. -MMD -MP
 CFLAGS   ?= -O2 -g
@@ -51,38 +61,38 @@ deps:
 
 $(BUILD)/libcommlab.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(BUILD)/commlab: $(CLI_OBJ) $(BUILD)/libcommlab.a
-	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libcommlab.a $(LDLIBS)
+	$(call say,CC,$@)$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libcommlab.a $(LDLIBS)
 
 $(BUILD)/rel/%.o: %.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/rel/%.o: %.S | deps
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/san/%.o: %.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
 
 $(BUILD)/san/%.o: %.S | deps
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O1 -g -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(CPPFLAGS) -O1 -g -c -o $@ $<
 
 $(BUILD)/libcommlab-san.a: $(LIB_OBJ_SAN)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libcommlab.a
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcommlab.a $(LDLIBS)
+	$(call say,CC,$@)$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcommlab.a $(LDLIBS)
 
 $(BUILD)/tests-san/%: tests/%.c $(BUILD)/libcommlab-san.a
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $< $(BUILD)/libcommlab-san.a $(LDLIBS)
+	$(call say,CC,$@)$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $< $(BUILD)/libcommlab-san.a $(LDLIBS)
 
 # tests/run.sh runs every binary even when one fails and prints the one
 # "N passed, N failed" line.  Objects wait for `deps` (order-only: it runs

@@ -374,7 +374,9 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         e->res->messages++;
         e->res->bytes += bytes;
     }
-    e->res->total_messages++;
+    if (++e->res->total_messages == e->o->max_messages)
+        engine_fail(e, CL_ETIMEOUT, "stopped after %llu messages (the run's message budget)",
+                    (unsigned long long)e->o->max_messages);
     sim_rank *peer = &e->ranks[dst];
     if (m->eager) {
         double travel, inject, alpha;

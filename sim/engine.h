@@ -43,6 +43,7 @@ typedef struct sim_opts {
     rec_log *records;     /* where records go; NULL keeps none */
     FILE *out;            /* pattern output (cl_printf) */
     FILE *report;         /* deadlock report and rank failures */
+    uint64_t max_messages; /* stop (CL_ETIMEOUT) after this many; 0: no limit */
 } sim_opts;
 
 typedef struct sim_result {

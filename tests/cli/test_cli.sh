@@ -91,5 +91,53 @@ run 2 sweep --factor 1;    has "$err" "factor must be at least 2"
 run 2 sweep --sizes 8,,16; has "$err" "empty item"
 run 2 sweep --sizes 8 --from 4; has "$err" "not both"
 
+# --- run (sim backend) ---
+run 0 patterns;            has "$out" "allreduce-ring"; has "$out" "pingpong"
+run 0 help run;            has "$out" "usage: commlab run PATTERN"
+run 0 run pingpong --tier infiniband --bytes 256MiB
+has "$out" "5.37 ms"
+run 0 run pingpong --tier infiniband --bytes 256MiB --json; json run-pingpong
+has "$out" '"median": 0.00537170912'; has "$out" '"command": "run"'; has "$out" '"backend": "sim"'
+run 0 run ring -n 4 --sizes 8,1MiB --csv; has "$out" "bytes,iters,time_median_s"
+run 0 run relay -n 4;      has "$out" "rank 3: the value after 3 hops is 30"
+run 3 run deadlock --bytes 1MiB
+has "$err" "cycle: rank 0 -> rank 1 -> rank 0"; has "$err" "above the eager limit (64 KiB)"
+run 0 run deadlock --bytes 1KiB
+run 0 run deadlock --bytes 1MiB --fix order
+run 0 run deadlock --bytes 1MiB --fix nonblocking
+run 0 run deadlock --bytes 1MiB --eager-limit 2MiB
+run 2 run deadlock --fix sideways; has "$err" "unknown --fix 'sideways'"
+run 2 run ring --fix order; has "$err" "--fix applies to the deadlock pattern"
+run 0 run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload --json
+has "$out" '"messages": 480'
+run 0 run pipeline -n 4 --microbatches 8 --compute 1ms --bytes 1KiB
+run 0 run chunked --bytes 1MiB --chunk 128KiB --trace "$tmpd/t.json"
+has "$out" "trace: $tmpd/t.json"
+if "$tools/tool_jsoncheck" <"$tmpd/t.json"; then ok; else bad "trace is not valid JSON"; fi
+if grep -q '"ph":"s"' "$tmpd/t.json"; then ok; else bad "trace has no flow arrows"; fi
+run 0 run ring -n 3 --bytes 4KiB --trace "$tmpd/t2.json"
+cp "$tmpd/t2.json" "$tmpd/t3.json"
+run 0 run ring -n 3 --bytes 4KiB --trace "$tmpd/t2.json"
+if cmp -s "$tmpd/t2.json" "$tmpd/t3.json"; then ok; else bad "two runs wrote different traces"; fi
+run 0 run allreduce-naive -n 8 --topology configs/topologies/dgx-2node.yaml --bytes 1MiB
+run 2 run warp-drive;      has "$err" "unknown pattern 'warp-drive'"
+run 2 run;                 has "$err" "which pattern"
+run 2 run ring -n 0;       has "$err" "--ranks must be an integer"
+run 2 run ring -n many;    has "$err" "--ranks must be an integer"
+run 2 run ring --bytes -5; has "$err" "must not be negative"
+run 2 run ring --iters 0;  has "$err" "--iters must be an integer"
+run 2 run ring --tier warp; has "$err" "unknown tier 'warp'"
+run 2 run ring --backend shm; has "$err" "not built yet"
+run 2 run ring --backend carrier-pigeon; has "$err" "unknown backend 'carrier-pigeon'"
+run 2 run ring --model flow; has "$err" "not built yet"
+run 2 run pingpong -n 1;   has "$err" "needs at least 2 ranks"
+run 2 run ring --compute 5; has "$err" "needs a unit"
+run 2 run ring --sizes 8,16 --trace "$tmpd/x.json"; has "$err" "one size"
+run 2 run ring --topology "$tmpd/none.yaml"; has "$err" "none.yaml"
+run 2 run ring -n 64 --topology configs/topologies/pcie-4gpu.yaml; has "$err" "has 4 devices"
+run 0 bench --help;        has "$out" "usage: commlab bench"
+run 2 bench shm;           has "$err" "not built yet"
+run 2 bench;               has "$err" "which benchmark"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,171 @@
+/* cmd_bench.c - `commlab bench`: how fast the simulator runs.  Prints
+ * figures; asserts nothing (tests never depend on timing). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/patterns.h"
+#include "core/tier.h"
+#include "sim/coro.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+
+const char cmd_bench_usage[] =
+    "usage: commlab bench sim|all [--quick]\n"
+    "\n"
+    "sim: the context-switch cost of a rank, then simulated messages per second\n"
+    "of wall time and peak memory for allreduce-ring --no-payload (1 MiB, tier\n"
+    "infiniband) at 1,000, 10,000, 100,000 and 1,000,000 ranks.  Runs past\n"
+    "20 million messages stop there and report the rate so far.  Each size runs\n"
+    "in a child process so its peak memory is its own.\n"
+    "shm, tcp and rdma benchmarks come with those backends (not built yet).\n"
+    "\n"
+    "      --quick   only 1,000 and 10,000 ranks, 2 million messages at most\n";
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct ping {
+    sim_sched *sched;
+    sim_coro *co;
+    long rounds;
+} ping;
+
+static void ping_main(void *arg)
+{
+    ping *p = arg;
+    for (long i = 0; i < p->rounds; i++)
+        sim_coro_yield(p->sched, p->co);
+}
+
+/* Nanoseconds per switch: a resume and a yield are two switches. */
+static double switch_ns(void)
+{
+    sim_stacks *st;
+    if (sim_stacks_create(&st, 1, 0))
+        return -1;
+    sim_sched sched;
+    sim_coro co;
+    sim_sched_init(&sched);
+    ping p = {&sched, &co, 2000000};
+    sim_coro_init(&co, st, 0, ping_main, &p);
+    double t0 = wall();
+    while (!sim_coro_done(&co))
+        sim_coro_resume(&sched, &co);
+    double ns = (wall() - t0) * 1e9 / (2.0 * (double)p.rounds);
+    sim_stacks_destroy(st);
+    return ns;
+}
+
+typedef struct bench_row {
+    double seconds;    /* wall time of the run */
+    double messages;   /* messages simulated */
+    int status;        /* 0 or CL_ETIMEOUT (budget reached) */
+} bench_row;
+
+/* Runs allreduce-ring at `ranks` in this process; writes the row to fd. */
+static void ring_child(int ranks, uint64_t budget, int fd)
+{
+    bench_row row = {0};
+    tier_set ts;
+    sim_net *net = NULL;
+    char path[1024];
+    cl_diag d;
+    if (cli_data_path(path, sizeof path, "configs/tiers.yaml", &d) == 0 &&
+        tier_set_load(&ts, path, &d) == 0) {
+        const cl_tier *ib = tier_set_find(&ts, "infiniband");
+        if (ib && sim_net_create_tier(&net, ib, ranks, &d) == 0) {
+            sim_opts o = {
+                .nranks = ranks, .net = net, .eager_limit = 65536, .payload = false,
+                .iters = 1, .out = stdout, .report = stderr, .max_messages = budget,
+                .stack_bytes = 16384,
+            };
+            cl_args a = {.bytes = 1 << 20};
+            sim_result res;
+            double t0 = wall();
+            if (sim_run(&o, patterns_find("allreduce-ring")->fn, &a, &res) == 0) {
+                row.seconds = wall() - t0;
+                row.messages = (double)res.total_messages;
+                row.status = res.status;
+            }
+            sim_result_release(&res);
+            sim_net_destroy(net);
+        }
+        tier_set_release(&ts);
+    }
+    if (write(fd, &row, sizeof row) != (ssize_t)sizeof row)
+        _exit(1);
+}
+
+static void bench_ring(int ranks, uint64_t budget)
+{
+    int fds[2];
+    if (pipe(fds))
+        return;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        ring_child(ranks, budget, fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    bench_row row = {0};
+    ssize_t got = pid > 0 ? read(fds[0], &row, sizeof row) : -1;
+    close(fds[0]);
+    int st;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || got != (ssize_t)sizeof row ||
+        row.seconds <= 0) {
+        printf("%10d  (run failed)\n", ranks);
+        return;
+    }
+    printf("%10d  %12.0f  %8.2f  %10.2f  %9.1f  %s\n", ranks, row.messages, row.seconds,
+           row.messages / row.seconds / 1e6, (double)ru.ru_maxrss / 1024.0,
+           row.status ? "stopped at the budget" : "complete");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    static const struct option opts[] = {{"quick", no_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    bool quick = false;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(cmd_bench_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+        if (c == 'q') {
+            quick = true;
+            continue;
+        }
+        return cli_bad_option("bench", argv, c);
+    }
+    if (optind + 1 != argc)
+        return cli_error("bench: which benchmark? sim or all\ntry 'commlab help bench'");
+    const char *what = argv[optind];
+    if (strcmp(what, "shm") == 0 || strcmp(what, "tcp") == 0 || strcmp(what, "rdma") == 0)
+        return cli_error("bench %s: the '%s' backend is not built yet", what, what);
+    if (strcmp(what, "sim") != 0 && strcmp(what, "all") != 0)
+        return cli_error("bench: unknown benchmark '%s' (sim, all)", what);
+
+    printf("sim: context switch between the scheduler and a rank: %.1f ns\n\n", switch_ns());
+    printf("allreduce-ring --no-payload, 1 MiB, tier infiniband, 16 KiB stacks\n");
+    printf("%10s  %12s  %8s  %10s  %9s\n", "ranks", "messages", "wall (s)", "Mmsg/s",
+           "peak MiB");
+    static const int sizes[] = {1000, 10000, 100000, 1000000};
+    uint64_t budget = quick ? 2000000 : 20000000;
+    for (size_t i = 0; i < (quick ? 2u : 4u); i++)
+        bench_ring(sizes[i], budget);
+    return CLI_EXIT_OK;
+}
