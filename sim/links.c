@@ -53,10 +53,10 @@ static int grow(sim_links *l)
     return 0;
 }
 
-double sim_links_reserve(sim_links *l, int src, int dst, double ready, double busy)
+double *sim_links_slot(sim_links *l, int src, int dst)
 {
     if (2 * (l->len + 1) > l->cap && grow(l))
-        return -1;
+        return NULL;
     uint64_t key = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) + 1;
     size_t mask = l->cap - 1, s = slot_of(key, mask);
     while (l->keys[s] && l->keys[s] != key)
@@ -66,7 +66,15 @@ double sim_links_reserve(sim_links *l, int src, int dst, double ready, double bu
         l->free_at[s] = 0;
         l->len++;
     }
-    double start = ready > l->free_at[s] ? ready : l->free_at[s];
-    l->free_at[s] = start + busy;
+    return &l->free_at[s];
+}
+
+double sim_links_reserve(sim_links *l, int src, int dst, double ready, double busy)
+{
+    double *free_at = sim_links_slot(l, src, dst);
+    if (!free_at)
+        return -1;
+    double start = ready > *free_at ? ready : *free_at;
+    *free_at = start + busy;
     return start;
 }

@@ -33,6 +33,10 @@ typedef struct sim_links {
 void sim_links_init(sim_links *l);
 void sim_links_release(sim_links *l);
 
+/* The free-at time of src -> dst, inserted as 0 when new; NULL when out of
+ * memory.  The pointer is valid until the next call. */
+double *sim_links_slot(sim_links *l, int src, int dst);
+
 /* Reserves src -> dst for `busy` seconds from the later of `ready` and the
  * time the link frees up; returns that start time.  CL_ENOMEM is reported
  * as a negative return, and then nothing was reserved. */
