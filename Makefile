@@ -109,7 +109,8 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/commlab
 	install -m 755 $(BUILD)/commlab $(DESTDIR)$(PREFIX)/bin/commlab
-	cp -R configs chapters plots include $(DESTDIR)$(PREFIX)/share/commlab/
+	for d in configs chapters plots include; do \
+	    if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(PREFIX)/share/commlab/; fi; done
 	rm -rf $(DESTDIR)$(PREFIX)/share/commlab/plots/out
 
 clean:

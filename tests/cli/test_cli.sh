@@ -117,8 +117,14 @@ if "$tools/tool_jsoncheck" <"$tmpd/t.json"; then ok; else bad "trace is not vali
 if grep -q '"ph":"s"' "$tmpd/t.json"; then ok; else bad "trace has no flow arrows"; fi
 run 0 run ring -n 3 --bytes 4KiB --trace "$tmpd/t2.json"
 cp "$tmpd/t2.json" "$tmpd/t3.json"
+cp "$out" "$tmpd/out1"
 run 0 run ring -n 3 --bytes 4KiB --trace "$tmpd/t2.json"
 if cmp -s "$tmpd/t2.json" "$tmpd/t3.json"; then ok; else bad "two runs wrote different traces"; fi
+if cmp -s "$out" "$tmpd/out1"; then ok; else bad "two runs printed different output"; fi
+run 0 run allreduce-ring -n 7 --sizes 8:1MiB:x16 --json; cp "$out" "$tmpd/j1"
+run 0 run allreduce-ring -n 7 --sizes 8:1MiB:x16 --json
+if cmp -s "$out" "$tmpd/j1"; then ok; else bad "two runs printed different JSON"; fi
+
 run 0 run allreduce-naive -n 8 --topology configs/topologies/dgx-2node.yaml --bytes 1MiB
 run 2 run warp-drive;      has "$err" "unknown pattern 'warp-drive'"
 run 2 run;                 has "$err" "which pattern"
