@@ -304,9 +304,9 @@ static void print_text(const run_opts *o, sim_net *net, const run_row *rows, siz
     for (size_t i = 0; i < n; i++) {
         char b[UNITS_BUF], m[UNITS_BUF], lo[UNITS_BUF], hi[UNITS_BUF], bw[UNITS_BUF];
         table_add(&t, "%s", units_size_str(b, rows[i].bytes));
-        table_add(&t, "%s", units_time_str(m, rows[i].t.median));
-        table_add(&t, "%s", units_time_str(lo, rows[i].t.min));
-        table_add(&t, "%s", units_time_str(hi, rows[i].t.max));
+        table_add(&t, "%s", units_time_digits(m, rows[i].t.median, 4));
+        table_add(&t, "%s", units_time_digits(lo, rows[i].t.min, 4));
+        table_add(&t, "%s", units_time_digits(hi, rows[i].t.max, 4));
         table_add(&t, "%s", rows[i].bytes ? units_bandwidth_str(bw, rows[i].bandwidth) : "-");
         table_add(&t, "%llu", (unsigned long long)rows[i].messages);
     }

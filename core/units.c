@@ -285,18 +285,23 @@ char *units_size_arg(char buf[UNITS_BUF], uint64_t bytes)
     return buf;
 }
 
-char *units_time_str(char buf[UNITS_BUF], double s)
+char *units_time_digits(char buf[UNITS_BUF], double s, int digits)
 {
     double a = fabs(s);
     if (a >= 1.0 || a == 0.0)
-        snprintf(buf, UNITS_BUF, "%.3g s", s);
+        snprintf(buf, UNITS_BUF, "%.*g s", digits, s);
     else if (a >= 1e-3)
-        snprintf(buf, UNITS_BUF, "%.3g ms", s * 1e3);
+        snprintf(buf, UNITS_BUF, "%.*g ms", digits, s * 1e3);
     else if (a >= 1e-6)
-        snprintf(buf, UNITS_BUF, "%.3g us", s * 1e6);
+        snprintf(buf, UNITS_BUF, "%.*g us", digits, s * 1e6);
     else
-        snprintf(buf, UNITS_BUF, "%.3g ns", s * 1e9);
+        snprintf(buf, UNITS_BUF, "%.*g ns", digits, s * 1e9);
     return buf;
+}
+
+char *units_time_str(char buf[UNITS_BUF], double s)
+{
+    return units_time_digits(buf, s, 3);
 }
 
 char *units_bandwidth_str(char buf[UNITS_BUF], double bps)

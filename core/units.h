@@ -52,6 +52,8 @@ char *units_size_str(char buf[UNITS_BUF], uint64_t bytes);
 char *units_size_arg(char buf[UNITS_BUF], uint64_t bytes);
 /* Seconds scaled to s, ms, us or ns with 3 significant digits: "5.37 ms". */
 char *units_time_str(char buf[UNITS_BUF], double seconds);
+/* The same with `digits` significant digits (1..17): "5.372 ms" for 4. */
+char *units_time_digits(char buf[UNITS_BUF], double seconds, int digits);
 /* Bytes per second in decimal units: "300 GB/s", "3.1 GB/s". */
 char *units_bandwidth_str(char buf[UNITS_BUF], double bytes_per_s);
 

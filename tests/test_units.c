@@ -165,6 +165,7 @@ static void test_printing(void **state)
     assert_string_equal(units_time_str(b, 5.3717e-3), "5.37 ms");
     assert_string_equal(units_time_str(b, 1e-6), "1 us");
     assert_string_equal(units_time_str(b, 2.5), "2.5 s");
+    assert_string_equal(units_time_digits(b, 0.08662208, 4), "86.62 ms");
     assert_string_equal(units_bandwidth_str(b, 3.1e9), "3.1 GB/s");
     assert_string_equal(units_bandwidth_str(b, 3e11), "300 GB/s");
 }

@@ -95,7 +95,7 @@ run 2 sweep --sizes 8 --from 4; has "$err" "not both"
 run 0 patterns;            has "$out" "allreduce-ring"; has "$out" "pingpong"
 run 0 help run;            has "$out" "usage: commlab run PATTERN"
 run 0 run pingpong --tier infiniband --bytes 256MiB
-has "$out" "5.37 ms"
+has "$out" "5.372 ms"
 run 0 run pingpong --tier infiniband --bytes 256MiB --json; json run-pingpong
 has "$out" '"median": 0.00537170912'; has "$out" '"command": "run"'; has "$out" '"backend": "sim"'
 run 0 run ring -n 4 --sizes 8,1MiB --csv; has "$out" "bytes,iters,time_median_s"
