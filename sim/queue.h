@@ -48,7 +48,7 @@ void sim_queue_destroy(sim_queue *q);
 /* ---- use ---- */
 
 /* Copy *ev into q and set the copy's seq to the next value of q's counter
- * (ev itself is not modified).  CL_EINVAL if ev->time is NaN or negative,
+ * (ev itself is not modified; a time of -0.0 is stored as +0.0).  CL_EINVAL if ev->time is NaN or negative,
  * CL_ENOMEM if the queue cannot grow; on error q is unchanged, the counter
  * included. */
 int sim_queue_push(sim_queue *q, const sim_event *ev);

@@ -134,11 +134,18 @@ static void test_bad_time(void **state)
     assert_int_equal(sim_queue_len(q), 1);
     assert_true(sim_queue_check(q));
     push_ok(q, INFINITY, 0, 1); /* "never" is a valid time */
+    push_ok(q, 0.5, 0, 3);
+    push_ok(q, -0.0, 0, 4); /* stored as +0.0, so it comes first */
     push_ok(q, 0.0, 0, 2);
     sim_event e;
     assert_true(sim_queue_pop(q, &e));
-    assert_true(e.time == 0.0);
-    assert_int_equal(e.seq, 2); /* failed pushes did not use up a seq */
+    assert_true(e.time == 0.0 && !signbit(e.time));
+    assert_int_equal(e.arg, 4);
+    assert_int_equal(e.seq, 3); /* failed pushes did not use up a seq */
+    assert_true(sim_queue_pop(q, &e));
+    assert_true(e.time == 0.0 && e.arg == 2);
+    assert_true(sim_queue_pop(q, &e));
+    assert_true(e.time == 0.5);
     assert_true(sim_queue_pop(q, &e));
     assert_true(e.time == 1.0);
     assert_true(sim_queue_pop(q, &e));
