@@ -813,6 +813,10 @@ int sim_run(const sim_opts *o, cl_pattern_fn *fn, const cl_args *args, sim_resul
             resume(&e, &e.ranks[i]);
         sim_event ev;
         while (!e.aborting && sim_queue_pop(e.q, &ev)) {
+            /* The next rank's stack is likely cold: fetch it while this one runs. */
+            const sim_event *next = sim_queue_peek(e.q);
+            if (next)
+                sim_coro_prefetch(&e.ranks[next->rank].co);
             e.now = ev.time;
             res->events++;
             handle(&e, &ev);
