@@ -25,7 +25,6 @@ typedef struct sim_msg sim_msg;
 typedef struct sim_req {
     struct cl_request base; /* first: core/comm reads it */
     match_link link;        /* a posted receive's entry in its rank's queue */
-    struct sim_req *next;   /* free list */
     void *buf;              /* user buffer (recv: destination) */
     uint64_t bytes;         /* send: size; recv: capacity */
     uint64_t msg_id;        /* for records: the message it sent or received */
@@ -41,7 +40,6 @@ typedef struct sim_req {
 
 struct sim_msg {
     match_link link;   /* envelope in the receiver's unexpected queue */
-    sim_msg *next;     /* free list */
     sim_req *sreq;     /* rendezvous: the send waiting for its receive */
     void *data;        /* eager: a copy of the payload (malloc'd), or NULL */
     const void *sbuf;  /* rendezvous: the sender's buffer */
@@ -95,8 +93,8 @@ struct sim_engine {
     sim_sched sched;
     sim_result *res;
     double now;
-    sim_req *free_reqs;
-    sim_msg *free_msgs;
+    struct free_item *free_reqs; /* pools of sim_req and sim_msg */
+    struct free_item *free_msgs;
     slab *slabs;
     double *iter_start, *iter_end;
     uint64_t next_msg;
@@ -109,62 +107,59 @@ static const comm_ops sim_ops;
 
 /* ---- pools ---- */
 
-static void *slab_take(sim_engine *e, size_t item, size_t count)
+/* A free object's first bytes hold the free-list link. */
+typedef struct free_item {
+    struct free_item *next;
+} free_item;
+
+/* An object of `size` bytes from the free list, zeroed; a new slab of 256
+ * when the list is empty.  NULL when out of memory. */
+static void *pool_take(sim_engine *e, free_item **list, size_t size)
 {
-    slab *s = malloc(sizeof *s + item * count);
-    if (!s)
-        return NULL;
-    s->next = e->slabs;
-    e->slabs = s;
-    return s->items;
+    if (!*list) {
+        slab *s = malloc(sizeof *s + size * 256);
+        if (!s)
+            return NULL;
+        s->next = e->slabs;
+        e->slabs = s;
+        for (size_t i = 0; i < 256; i++) {
+            free_item *f = (free_item *)((char *)s->items + i * size);
+            f->next = *list;
+            *list = f;
+        }
+    }
+    free_item *f = *list;
+    *list = f->next;
+    memset(f, 0, size);
+    return f;
+}
+
+static void pool_give(free_item **list, void *obj)
+{
+    free_item *f = obj;
+    f->next = *list;
+    *list = f;
 }
 
 static sim_req *req_new(sim_engine *e)
 {
-    if (!e->free_reqs) {
-        sim_req *v = slab_take(e, sizeof *v, 256);
-        if (!v)
-            return NULL;
-        for (int i = 0; i < 256; i++) {
-            v[i].next = e->free_reqs;
-            e->free_reqs = &v[i];
-        }
-    }
-    sim_req *r = e->free_reqs;
-    e->free_reqs = r->next;
-    memset(r, 0, sizeof *r);
-    return r;
+    return pool_take(e, &e->free_reqs, sizeof(sim_req));
 }
 
 static void req_free(sim_engine *e, sim_req *r)
 {
-    r->next = e->free_reqs;
-    e->free_reqs = r;
+    pool_give(&e->free_reqs, r);
 }
 
 static sim_msg *msg_new(sim_engine *e)
 {
-    if (!e->free_msgs) {
-        sim_msg *v = slab_take(e, sizeof *v, 256);
-        if (!v)
-            return NULL;
-        for (int i = 0; i < 256; i++) {
-            v[i].next = e->free_msgs;
-            e->free_msgs = &v[i];
-        }
-    }
-    sim_msg *m = e->free_msgs;
-    e->free_msgs = m->next;
-    memset(m, 0, sizeof *m);
-    return m;
+    return pool_take(e, &e->free_msgs, sizeof(sim_msg));
 }
 
 static void msg_free(sim_engine *e, sim_msg *m)
 {
     free(m->data);
-    m->data = NULL;
-    m->next = e->free_msgs;
-    e->free_msgs = m;
+    pool_give(&e->free_msgs, m);
 }
 
 /* ---- failure ---- */
