@@ -57,6 +57,12 @@ void cli_usage(const char *cmd, FILE *f);
  * d naming the places looked at. */
 int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d);
 
+/* Loads the tiers file (config, or configs/tiers.yaml when NULL) and keeps
+ * the comma-separated tiers of list (all when NULL).  0, or the printed
+ * error's exit code (CLI_EXIT_USAGE) with nothing left to release. */
+struct tier_set;
+int cli_load_tiers(struct tier_set *ts, const char *config, const char *list);
+
 /* The commands. */
 int cmd_price(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

@@ -77,12 +77,9 @@ static void ring_child(int ranks, uint64_t budget, int fd)
     bench_row row = {0};
     tier_set ts;
     sim_net *net = NULL;
-    char path[1024];
     cl_diag d;
-    if (cli_data_path(path, sizeof path, "configs/tiers.yaml", &d) == 0 &&
-        tier_set_load(&ts, path, &d) == 0) {
-        const cl_tier *ib = tier_set_find(&ts, "infiniband");
-        if (ib && sim_net_create_tier(&net, ib, ranks, &d) == 0) {
+    if (cli_load_tiers(&ts, NULL, "infiniband") == 0) {
+        if (sim_net_create_tier(&net, &ts.tiers[0], ranks, &d) == 0) {
             sim_opts o = {
                 .nranks = ranks, .net = net, .eager_limit = 65536, .payload = false,
                 .iters = 1, .out = stdout, .report = stderr, .max_messages = budget,

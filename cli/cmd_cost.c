@@ -48,25 +48,6 @@ const char cmd_sweep_usage[] =
 
 enum { OPT_CSV = 256, OPT_JSON, OPT_FROM, OPT_TO, OPT_FACTOR };
 
-/* Loads the tiers file (default or --config) and applies --tiers. */
-static int load_tiers(tier_set *ts, const char *config, const char *list)
-{
-    char path[1024];
-    cl_diag d = {{0}};
-    if (!config) {
-        if (cli_data_path(path, sizeof path, "configs/tiers.yaml", &d))
-            return cli_diag(&d, CLI_EXIT_USAGE);
-        config = path;
-    }
-    if (tier_set_load(ts, config, &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    if (list && tier_set_select(ts, list, &d)) {
-        tier_set_release(ts);
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    }
-    return 0;
-}
-
 /* The unit in which the largest time reads between 1 and 1000. */
 static void time_unit(double max_s, double *scale, const char **name)
 {
@@ -185,7 +166,7 @@ int cmd_price(int argc, char **argv)
     if (units_parse_size(bytes_s, "--bytes", &bytes, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     tier_set ts;
-    if ((rc = load_tiers(&ts, config, tiers)))
+    if ((rc = cli_load_tiers(&ts, config, tiers)))
         return rc;
     print_price(&ts, bytes, fmt);
     tier_set_release(&ts);
@@ -344,7 +325,7 @@ int cmd_sweep(int argc, char **argv)
     if (err)
         return cli_diag(&d, CLI_EXIT_USAGE);
     tier_set ts;
-    if ((rc = load_tiers(&ts, config, tiers))) {
+    if ((rc = cli_load_tiers(&ts, config, tiers))) {
         free(sizes);
         return rc;
     }

@@ -236,31 +236,18 @@ static int validate(run_opts *o)
 
 static int build_net(const run_opts *o, sim_net **net)
 {
-    char path[1024];
-    cl_diag d = {{0}};
-    const char *config = o->config;
-    if (!config) {
-        if (cli_data_path(path, sizeof path, "configs/tiers.yaml", &d))
-            return cli_diag(&d, CLI_EXIT_USAGE);
-        config = path;
-    }
+    /* With --tier, selecting the one tier also reports an unknown name
+     * along with the known ones. */
     tier_set ts;
-    if (tier_set_load(&ts, config, &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
+    int rc = cli_load_tiers(&ts, o->config, o->topology ? NULL : o->tier ? o->tier : "nvlink");
+    if (rc)
+        return rc;
+    cl_diag d = {{0}};
     int err;
     if (o->topology) {
         err = sim_net_load(net, o->topology, &ts, &d);
     } else {
-        const char *name = o->tier ? o->tier : "nvlink";
-        const cl_tier *t = tier_set_find(&ts, name);
-        if (!t) {
-            tier_set_release(&ts);
-            tier_set ks;
-            if (tier_set_load(&ks, config, &d) == 0 && tier_set_select(&ks, name, &d))
-                tier_set_release(&ks);
-            return cli_diag(&d, CLI_EXIT_USAGE);
-        }
-        err = sim_net_create_tier(net, t, o->ranks, &d);
+        err = sim_net_create_tier(net, &ts.tiers[0], o->ranks, &d);
     }
     tier_set_release(&ts);
     if (err)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "commlab.h"
+#include "core/tier.h"
 
 int cli_error(const char *fmt, ...)
 {
@@ -91,4 +92,23 @@ int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d)
                     "cannot find '%s' (looked in $COMMLAB_HOME, the source tree and "
                     "PREFIX/share/commlab); set COMMLAB_HOME or pass --config",
                     rel);
+}
+
+/* Loads the tiers file (default or --config) and applies --tiers. */
+int cli_load_tiers(tier_set *ts, const char *config, const char *list)
+{
+    char path[1024];
+    cl_diag d = {{0}};
+    if (!config) {
+        if (cli_data_path(path, sizeof path, "configs/tiers.yaml", &d))
+            return cli_diag(&d, CLI_EXIT_USAGE);
+        config = path;
+    }
+    if (tier_set_load(ts, config, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (list && tier_set_select(ts, list, &d)) {
+        tier_set_release(ts);
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    }
+    return 0;
 }

@@ -346,6 +346,20 @@ static sim_msg *msg_of(match_link *l)
     return (sim_msg *)((char *)l - offsetof(sim_msg, link));
 }
 
+/* A request just posted: nothing matched, completion time unknown. */
+static void req_init(sim_engine *e, sim_req *r, int owner, int peer, int tag, uint32_t ctx,
+                     void *buf, uint64_t bytes)
+{
+    r->owner = owner;
+    r->peer = peer;
+    r->tag = tag;
+    r->ctx = ctx;
+    r->buf = buf;
+    r->bytes = bytes;
+    r->posted = r->started = e->now;
+    r->done_at = INFINITY;
+}
+
 static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
                      cl_request **out)
 {
@@ -363,14 +377,8 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
             msg_free(e, m);
         return CL_ENOMEM;
     }
+    req_init(e, s, src, dst, tag, ctx, NULL, bytes);
     s->base.is_send = true;
-    s->owner = src;
-    s->peer = dst;
-    s->tag = tag;
-    s->ctx = ctx;
-    s->bytes = bytes;
-    s->posted = s->started = e->now;
-    s->done_at = INFINITY;
     m->id = ++e->next_msg;
     m->src = src;
     m->dst = dst;
@@ -440,14 +448,7 @@ static int sim_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     sim_req *r = req_new(e);
     if (!r)
         return CL_ENOMEM;
-    r->owner = (int32_t)(me - e->ranks);
-    r->peer = src;
-    r->tag = tag;
-    r->ctx = ctx;
-    r->buf = buf;
-    r->bytes = bytes;
-    r->posted = r->started = e->now;
-    r->done_at = INFINITY;
+    req_init(e, r, (int)(me - e->ranks), src, tag, ctx, buf, bytes);
     match_link_init(&r->link, src, tag, ctx);
     match_link *l = match_post_recv(&me->mq, &r->link);
     if (l) {
