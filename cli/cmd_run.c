@@ -13,6 +13,7 @@
 #include "core/tier.h"
 #include "core/trace.h"
 #include "core/units.h"
+#include "real/launch.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 
@@ -22,21 +23,33 @@ const char cmd_run_usage[] =
     "Runs a pattern on every rank and reports its time per message size.\n"
     "`commlab patterns` lists the patterns.\n"
     "\n"
-    "  -b, --backend NAME       sim (modeled; the default).  shm, tcp, rdma and mpi\n"
-    "                           (measured) are not built yet\n"
+    "  -b, --backend NAME       sim (modeled; the default) or shm (measured: one\n"
+    "                           process per rank over shared memory); tcp, rdma and\n"
+    "                           mpi are not built yet\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         message size (default 1MiB)\n"
     "  -s, --sizes LIST         several sizes: 8,1KiB,4MiB or 8:4MiB:x4\n"
-    "  -i, --iters N            timed iterations (default 1; the model is exact)\n"
-    "      --warmup N           untimed iterations first (default 0)\n"
+    "  -i, --iters N            timed iterations (default: 1 modeled, the model is\n"
+    "                           exact; 10 measured)\n"
+    "      --warmup N           untimed iterations first (default: 0 modeled, 2 measured)\n"
+    "      --eager-limit SIZE   largest message sent eagerly (default 64KiB); larger\n"
+    "                           ones wait for the matching receive (rendezvous)\n"
+    "      --check              also checksum every message; measured runs then run\n"
+    "                           the pattern's data checks on every iteration, not\n"
+    "                           only on the warm-up and the first timed one\n"
+    "measured (shm):\n"
+    "      --bind WHERE         core (one core per rank, spread; the default) or none\n"
+    "      --deadlock-timeout TIME  report a deadlock after every rank has been\n"
+    "                           blocked this long with no progress (default 2s)\n"
+    "      --shm-copy WAY       messages above the eager limit: auto (one copy with\n"
+    "                           process_vm_readv, staging if refused; the default),\n"
+    "                           cma (one copy or fail) or staging (through the ring)\n"
     "model (sim):\n"
     "  -t, --tier NAME          every pair of ranks on its own link of this tier\n"
     "                           (default nvlink; tiers from configs/tiers.yaml)\n"
     "      --topology FILE      hosts, switches and links from a YAML file instead\n"
     "  -c, --config FILE        tiers file (default configs/tiers.yaml)\n"
     "      --model NAME         alphabeta (the default; flow is not built yet)\n"
-    "      --eager-limit SIZE   largest message sent eagerly (default 64KiB); larger\n"
-    "                           ones wait for the matching receive (rendezvous)\n"
     "      --rendezvous-handshake  rendezvous also pays the 2 alpha request/clear-to-\n"
     "                           send round trip (off: the course's figures stay exact)\n"
     "      --no-payload         move no bytes, skip data checks (scale runs)\n"
@@ -52,12 +65,14 @@ const char cmd_run_usage[] =
     "  -h, --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 a data check failed, 2 bad usage, 3 deadlock (the wait-for\n"
-    "report is printed), 4 a rank failed\n"
+    "report is printed), 4 a rank failed, 128+N stopped by signal N (Ctrl-C: 130)\n"
     "\n"
     "examples:\n"
     "  commlab run pingpong --tier infiniband --bytes 256MiB\n"
     "  commlab run deadlock --bytes 1MiB            # deadlocks: exit 3\n"
     "  commlab run deadlock --bytes 1MiB --fix order\n"
+    "  commlab run pingpong --backend shm --sizes 8:4MiB:x8\n"
+    "  commlab run deadlock --backend shm --bytes 1MiB   # measured: exit 3 too\n"
     "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n";
 
 const char cmd_patterns_usage[] =
@@ -68,7 +83,7 @@ const char cmd_patterns_usage[] =
 enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
-    OPT_TRACE,
+    OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY,
 };
 
 typedef struct run_opts {
@@ -81,6 +96,12 @@ typedef struct run_opts {
     const char *tier, *topology, *config, *model, *trace;
     uint64_t eager_limit, stack;
     bool handshake, payload;
+    bool measured;          /* a real backend, not sim */
+    bool check, bind;
+    shm_copy copy;
+    double deadlock_timeout;
+    const char *model_only; /* the first sim-only option given */
+    const char *real_only;  /* the first measured-only option given */
     cl_args args;
     cli_format fmt;
 } run_opts;
@@ -126,6 +147,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
         {"trace", required_argument, NULL, OPT_TRACE},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"bind", required_argument, NULL, OPT_BIND},
+        {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
+        {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -134,8 +159,20 @@ static int parse_args(int argc, char **argv, run_opts *o)
     const char *bytes_s = NULL, *sizes_s = NULL;
     cl_diag d = {{0}};
     uint64_t v;
-    int c, rc = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, NULL)) != -1) {
+    int c, rc = 0, idx = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, &idx)) != -1) {
+        /* Remember the first option of one side only, to refuse it on the other. */
+        switch (c) {
+        case 't': case 'c': case OPT_TOPOLOGY: case OPT_MODEL: case OPT_HANDSHAKE:
+        case OPT_NO_PAYLOAD: case OPT_STACK:
+            if (!o->model_only)
+                o->model_only = c == 't' ? "--tier" : c == 'c' ? "--config" : opts[idx].name;
+            break;
+        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SHM_COPY:
+            if (!o->real_only)
+                o->real_only = opts[idx].name;
+            break;
+        }
         switch (c) {
         case 'b': o->backend = optarg; break;
         case 'n': rc = parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks); break;
@@ -166,6 +203,30 @@ static int parse_args(int argc, char **argv, run_opts *o)
                 rc = cli_error("--chunk must be at least 1 byte");
             break;
         case OPT_TRACE: o->trace = optarg; break;
+        case OPT_CHECK: o->check = true; break;
+        case OPT_BIND:
+            if (strcmp(optarg, "core") == 0 || strcmp(optarg, "none") == 0)
+                o->bind = strcmp(optarg, "core") == 0;
+            else
+                rc = cli_error("--bind must be core or none, got '%s'", optarg);
+            break;
+        case OPT_DEADLOCK_TIMEOUT:
+            if (units_parse_time(optarg, "--deadlock-timeout", &o->deadlock_timeout, &d))
+                rc = cli_diag(&d, CLI_EXIT_USAGE);
+            else if (!(o->deadlock_timeout >= 0.01 && o->deadlock_timeout <= 3600))
+                rc = cli_error("--deadlock-timeout must be between 10ms and 1h, got '%s'",
+                               optarg);
+            break;
+        case OPT_SHM_COPY:
+            if (strcmp(optarg, "auto") == 0)
+                o->copy = SHM_COPY_AUTO;
+            else if (strcmp(optarg, "cma") == 0)
+                o->copy = SHM_COPY_CMA;
+            else if (strcmp(optarg, "staging") == 0)
+                o->copy = SHM_COPY_STAGING;
+            else
+                rc = cli_error("--shm-copy must be auto, cma or staging, got '%s'", optarg);
+            break;
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
         case 'h': fputs(cmd_run_usage, stdout); return -1;
@@ -197,15 +258,28 @@ static int parse_args(int argc, char **argv, run_opts *o)
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
-    if (strcmp(o->backend, "sim") != 0) {
-        static const char *planned[] = {"shm", "tcp", "rdma", "mpi"};
-        for (size_t i = 0; i < 4; i++)
-            if (strcmp(o->backend, planned[i]) == 0)
-                return cli_error("the '%s' backend is not built yet; only 'sim' runs in this "
-                                 "version",
-                                 o->backend);
+    const char *planned[] = {"tcp", "rdma", "mpi"};
+    for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++)
+        if (strcmp(o->backend, planned[i]) == 0)
+            return cli_error("the '%s' backend is not built yet; use sim (modeled) or shm "
+                             "(measured)", o->backend);
+    if (strcmp(o->backend, "shm") == 0)
+        o->measured = true;
+    else if (strcmp(o->backend, "sim") != 0)
         return cli_error("unknown backend '%s' (sim, shm, tcp, rdma, mpi)", o->backend);
-    }
+    if (o->measured && o->model_only)
+        return cli_error("%s%s is an option of the model: it does not apply to --backend %s",
+                         o->model_only[0] == '-' ? "" : "--", o->model_only, o->backend);
+    if (!o->measured && o->real_only)
+        return cli_error("--%s is an option of measured runs: it does not apply to "
+                         "--backend sim", o->real_only);
+    if (o->iters == 0)
+        o->iters = o->measured ? 10 : 1;
+    if (o->warmup < 0)
+        o->warmup = o->measured ? 2 : 0;
+    if (o->measured && o->ranks > 256)
+        return cli_error("--backend %s runs at most 256 ranks (one process each), got -n %d",
+                         o->backend, o->ranks);
     if (strcmp(o->model, "alphabeta") != 0)
         return cli_error(strcmp(o->model, "flow") == 0
                              ? "--model flow (max-min link sharing) is not built yet; use "
@@ -268,8 +342,18 @@ typedef struct run_row {
     uint64_t messages; /* per iteration */
 } run_row;
 
-static int exit_code(int status)
+/* What the header line and the JSON say about where the run ran. */
+typedef struct run_env {
+    sim_net *net;      /* sim */
+    char binding[160]; /* measured */
+    int cores;
+    int signal;        /* measured: the launcher was interrupted */
+} run_env;
+
+static int exit_code(int status, const run_env *env)
 {
+    if (env->signal)
+        return 128 + env->signal;
     switch (status) {
     case 0: return CLI_EXIT_OK;
     case CL_ECHECK: return CLI_EXIT_CHECK;
@@ -278,12 +362,23 @@ static int exit_code(int status)
     }
 }
 
-static void print_text(const run_opts *o, sim_net *net, const run_row *rows, size_t n)
+static const char *copy_name(shm_copy c)
+{
+    return c == SHM_COPY_CMA ? "cma" : c == SHM_COPY_STAGING ? "staging" : "auto";
+}
+
+static void print_text(const run_opts *o, const run_env *env, const run_row *rows, size_t n)
 {
     char el[UNITS_BUF];
-    printf("%s on sim: %d ranks, %s, eager limit %s, %d iteration%s\n\n", o->pattern->name,
-           o->ranks, sim_net_describe(net), units_size_str(el, o->eager_limit), o->iters,
-           o->iters == 1 ? "" : "s");
+    if (o->measured)
+        printf("%s on %s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
+               "warm-up\n\n", o->pattern->name, o->backend, o->ranks, env->binding, env->cores,
+               units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
+               o->warmup);
+    else
+        printf("%s on sim: %d ranks, %s, eager limit %s, %d iteration%s\n\n", o->pattern->name,
+               o->ranks, sim_net_describe(env->net), units_size_str(el, o->eager_limit),
+               o->iters, o->iters == 1 ? "" : "s");
     const char *h[] = {"size", "time (median)", "min", "max", "bandwidth", "messages"};
     table t;
     if (table_init(&t, 6, h))
@@ -321,7 +416,7 @@ static void print_csv(const run_row *rows, size_t n)
     table_release(&t);
 }
 
-static void print_json(const run_opts *o, sim_net *net, const run_row *rows, size_t n,
+static void print_json(const run_opts *o, const run_env *env, const run_row *rows, size_t n,
                        int status)
 {
     json_writer w;
@@ -329,10 +424,17 @@ static void print_json(const run_opts *o, sim_net *net, const run_row *rows, siz
     json_begin_object(&w);
     json_kv_string(&w, "command", "run");
     json_kv_string(&w, "pattern", o->pattern->name);
-    json_kv_string(&w, "backend", "sim");
+    json_kv_string(&w, "backend", o->backend);
     json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
-    json_kv_string(&w, "model", o->model);
-    json_kv_string(&w, "network", sim_net_describe(net));
+    if (o->measured) {
+        json_kv_string(&w, "binding", env->binding);
+        json_kv_uint(&w, "cores", (uint64_t)env->cores);
+        json_kv_string(&w, "shm_copy", copy_name(o->copy));
+        json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
+    } else {
+        json_kv_string(&w, "model", o->model);
+        json_kv_string(&w, "network", sim_net_describe(env->net));
+    }
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
     json_key(&w, "results");
@@ -354,11 +456,22 @@ static void print_json(const run_opts *o, sim_net *net, const run_row *rows, siz
     json_finish(&w);
 }
 
-/* Runs one size; fills row.  Returns the run's status (0, CL_E*). */
-static int run_size(const run_opts *o, sim_net *net, uint64_t bytes, rec_log *log, run_row *row)
+static void fill_row(const run_opts *o, uint64_t bytes, double *iter_time, int iters,
+                     uint64_t messages, run_row *row)
+{
+    for (int i = 0; i < iters; i++)
+        iter_time[i] /= o->pattern->time_divisor;
+    stats_compute(iter_time, (size_t)iters, &row->t);
+    row->bytes = bytes;
+    row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
+    row->messages = messages / (uint64_t)(o->iters + o->warmup);
+}
+
+/* Runs one size modeled; fills row.  Returns the run's status (0, CL_E*). */
+static int run_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row)
 {
     sim_opts so = {
-        .nranks = o->ranks, .net = net, .eager_limit = o->eager_limit,
+        .nranks = o->ranks, .net = env->net, .eager_limit = o->eager_limit,
         .handshake = o->handshake, .payload = o->payload, .stack_bytes = (size_t)o->stack,
         .warmup = o->warmup, .iters = o->iters, .records = log, .out = stdout,
         .report = stderr,
@@ -373,26 +486,51 @@ static int run_size(const run_opts *o, sim_net *net, uint64_t bytes, rec_log *lo
         return err;
     }
     int status = res.status;
-    if (status) {
+    if (status)
         fprintf(stderr, "commlab: %s\n", res.diag.msg);
-    } else {
-        for (int i = 0; i < res.iters; i++)
-            res.iter_time[i] /= o->pattern->time_divisor;
-        stats_compute(res.iter_time, (size_t)res.iters, &row->t);
-        row->bytes = bytes;
-        row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
-        row->messages = res.messages / (uint64_t)(o->iters + o->warmup);
-    }
+    else
+        fill_row(o, bytes, res.iter_time, res.iters, res.messages, row);
     sim_result_release(&res);
+    return status;
+}
+
+/* Runs one size measured; fills row. */
+static int run_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
+                    run_row *row)
+{
+    real_opts ro = {
+        .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
+        .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
+        .deadlock_timeout = o->deadlock_timeout, .records = log, .report = stderr,
+        .warn = first ? stderr : NULL,
+    };
+    cl_args a = o->args;
+    a.bytes = (size_t)bytes;
+    real_result res;
+    int err = real_run(&ro, o->pattern->fn, &a, &res);
+    snprintf(env->binding, sizeof env->binding, "%s", res.binding);
+    env->cores = res.cores;
+    env->signal = res.signal;
+    if (err) {
+        cli_diag(&res.diag, 0);
+        real_result_release(&res);
+        return err;
+    }
+    int status = res.status;
+    if (status)
+        fprintf(stderr, "commlab: %s\n", res.diag.msg);
+    else
+        fill_row(o, bytes, res.iter_time, res.iters, res.messages, row);
+    real_result_release(&res);
     return status;
 }
 
 int cmd_run(int argc, char **argv)
 {
     run_opts o = {
-        .backend = "sim", .ranks = 2, .iters = 1, .warmup = 0, .model = "alphabeta",
-        .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT,
-        .args = {.microbatches = 4},
+        .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
+        .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT, .bind = true,
+        .deadlock_timeout = 2.0, .args = {.microbatches = 4},
     };
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {
@@ -403,8 +541,8 @@ int cmd_run(int argc, char **argv)
         free(o.sizes);
         return rc;
     }
-    sim_net *net;
-    if ((rc = build_net(&o, &net))) {
+    run_env env = {0};
+    if (!o.measured && (rc = build_net(&o, &env.net))) {
         free(o.sizes);
         return rc;
     }
@@ -418,19 +556,21 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     for (; done < o.nsizes && status == 0; done++) {
-        status = run_size(&o, net, o.sizes[done], o.trace ? &log : NULL, &rows[done]);
+        rec_log *l = o.trace ? &log : NULL;
+        status = o.measured ? run_real(&o, &env, o.sizes[done], l, done == 0, &rows[done])
+                            : run_sim(&o, &env, o.sizes[done], l, &rows[done]);
         if (status)
             break;
     }
     if (o.fmt == CLI_JSON)
-        print_json(&o, net, rows, done, status);
+        print_json(&o, &env, rows, done, status);
     else if (o.fmt == CLI_CSV)
         print_csv(rows, done);
     else if (done > 0)
-        print_text(&o, net, rows, done);
-    if (o.trace && status != CL_ENOMEM) {
+        print_text(&o, &env, rows, done);
+    if (o.trace && status != CL_ENOMEM && !env.signal) {
         cl_diag d = {{0}};
-        trace_meta meta = {.pattern = o.pattern->name, .backend = "sim", .ranks = o.ranks};
+        trace_meta meta = {.pattern = o.pattern->name, .backend = o.backend, .ranks = o.ranks};
         if (log.dropped)
             fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
                             "dropped\n", log.n, log.dropped);
@@ -439,11 +579,11 @@ int cmd_run(int argc, char **argv)
         else if (o.fmt == CLI_TEXT)
             printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o.trace);
     }
-    rc = exit_code(status);
+    rc = exit_code(status, &env);
 out:
     rec_log_release(&log);
     free(rows);
-    sim_net_destroy(net);
+    sim_net_destroy(env.net);
     free(o.sizes);
     return rc;
 }

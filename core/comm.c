@@ -16,11 +16,13 @@ void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, i
     c->rank = rank;
     c->size = size;
     c->payload = payload;
+    c->checking = true;
 }
 
 int cl_rank(const cl_comm *c) { return c->rank; }
 int cl_size(const cl_comm *c) { return c->size; }
 bool cl_payload(const cl_comm *c) { return c->payload; }
+bool cl_checking(const cl_comm *c) { return c->world->checking; }
 double cl_now(const cl_comm *c) { return c->ops->now(c); }
 
 /* The communicator rank of world rank w; -1 if not a member.  O(size) for
@@ -274,10 +276,10 @@ static uint64_t fill_word(unsigned long long seed, size_t word)
     return mix(seed * 0x9e3779b97f4a7c15ULL + word);
 }
 
-void cl_fill(void *buf, size_t bytes, unsigned long long seed)
+void cl_fill(const cl_comm *c, void *buf, size_t bytes, unsigned long long seed)
 {
     uint8_t *p = buf;
-    if (!p)
+    if (!p || !c->world->checking)
         return;
     for (size_t i = 0; i < bytes; i += 8) {
         uint64_t w = fill_word(seed, i / 8);
@@ -290,7 +292,7 @@ int cl_verify(cl_comm *c, const void *buf, size_t bytes, unsigned long long seed
               const char *what)
 {
     const uint8_t *p = buf;
-    if (!p)
+    if (!p || !c->world->checking)
         return 0;
     for (size_t i = 0; i < bytes; i += 8) {
         uint64_t w = fill_word(seed, i / 8);

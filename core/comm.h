@@ -71,6 +71,7 @@ struct cl_comm {
     uint32_t ngroups;    /* cl_group calls made on it, for child ids */
     bool payload;        /* buffers are real (not --no-payload) */
     bool printing;       /* cl_printf prints (first timed iteration) */
+    bool checking;       /* cl_fill/cl_verify act (see cl_checking) */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

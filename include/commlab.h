@@ -141,10 +141,18 @@ void cl_group_free(cl_comm *group);
 int cl_compute(cl_comm *c, double seconds);
 /* Seconds on the backend's clock (virtual or CLOCK_MONOTONIC). */
 double cl_now(const cl_comm *c);
-/* Memory for buffers, zeroed, freed by commlab when the pattern returns.
- * NULL in size-only runs (cl_payload false) and when out of memory (the
- * run then fails with CL_ENOMEM). */
+/* Memory for buffers, freed by commlab when the pattern returns.  NULL in
+ * size-only runs (cl_payload false) and when out of memory (the run then
+ * fails with CL_ENOMEM).  Zeroed while cl_checking() is true; in the
+ * other timed iterations of a measured run the same call of the previous
+ * iteration hands back its block as it was, so the clock does not time
+ * page faults and zeroing. */
 void *cl_alloc(cl_comm *c, size_t bytes);
+/* True when this iteration checks data: always modeled; measured, in the
+ * warm-up and the first timed iteration (every iteration with --check).
+ * cl_fill and cl_verify do nothing when it is false, so the timed
+ * iterations measure communication, not the checks. */
+bool cl_checking(const cl_comm *c);
 /* False in size-only runs: buffers are NULL and data checks are skipped. */
 bool cl_payload(const cl_comm *c);
 /* Offset into a buffer that may be NULL in size-only runs. */
@@ -153,11 +161,13 @@ bool cl_payload(const cl_comm *c);
  * iteration, so repeated iterations do not flood the output. */
 void cl_printf(cl_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Fills buf with bytes derived from seed (a fast deterministic stream);
- * a NULL buf does nothing.  Cannot fail. */
-void cl_fill(void *buf, size_t bytes, unsigned long long seed);
+ * a NULL buf, or an iteration that does not check (cl_checking), does
+ * nothing.  Cannot fail. */
+void cl_fill(const cl_comm *c, void *buf, size_t bytes, unsigned long long seed);
 /* Checks buf against cl_fill(seed); on a difference reports the first
  * differing byte through cl_fail ("what": the buffer's role) and returns
- * CL_ECHECK.  A NULL buf (size-only run) passes. */
+ * CL_ECHECK.  A NULL buf (size-only run) or an iteration that does not
+ * check passes. */
 int cl_verify(cl_comm *c, const void *buf, size_t bytes, unsigned long long seed,
               const char *what);
 /* Reports a failed data check ("rank 2: expected 30, got 20") and returns

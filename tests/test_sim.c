@@ -286,7 +286,7 @@ static int liar(cl_comm *c, const cl_args *a)
 {
     unsigned char *buf = cl_alloc(c, a->bytes);
     if (cl_rank(c) == 0) {
-        cl_fill(buf, a->bytes, 1);
+        cl_fill(c, buf, a->bytes, 1);
         buf[3] ^= 0xff;
         return cl_send(c, buf, a->bytes, 1, 0);
     }

@@ -20,7 +20,7 @@ int chunked(cl_comm *c, const cl_args *a)
     unsigned char *buf = cl_alloc(c, a->bytes);
     cl_request *req[MAX_PIECES];
     if (rank == 0)
-        cl_fill(buf, a->bytes, 4242);
+        cl_fill(c, buf, a->bytes, 4242);
     for (size_t i = 0; i < pieces; i++) {
         size_t off = i * chunk, len = a->bytes - off < chunk ? a->bytes - off : chunk;
         if (a->bytes == 0)

@@ -15,7 +15,7 @@ int deadlock(cl_comm *c, const cl_args *a)
         return 0;
     int peer = 1 - rank;
     unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
-    cl_fill(out, a->bytes, 500 + (unsigned long long)rank);
+    cl_fill(c, out, a->bytes, 500 + (unsigned long long)rank);
     const char *fix = a->fix ? a->fix : "";
     if (strcmp(fix, "nonblocking") == 0) {
         cl_request *r[2];

@@ -11,7 +11,7 @@ int exchange(cl_comm *c, const cl_args *a)
     if (partner >= cl_size(c))
         return 0;
     unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
-    cl_fill(out, a->bytes, 77 + (unsigned long long)rank);
+    cl_fill(c, out, a->bytes, 77 + (unsigned long long)rank);
     cl_request *r[2];
     CL_TRY(cl_irecv(c, in, a->bytes, partner, 0, &r[0]));
     CL_TRY(cl_isend(c, out, a->bytes, partner, 0, &r[1]));

@@ -23,7 +23,7 @@ int pipeline(cl_comm *c, const cl_args *a)
         }
         CL_TRY(cl_compute(c, a->compute));
         if (s < stages - 1) {
-            cl_fill(buf, a->bytes, seed(s, mb, 0));
+            cl_fill(c, buf, a->bytes, seed(s, mb, 0));
             CL_TRY(cl_send(c, buf, a->bytes, s + 1, 0));
         }
     }
@@ -34,7 +34,7 @@ int pipeline(cl_comm *c, const cl_args *a)
         }
         CL_TRY(cl_compute(c, a->compute));
         if (s > 0) {
-            cl_fill(buf, a->bytes, seed(s, mb, 1));
+            cl_fill(c, buf, a->bytes, seed(s, mb, 1));
             CL_TRY(cl_send(c, buf, a->bytes, s - 1, 1));
         }
     }

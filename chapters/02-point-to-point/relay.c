@@ -14,7 +14,7 @@ int relay(cl_comm *c, const cl_args *a)
         CL_TRY(cl_verify(c, x, a->bytes, (unsigned long long)value, "relayed buffer"));
         value += 10;
     }
-    cl_fill(x, a->bytes, (unsigned long long)value);
+    cl_fill(c, x, a->bytes, (unsigned long long)value);
     if (rank < size - 1)
         CL_TRY(cl_send(c, x, a->bytes, rank + 1, 0));
     else

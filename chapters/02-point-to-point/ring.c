@@ -8,7 +8,7 @@ int ring(cl_comm *c, const cl_args *a)
     int rank = cl_rank(c), size = cl_size(c);
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
     unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
-    cl_fill(out, a->bytes, (unsigned long long)rank);
+    cl_fill(c, out, a->bytes, (unsigned long long)rank);
     cl_request *r[2];
     CL_TRY(cl_irecv(c, in, a->bytes, left, 0, &r[0]));
     CL_TRY(cl_isend(c, out, a->bytes, right, 0, &r[1]));

@@ -10,7 +10,7 @@ int allreduce_naive(cl_comm *c, const cl_args *a)
     int rank = cl_rank(c), size = cl_size(c);
     size_t count = a->bytes / sizeof(double);
     double *x = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
-    allreduce_init(x, count, rank);
+    allreduce_init(c, x, count, rank);
     if (rank > 0) {
         CL_TRY(cl_recv(c, in, a->bytes, rank - 1, 0, NULL));
         for (size_t i = 0; x && i < count; i++)

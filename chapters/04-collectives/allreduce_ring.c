@@ -41,7 +41,7 @@ int allreduce_ring(cl_comm *c, const cl_args *a)
     size_t count = a->bytes / sizeof(double);
     double *x = cl_alloc(c, a->bytes);
     double *tmp = cl_alloc(c, (count / (size_t)k + 1) * sizeof(double));
-    allreduce_init(x, count, rank);
+    allreduce_init(c, x, count, rank);
     for (int s = 0; s < k - 1; s++)
         CL_TRY(step(c, x, tmp, count, (rank - s + k) % k, (rank - s - 1 + k) % k, 0, 1));
     for (int s = 0; s < k - 1; s++)

@@ -1,0 +1,68 @@
+/*
+ * job.h - what the launcher and its rank processes share: one anonymous
+ * shared mapping made before the fork, so nothing has a name in /dev/shm
+ * and nothing can outlive the run.
+ *
+ * Who writes what.  Each rank owns its job_slot: it publishes there the
+ * blocking call it is in (for the launcher's watchdog), a progress counter,
+ * its per-iteration times, its records and, when it fails, why.  The
+ * launcher only reads slots, and reads the wait description under the
+ * slot's seqlock so it never sees a half-written one.  The transport's own
+ * shared area (rings, doorbells) follows the slots in the same mapping.
+ */
+#ifndef REAL_JOB_H
+#define REAL_JOB_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/record.h"
+#include "core/waitfor.h"
+
+#define JOB_LINE 64          /* cache line: slots never share one */
+#define JOB_MAX_PENDING 16   /* operations of a wait shown to the watchdog */
+
+typedef enum job_state {
+    JOB_STARTING, /* forked, not yet in the pattern loop */
+    JOB_RUNNING,  /* computing or polling: may still make progress */
+    JOB_BLOCKED,  /* asleep in a blocking call, waiting on `pending` */
+    JOB_DONE,     /* every iteration returned */
+    JOB_FAILED,   /* gave up; `msg` says why */
+} job_state;
+
+typedef struct job_slot {
+    _Alignas(JOB_LINE) _Atomic uint32_t seq; /* seqlock: odd while writing the wait */
+    _Atomic uint32_t state;                  /* a job_state */
+    _Atomic uint64_t progress;               /* grows whenever something completes */
+    /* the wait, under seq */
+    uint32_t call;     /* wf_op of the blocking call */
+    uint32_t npending; /* entries in pending */
+    uint32_t nwaiting; /* operations waited on (may exceed JOB_MAX_PENDING) */
+    int32_t iter;      /* iteration it is in */
+    wf_pending pending[JOB_MAX_PENDING];
+    /* written once, before the rank exits */
+    int32_t status;    /* 0 or the CL_E* it ended with */
+    uint64_t messages; /* pattern messages sent, all iterations */
+    uint64_t bytes;    /* pattern bytes sent */
+    _Atomic uint64_t nrec; /* records written (may exceed the room: dropped) */
+    char msg[512];     /* why it failed, "rank 1: ..." */
+} job_slot;
+
+typedef struct job {
+    int nranks;
+    int warmup, iters;
+    double t_base;      /* CLOCK_MONOTONIC seconds at launch: records start near 0 */
+    size_t rec_cap;     /* records each rank has room for (0: none kept) */
+    job_slot *slots;    /* nranks */
+    double *iter_time;  /* nranks * iters: rank r's time of iteration i at r * iters + i */
+    cl_record *recs;    /* nranks * rec_cap */
+    void *transport;    /* the transport's shared area */
+    void *map;          /* the one mapping all of this lives in */
+    size_t map_bytes;
+} job;
+
+/* Monotonic seconds, the same clock in every process of the machine. */
+double job_now(void);
+
+#endif

@@ -1,0 +1,380 @@
+/* launch.c - the launcher of measured runs: fork, watch, gather. */
+#include "real/launch.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/units.h"
+#include "core/waitfor.h"
+#include "real/bind.h"
+
+#define TICK_NS 10000000L         /* the watchdog looks every 10 ms */
+#define RECORDS_PER_RUN (1u << 20) /* records kept over all ranks with --trace */
+#define POPULATE_MAX ((size_t)512 << 20) /* map smaller jobs with their pages in */
+
+const real_transport *real_transport_find(const char *name)
+{
+    static const real_transport *const all[] = {&shm_transport};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+/* ---- the shared job ---- */
+
+static size_t line_up(size_t x)
+{
+    return (x + JOB_LINE - 1) & ~(size_t)(JOB_LINE - 1);
+}
+
+static int job_create(job *j, const real_opts *o, const real_transport *t, cl_diag *d)
+{
+    size_t n = (size_t)o->nranks;
+    memset(j, 0, sizeof *j);
+    j->nranks = o->nranks;
+    j->warmup = o->warmup;
+    j->iters = o->iters;
+    if (o->records) {
+        j->rec_cap = RECORDS_PER_RUN / n;
+        if (j->rec_cap < 4096)
+            j->rec_cap = 4096;
+    }
+    size_t slots = line_up(n * sizeof(job_slot));
+    size_t times = line_up(n * (size_t)o->iters * sizeof(double));
+    size_t recs = line_up(n * j->rec_cap * sizeof(cl_record));
+    size_t area = t->shared_bytes(o);
+    j->map_bytes = slots + times + recs + area;
+    /* Anonymous and shared: the ranks inherit it through fork, nothing is
+     * named, and it is gone when the last process unmaps or exits. */
+    int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE;
+    if (j->map_bytes <= POPULATE_MAX)
+        flags |= MAP_POPULATE; /* no page faults inside timed iterations */
+    void *m = mmap(NULL, j->map_bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (m == MAP_FAILED) {
+        char sz[UNITS_BUF];
+        return diag_set(d, CL_ENOMEM, "cannot map %s of shared memory for %d ranks: %s",
+                        units_size_str(sz, j->map_bytes), o->nranks, strerror(errno));
+    }
+    unsigned char *p = m;
+    j->map = m;
+    j->slots = (job_slot *)p;
+    j->iter_time = (double *)(p + slots);
+    j->recs = (cl_record *)(p + slots + times);
+    j->transport = p + slots + times + recs;
+    j->t_base = job_now();
+    int err = t->shared_init(j->transport, o, d);
+    if (err)
+        munmap(m, j->map_bytes);
+    return err;
+}
+
+/* ---- a rank process ---- */
+
+static _Noreturn void rank_process(const job *j, const real_opts *o, const real_transport *t,
+                                   const real_binder *b, int rank, cl_pattern_fn *fn,
+                                   const cl_args *args, const sigset_t *mask, pid_t launcher)
+{
+    /* Die with the launcher, even if it is killed outright. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher)
+        _exit(2);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    job_slot *slot = &j->slots[rank];
+    cl_diag d = {{0}};
+    real_rank *r = NULL;
+    int err = real_binder_apply(b, rank, &d);
+    if (!err)
+        err = t->rank_open(&r, j, rank, o, &d);
+    if (err) {
+        snprintf(slot->msg, sizeof slot->msg, "%s", d.msg);
+        slot->status = err;
+        atomic_store(&slot->state, JOB_FAILED);
+        _exit(2);
+    }
+    int code = rank_main(r, fn, args);
+    t->rank_close(r);
+    _exit(code);
+}
+
+/* ---- the watchdog ---- */
+
+typedef struct launcher {
+    const real_opts *o;
+    job *j;
+    pid_t *pids;     /* 0 once reaped */
+    int alive;
+    int failed_rank; /* the first rank that failed, -1 */
+    real_result *res;
+    uint64_t last_progress;
+    double last_change;
+} launcher;
+
+static void kill_all(launcher *l)
+{
+    for (int i = 0; i < l->o->nranks; i++)
+        if (l->pids[i] > 0)
+            kill(l->pids[i], SIGKILL);
+}
+
+static void fail(launcher *l, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void fail(launcher *l, int status, const char *fmt, ...)
+{
+    if (l->res->status == 0) {
+        l->res->status = status;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(l->res->diag.msg, sizeof l->res->diag.msg, fmt, ap);
+        va_end(ap);
+    }
+    kill_all(l);
+}
+
+/* A rank process ended with wait status st. */
+static void judge(launcher *l, int rank, int st)
+{
+    job_slot *s = &l->j->slots[rank];
+    if (l->res->status)
+        return; /* stopped by us after the first failure */
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        fail(l, CL_EPEER, "rank %d was killed by signal %d (SIG%s)%s", rank, sig,
+             sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+             WCOREDUMP(st) ? ", core dumped" : "");
+    } else if (WEXITSTATUS(st) != 0 || atomic_load(&s->state) != JOB_DONE) {
+        int status = s->status ? s->status : CL_EPEER;
+        if (s->msg[0])
+            fail(l, status, "%s", s->msg);
+        else
+            fail(l, status, "rank %d exited with status %d", rank, WEXITSTATUS(st));
+    } else {
+        return;
+    }
+    l->failed_rank = rank;
+}
+
+/* Copies slot r's wait under its seqlock. */
+static void read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
+{
+    for (;;) {
+        uint32_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
+        if (q & 1)
+            continue;
+        w->call = (wf_op)s->call;
+        w->npending = s->npending < JOB_MAX_PENDING ? s->npending : JOB_MAX_PENDING;
+        memcpy(pend, s->pending, w->npending * sizeof *pend);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->seq, memory_order_relaxed) == q)
+            break;
+    }
+    w->pending = pend;
+}
+
+static void report_deadlock(launcher *l, double stalled)
+{
+    int n = l->o->nranks, blocked = 0;
+    wf_rank *w = calloc((size_t)n, sizeof *w);
+    wf_pending *pend = calloc((size_t)n * JOB_MAX_PENDING, sizeof *pend);
+    if (w && pend) {
+        for (int i = 0; i < n; i++) {
+            const job_slot *s = &l->j->slots[i];
+            if (atomic_load(&s->state) == JOB_DONE) {
+                w[i].state = WF_DONE;
+                continue;
+            }
+            w[i].state = WF_BLOCKED;
+            blocked++;
+            read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
+        }
+        wf_result res;
+        wf_report_opts ro = {.eager_limit = l->o->eager_limit,
+                             .time = job_now() - l->j->t_base};
+        if (waitfor_analyze(w, (size_t)n, &res) == 0) {
+            waitfor_report(l->o->report, w, (size_t)n, &ro, &res);
+            waitfor_result_release(&res);
+        }
+    }
+    free(w);
+    free(pend);
+    char t[UNITS_BUF];
+    fail(l, CL_EDEADLOCK, "deadlock: %d of %d ranks blocked with no progress for %s", blocked,
+         n, units_time_str(t, stalled));
+}
+
+/* Every unfinished rank asleep in a blocking call, nothing completing for
+ * the timeout: a deadlock.  A rank that computes, polls or is still
+ * starting keeps the run alive. */
+static void check_deadlock(launcher *l)
+{
+    uint64_t sum = 0;
+    bool all_blocked = true;
+    int unfinished = 0;
+    for (int i = 0; i < l->o->nranks; i++) {
+        const job_slot *s = &l->j->slots[i];
+        uint32_t st = atomic_load(&s->state);
+        sum += atomic_load_explicit(&s->progress, memory_order_relaxed);
+        if (st == JOB_DONE)
+            continue;
+        unfinished++;
+        if (st != JOB_BLOCKED)
+            all_blocked = false;
+    }
+    double now = job_now();
+    if (!all_blocked || !unfinished || sum != l->last_progress) {
+        l->last_progress = sum;
+        l->last_change = now;
+    } else if (now - l->last_change >= l->o->deadlock_timeout) {
+        report_deadlock(l, now - l->last_change);
+    }
+}
+
+static void reap(launcher *l)
+{
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        for (int i = 0; i < l->o->nranks; i++) {
+            if (l->pids[i] != pid)
+                continue;
+            l->pids[i] = 0;
+            l->alive--;
+            judge(l, i, st);
+        }
+    }
+}
+
+static void watch(launcher *l, const sigset_t *set)
+{
+    struct timespec tick = {0, TICK_NS};
+    while (l->alive > 0) {
+        int sig = sigtimedwait(set, NULL, &tick);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            if (!l->res->signal)
+                l->res->signal = sig;
+            fail(l, CL_EPEER, "interrupted (SIG%s): every rank was stopped",
+                 sigabbrev_np(sig));
+        }
+        reap(l);
+        if (!l->res->status && l->alive > 0)
+            check_deadlock(l);
+    }
+}
+
+/* ---- results ---- */
+
+static int gather(launcher *l)
+{
+    const job *j = l->j;
+    real_result *res = l->res;
+    for (int i = 0; i < j->iters; i++) {
+        double t = 0;
+        for (int r = 0; r < j->nranks; r++)
+            t = fmax(t, j->iter_time[(size_t)r * (size_t)j->iters + (size_t)i]);
+        res->iter_time[i] = t;
+    }
+    for (int r = 0; r < j->nranks; r++) {
+        res->messages += j->slots[r].messages;
+        res->bytes += j->slots[r].bytes;
+    }
+    if (!l->o->records)
+        return 0;
+    for (int r = 0; r < j->nranks; r++) {
+        uint64_t n = atomic_load(&j->slots[r].nrec);
+        uint64_t keep = n < j->rec_cap ? n : j->rec_cap;
+        for (uint64_t k = 0; k < keep; k++)
+            if (rec_log_add(l->o->records, &j->recs[(size_t)r * j->rec_cap + k]))
+                return diag_set(&res->diag, CL_ENOMEM, "out of memory gathering records");
+        l->o->records->dropped += n - keep;
+    }
+    return 0;
+}
+
+int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_result *res)
+{
+    memset(res, 0, sizeof *res);
+    const real_transport *t = real_transport_find(o->backend);
+    if (!t)
+        return diag_set(&res->diag, CL_EINVAL, "unknown transport '%s'", o->backend);
+    if (o->nranks < 1 || o->iters < 1 || o->warmup < 0)
+        return diag_set(&res->diag, CL_EINVAL, "bad run options");
+    res->iters = o->iters;
+    res->iter_time = calloc((size_t)o->iters, sizeof(double));
+    pid_t *pids = calloc((size_t)o->nranks, sizeof *pids);
+    if (!res->iter_time || !pids) {
+        free(pids);
+        return diag_set(&res->diag, CL_ENOMEM, "out of memory");
+    }
+    real_binder *b = NULL;
+    job j;
+    int err = real_binder_create(&b, o->nranks, o->bind, &res->diag);
+    if (err) {
+        free(pids);
+        return err;
+    }
+    res->cores = real_binder_cores(b);
+    real_binder_describe(b, res->binding, sizeof res->binding);
+    if (o->warn && o->nranks > res->cores)
+        fprintf(o->warn, "commlab: warning: %d ranks on %d cores: ranks take turns on a core, "
+                "so waits spin briefly, then yield and sleep, and timings include the "
+                "scheduler\n", o->nranks, res->cores);
+    if ((err = job_create(&j, o, t, &res->diag))) {
+        real_binder_destroy(b);
+        free(pids);
+        return err;
+    }
+    /* Signals come to the launcher as events (sigtimedwait), never as
+     * handlers; the ranks get the old mask back. */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    fflush(NULL);
+    launcher l = {.o = o, .j = &j, .pids = pids, .failed_rank = -1, .res = res,
+                  .last_progress = UINT64_MAX, .last_change = job_now()};
+    pid_t self = getpid();
+    for (int i = 0; i < o->nranks; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            rank_process(&j, o, t, b, i, fn, args, &old, self);
+        if (pid < 0) {
+            fail(&l, CL_EPEER, "cannot start rank %d: %s", i, strerror(errno));
+            break;
+        }
+        pids[i] = pid;
+        l.alive++;
+    }
+    watch(&l, &set);
+    /* Collect any signal that arrived while blocked, then restore. */
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&set, NULL, &zero) > 0)
+        ;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (!res->status)
+        err = gather(&l);
+    munmap(j.map, j.map_bytes);
+    real_binder_destroy(b);
+    free(pids);
+    return err;
+}
+
+void real_result_release(real_result *res)
+{
+    free(res->iter_time);
+    res->iter_time = NULL;
+}

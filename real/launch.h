@@ -1,0 +1,86 @@
+/*
+ * launch.h - measured runs: fork the ranks, watch them, gather the results.
+ *
+ * real_run() is the measured twin of sim_run(): it forks one process per
+ * rank (like torch's mp.spawn), binds each to a core, runs the warm-up and
+ * timed iterations over a transport, and gathers per-iteration times and
+ * records through one anonymous shared mapping.  Its watchdog reads every
+ * rank's status slot: when every unfinished rank is blocked and nothing
+ * progressed for the deadlock timeout it prints the wait-for report of
+ * core/waitfor and stops the ranks; a rank that dies is reported by rank
+ * and cause and the others are stopped.  No process outlives the call, and
+ * nothing it made has a name anywhere.
+ *
+ * Transports (shm now; tcp and rdma later) plug in through real_transport.
+ */
+#ifndef REAL_LAUNCH_H
+#define REAL_LAUNCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "commlab.h"
+#include "core/diag.h"
+#include "core/record.h"
+#include "real/job.h"
+#include "real/rank.h"
+
+/* How shm moves a message above the eager limit. */
+typedef enum shm_copy {
+    SHM_COPY_AUTO,    /* single copy (process_vm_readv); staging if refused */
+    SHM_COPY_CMA,     /* single copy only: an error if the kernel refuses */
+    SHM_COPY_STAGING, /* always the pipelined copy through the shared ring */
+} shm_copy;
+
+typedef struct real_opts {
+    const char *backend;     /* "shm" */
+    int nranks;              /* >= 1 */
+    int warmup, iters;       /* untimed and timed iterations (iters >= 1) */
+    uint64_t eager_limit;    /* bytes; larger messages use rendezvous */
+    bool check;              /* checksum every message; data checks every iteration */
+    bool bind;               /* pin ranks to cores (hwloc) */
+    shm_copy copy;           /* shm's large-message path */
+    double deadlock_timeout; /* seconds without progress before reporting */
+    rec_log *records;        /* where records go; NULL keeps none */
+    FILE *report;            /* the deadlock report */
+    FILE *warn;              /* warnings (more ranks than cores); NULL: none */
+} real_opts;
+
+typedef struct real_result {
+    int status;        /* 0, CL_EDEADLOCK, CL_ECHECK, CL_EPEER (a rank died), ... */
+    cl_diag diag;      /* what failed (status != 0) */
+    int signal;        /* the launcher was interrupted by this signal (0: not) */
+    double *iter_time; /* iters entries, seconds: the slowest rank's time */
+    int iters;
+    uint64_t messages; /* pattern messages sent, all iterations and ranks */
+    uint64_t bytes;
+    int cores;         /* cores on this machine */
+    char binding[160]; /* how ranks were bound, for the report */
+} real_result;
+
+/* A transport's hooks; every rank_* runs in the rank process. */
+typedef struct real_transport {
+    const char *name;
+    /* Bytes of shared memory it needs (made before the fork). */
+    size_t (*shared_bytes)(const real_opts *o);
+    /* Fills its zeroed shared area, in the launcher. */
+    int (*shared_init)(void *area, const real_opts *o, cl_diag *d);
+    /* Sets up rank `rank`: its real_rank (embedded first in the
+     * transport's state) in *out. */
+    int (*rank_open)(real_rank **out, const job *j, int rank, const real_opts *o, cl_diag *d);
+    void (*rank_close)(real_rank *r);
+} real_transport;
+
+extern const real_transport shm_transport;
+
+/* The transport called name, or NULL. */
+const real_transport *real_transport_find(const char *name);
+
+/* Runs fn on o->nranks processes.  Returns 0 when the run itself could be
+ * carried out (the outcome is in res->status), or CL_EINVAL / CL_ENOMEM /
+ * CL_EIO with res->diag saying why.  Release res either way. */
+int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_result *res);
+void real_result_release(real_result *res);
+
+#endif

@@ -1,0 +1,271 @@
+/* rank.c - the part of a measured rank that does not move messages. */
+#include "real/rank.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/units.h"
+
+struct rank_block {
+    rank_block *next;
+    size_t bytes;
+    void *data; /* 64-byte aligned */
+};
+
+double job_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool check_all)
+{
+    memset(r, 0, sizeof *r);
+    comm_world_init(&r->comm, ops, r, rank, j->nranks, true);
+    r->job = j;
+    r->slot = &j->slots[rank];
+    r->recs = j->rec_cap ? j->recs + (size_t)rank * j->rec_cap : NULL;
+    r->rank = rank;
+    r->size = j->nranks;
+    r->tracing = j->rec_cap > 0;
+    r->check_all = check_all;
+    r->cursor = &r->blocks;
+}
+
+void rank_release(real_rank *r)
+{
+    while (r->blocks) {
+        rank_block *b = r->blocks;
+        r->blocks = b->next;
+        free(b->data);
+        free(b);
+    }
+    r->cursor = &r->blocks;
+}
+
+double rank_now(const real_rank *r)
+{
+    return job_now() - r->job->t_base;
+}
+
+void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uint64_t msg,
+                 double posted, double started, double finished, bool blocking)
+{
+    if (!r->tracing)
+        return;
+    uint64_t i = atomic_load_explicit(&r->slot->nrec, memory_order_relaxed);
+    if (i < r->job->rec_cap)
+        r->recs[i] = (cl_record){
+            .posted = posted, .started = started, .finished = finished, .bytes = bytes,
+            .msg = msg, .rank = r->rank, .peer = peer, .tag = tag, .iter = r->iter,
+            .op = (uint8_t)op, .blocking = blocking,
+        };
+    atomic_store_explicit(&r->slot->nrec, i + 1, memory_order_relaxed);
+}
+
+/* ---- the watchdog's view ---- */
+
+void rank_wait_begin(real_rank *r, wf_op call)
+{
+    job_slot *s = r->slot;
+    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    s->call = (uint32_t)call;
+    s->npending = 0;
+    s->nwaiting = 0;
+    s->iter = r->iter;
+}
+
+void rank_wait_add(real_rank *r, wf_op op, int peer, int tag, uint64_t bytes)
+{
+    job_slot *s = r->slot;
+    if (s->npending < JOB_MAX_PENDING)
+        s->pending[s->npending++] = (wf_pending){.op = op, .peer = peer, .tag = tag,
+                                                 .bytes = bytes};
+    s->nwaiting++;
+}
+
+void rank_wait_end(real_rank *r)
+{
+    job_slot *s = r->slot;
+    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    atomic_store_explicit(&s->seq, q + 1, memory_order_release);
+    atomic_store_explicit(&s->state, JOB_BLOCKED, memory_order_release);
+    r->blocked = true;
+    r->published = atomic_load_explicit(&s->progress, memory_order_relaxed);
+}
+
+void rank_unblock(real_rank *r)
+{
+    if (!r->blocked)
+        return;
+    atomic_store_explicit(&r->slot->state, JOB_RUNNING, memory_order_release);
+    r->blocked = false;
+}
+
+void rank_detail(real_rank *r, const char *fmt, ...)
+{
+    if (r->detail[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+    va_end(ap);
+}
+
+void rank_failed(real_rank *r, int err, const char *fmt, ...)
+{
+    job_slot *s = r->slot;
+    if (atomic_load_explicit(&s->state, memory_order_relaxed) == JOB_FAILED)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->msg, sizeof s->msg, fmt, ap);
+    va_end(ap);
+    s->status = err;
+    atomic_store_explicit(&s->state, JOB_FAILED, memory_order_release);
+}
+
+/* ---- comm_ops shared by the real transports ---- */
+
+static real_rank *rank_of(const cl_comm *c)
+{
+    return c->world->backend;
+}
+
+/* Busy work for `seconds`, polling the transport so peers' eager messages
+ * keep draining, as a GPU kernel would not stop the NIC. */
+int rank_op_compute(cl_comm *c, double seconds)
+{
+    real_rank *r = rank_of(c);
+    double start = rank_now(r), now = start;
+    while (now - start < seconds) {
+        int err = r->poll(r);
+        if (err < 0)
+            return err;
+        now = rank_now(r);
+    }
+    rank_record(r, REC_COMPUTE, -1, -1, 0, 0, start, start, now, true);
+    return 0;
+}
+
+double rank_op_now(const cl_comm *c)
+{
+    return rank_now(rank_of(c));
+}
+
+/* Blocks are kept across iterations: a pattern asks for the same sizes in
+ * the same order every iteration, so the timed ones reuse warm memory. */
+void *rank_op_alloc(cl_comm *c, size_t bytes)
+{
+    real_rank *r = rank_of(c);
+    rank_block *b = *r->cursor;
+    if (!b || b->bytes < bytes) {
+        size_t round = (bytes + 63) & ~(size_t)63;
+        rank_block *nb = malloc(sizeof *nb);
+        void *data = round >= bytes ? aligned_alloc(64, round ? round : 64) : NULL;
+        if (!nb || !data) {
+            free(nb);
+            free(data);
+            char t[UNITS_BUF];
+            rank_detail(r, "out of memory allocating %s", units_size_str(t, bytes));
+            return NULL;
+        }
+        nb->bytes = round;
+        nb->data = data;
+        nb->next = b ? b->next : NULL;
+        if (b) {
+            free(b->data);
+            free(b);
+        }
+        *r->cursor = b = nb;
+        memset(b->data, 0, bytes);
+    } else if (r->comm.checking) {
+        memset(b->data, 0, bytes);
+    }
+    r->cursor = &b->next;
+    return b->data;
+}
+
+void rank_op_print(cl_comm *c, const char *line)
+{
+    real_rank *r = rank_of(c);
+    char buf[600];
+    int n = snprintf(buf, sizeof buf, "rank %d: %s\n", r->rank, line);
+    if (n > (int)sizeof buf - 1) {
+        n = (int)sizeof buf - 1;
+        buf[n - 1] = '\n';
+    }
+    /* One write per line: lines of several ranks never mix, and nothing
+     * waits in a stdio buffer when the rank _exits. */
+    for (const char *p = buf; n > 0;) {
+        ssize_t w = write(STDOUT_FILENO, p, (size_t)n);
+        if (w <= 0)
+            break;
+        p += w;
+        n -= (int)w;
+    }
+}
+
+void rank_op_fail(cl_comm *c, const char *msg)
+{
+    real_rank *r = rank_of(c);
+    rank_failed(r, CL_ECHECK, "rank %d: data check failed: %s", r->rank, msg);
+}
+
+void rank_op_span(cl_comm *c, rec_op op, double start, double end)
+{
+    rank_record(rank_of(c), op, -1, -1, 0, 0, start, start, end, true);
+}
+
+/* ---- a rank's life ---- */
+
+static int fail_code(real_rank *r, int err, const char *during)
+{
+    if (r->detail[0])
+        rank_failed(r, err, "rank %d: %s: %s (%s)", r->rank, during, r->detail, cl_errname(err));
+    else
+        rank_failed(r, err, "rank %d: %s: %s (%s)", r->rank, during, cl_strerror(err),
+                    cl_errname(err));
+    return r->slot->status == CL_ECHECK ? 1 : 2;
+}
+
+int rank_main(real_rank *r, cl_pattern_fn *fn, const cl_args *args)
+{
+    const job *j = r->job;
+    atomic_store_explicit(&r->slot->state, JOB_RUNNING, memory_order_release);
+    for (int it = -j->warmup; it < j->iters; it++) {
+        r->iter = it;
+        int err = cl_barrier(&r->comm);
+        if (err)
+            return fail_code(r, err, "the barrier before an iteration failed");
+        cl_args a = *args;
+        a.iteration = it;
+        r->comm.printing = it == 0;
+        r->comm.checking = r->check_all || it <= 0;
+        r->cursor = &r->blocks;
+        double t0 = rank_now(r);
+        err = fn(&r->comm, &a);
+        double t1 = rank_now(r);
+        rank_record(r, REC_ITER, -1, -1, 0, 0, t0, t0, t1, true);
+        if (err)
+            return fail_code(r, err, "the pattern failed");
+        if (it >= 0)
+            j->iter_time[(size_t)r->rank * (size_t)j->iters + (size_t)it] = t1 - t0;
+    }
+    r->iter = j->iters;
+    r->tracing = false; /* the closing barrier is not part of any iteration */
+    int err = cl_barrier(&r->comm);
+    if (err)
+        return fail_code(r, err, "the closing barrier failed");
+    r->slot->messages = r->messages;
+    r->slot->bytes = r->bytes;
+    atomic_store_explicit(&r->slot->state, JOB_DONE, memory_order_release);
+    return 0;
+}

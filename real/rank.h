@@ -1,0 +1,86 @@
+/*
+ * rank.h - one measured rank process: what every real transport shares.
+ *
+ * A transport's rank state embeds real_rank first, and its comm_ops use the
+ * rank_* functions here for everything that is not moving messages: time,
+ * cl_alloc blocks, output, failed checks, records, and the status slot the
+ * launcher's watchdog reads.  rank_main() is the rank's life: per iteration a
+ * barrier, then the pattern, timed by the wall clock.
+ */
+#ifndef REAL_RANK_H
+#define REAL_RANK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/comm.h"
+#include "real/job.h"
+
+typedef struct rank_block rank_block;
+
+typedef struct real_rank {
+    cl_comm comm;        /* the world communicator of this rank */
+    const job *job;
+    job_slot *slot;      /* this rank's slot in the shared job */
+    cl_record *recs;     /* this rank's room for records */
+    int rank, size;
+    int iter;            /* iteration running (warm-up negative) */
+    bool tracing;        /* keep records */
+    bool check_all;      /* --check: data checks on every iteration */
+    rank_block *blocks;  /* cl_alloc blocks, in call order ... */
+    rank_block **cursor; /* ... and the one the next call reuses */
+    bool blocked;        /* JOB_BLOCKED is published */
+    uint64_t published;  /* progress when the wait was last published */
+    uint64_t messages, bytes; /* pattern messages and bytes sent */
+    int (*poll)(struct real_rank *r); /* transport progress (compute polls it) */
+    char detail[400];    /* the transport's account of the first failure */
+} real_rank;
+
+/* Fills r's common part; the transport sets r->poll. */
+void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool check_all);
+/* Frees the cl_alloc blocks. */
+void rank_release(real_rank *r);
+
+/* Seconds since the launch, on the clock every rank shares. */
+double rank_now(const real_rank *r);
+
+/* Appends a record when tracing (a rank that runs out of room counts the
+ * rest as dropped). */
+void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uint64_t msg,
+                 double posted, double started, double finished, bool blocking);
+
+/* Something completed: the watchdog's progress counter moves. */
+static inline void rank_progressed(real_rank *r)
+{
+    atomic_fetch_add_explicit(&r->slot->progress, 1, memory_order_relaxed);
+}
+
+/* Publishing a blocked wait: begin, add each pending operation, end.  The
+ * launcher never sees a half-written wait (seqlock). */
+void rank_wait_begin(real_rank *r, wf_op call);
+void rank_wait_add(real_rank *r, wf_op op, int peer, int tag, uint64_t bytes);
+void rank_wait_end(real_rank *r);
+/* The rank left its blocking call. */
+void rank_unblock(real_rank *r);
+
+/* The transport's words for a failure, kept for the rank's final message
+ * ("a 1 MiB message from rank 0 (tag 0) does not fit ...").  First wins. */
+void rank_detail(real_rank *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* comm_ops entries every real transport uses as they are. */
+int rank_op_compute(cl_comm *c, double seconds);
+double rank_op_now(const cl_comm *c);
+void *rank_op_alloc(cl_comm *c, size_t bytes);
+void rank_op_print(cl_comm *c, const char *line);
+void rank_op_fail(cl_comm *c, const char *msg);
+void rank_op_span(cl_comm *c, rec_op op, double start, double end);
+
+/* Runs the warm-up and timed iterations, then a last barrier so no rank
+ * leaves while a peer still needs it.  Returns the process exit code:
+ * 0, 1 (a data check failed) or 2 (another failure; the slot says why). */
+int rank_main(real_rank *r, cl_pattern_fn *fn, const cl_args *args);
+
+/* Marks the slot failed with a message (first failure wins). */
+void rank_failed(real_rank *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,1052 @@
+/*
+ * shm.c - the shared-memory transport.
+ *
+ * Every ordered pair of ranks (i -> j, self included) has a single-producer
+ * single-consumer ring of 64-byte lines in the job's anonymous shared
+ * mapping.  A record is one header line followed by its payload; the header
+ * carries `seq`, the record's absolute line index + 1, stored last with
+ * release semantics, so the consumer's acquire load of it is the whole
+ * hand-off: no lock, no shared head index on the fast path.  The producer
+ * also zeroes the seq of the line after its record before publishing, so a
+ * consumer never mistakes an old lap's payload for a header; one line of
+ * every ring therefore stays free.  The consumer publishes how far it has
+ * read in its own cache line; the producer re-reads that only when its
+ * cached copy says the ring is full.
+ *
+ * Protocols, with the model's eager limit:
+ *   - eager (bytes <= limit): EAGER then FRAG records carry the data; the
+ *     send completes once all of it is in the ring.  A receiver drains its
+ *     rings whenever it is inside any call, into the posted receive or an
+ *     unexpected copy, so an eager send never waits for a receive.
+ *   - rendezvous: an RTS record carries the size and the sender's buffer
+ *     address.  When a receive matches, the receiver copies the data once,
+ *     straight from the sender's memory with process_vm_readv, and answers
+ *     FIN, which completes the send.  Where the kernel refuses that (or with
+ *     --shm-copy staging) it answers CTS instead and the sender streams
+ *     RDATA records through the ring into the receive buffer: a pipelined
+ *     copy through shared memory.
+ *
+ * Waiting: poll with a bounded spin (the hand-off of a line between cores
+ * costs well under a microsecond, a sleeping wake-up tens), then yield
+ * when ranks outnumber cores, then sleep on a futex: a rank going to sleep
+ * sets `sleeping` in its doorbell and re-checks its rings; whoever publishes
+ * to it or frees room it may wait for bumps the doorbell and wakes it.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <sched.h>
+
+#include "core/match.h"
+#include "core/units.h"
+#include "real/launch.h"
+
+#define LINE 64
+#define SPIN_SECONDS 200e-6      /* poll this long before sleeping ... */
+#define SPIN_SECONDS_SHARED 5e-6 /* ... or this long when ranks outnumber cores */
+#define YIELDS 50                /* then sched_yield this often (oversubscribed) */
+#define SLEEP_NS 50000000L       /* a sleeper looks again after 50 ms anyway */
+
+enum { REC_EAGER = 1, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_FIN };
+
+typedef struct shm_hdr {
+    _Atomic uint64_t seq; /* absolute line index + 1; 0: nothing here yet */
+    uint32_t kind;
+    uint32_t len;         /* payload bytes of this record, from `arg` on */
+    int32_t tag;
+    uint32_t ctx;
+    uint64_t total;       /* EAGER, RTS: message bytes; RDATA: receive cookie */
+    uint64_t sum;         /* EAGER, RTS: checksum (--check); RDATA: offset */
+    uint64_t arg[3];      /* RTS: address, send cookie; CTS: send, receive
+                             cookie; FIN: send cookie, start time.  Data
+                             records: the first 24 payload bytes */
+} shm_hdr;
+
+_Static_assert(sizeof(shm_hdr) == LINE, "a header is one line");
+#define PAYLOAD_OFF offsetof(shm_hdr, arg)
+
+typedef struct shm_bell {
+    _Alignas(LINE) _Atomic uint32_t word; /* bumped to wake the rank */
+    _Atomic uint32_t sleeping;            /* the rank is (about to be) asleep */
+    int32_t pid;                          /* the rank's process, for process_vm_readv */
+} shm_bell;
+
+typedef struct shm_consumed {
+    _Alignas(LINE) _Atomic uint64_t lines; /* lines the consumer is done with */
+} shm_consumed;
+
+/* The shared area: this header, nranks bells, nranks^2 consumed counters,
+ * nranks^2 rings of ring_lines lines. */
+typedef struct shm_area {
+    _Alignas(LINE) uint32_t nranks;
+    uint32_t ring_lines;
+    uint32_t max_payload; /* bytes per data record */
+} shm_area;
+
+typedef struct shm_req shm_req;
+typedef struct shm_msg shm_msg;
+
+enum { KIND_SEND, KIND_RECV, KIND_CTRL };
+enum { SEND_QUEUED, SEND_WAIT_PEER, SEND_STREAM };
+
+struct shm_req {
+    struct cl_request base; /* first: core/comm reads it */
+    match_link link;        /* a posted receive in the rank's queues */
+    shm_req *next;          /* in an outgoing queue */
+    shm_msg *msg;           /* a receive matched to a message still arriving */
+    void *buf;              /* receive: destination */
+    const void *sbuf;       /* send: source */
+    uint64_t bytes;         /* send: size; receive: capacity */
+    uint64_t off;           /* bytes sent into the ring / received */
+    uint64_t total;         /* receive: the matched message's size */
+    uint64_t sum;           /* the message's checksum (--check) */
+    uint64_t msg_id;
+    uint64_t peer_cookie;   /* SEND_STREAM: the receive on the other side */
+    uint64_t ctrl[2];       /* KIND_CTRL: arg[0..1] */
+    double posted, started;
+    int32_t peer;           /* world rank; CL_ANY_SOURCE in a receive */
+    int32_t tag;
+    uint32_t ctx;
+    uint8_t kind, phase, ctrl_kind;
+    bool eager;
+};
+
+struct shm_msg {
+    match_link link;  /* in the unexpected queue */
+    shm_msg *next_free;
+    shm_req *waiting; /* a receive that matched before the data was all here */
+    void *data;       /* eager: the copy */
+    uint64_t total, got;
+    uint64_t addr, cookie; /* rendezvous: the sender's buffer and request */
+    uint64_t sum, msg_id;
+    double arrived;
+    bool eager;
+};
+
+typedef struct shm_out { /* toward one destination */
+    shm_req *head, *tail; /* what waits to go into the ring, in order */
+    uint64_t pos;         /* lines written */
+    uint64_t consumed;    /* the consumer's count, as last read */
+    uint64_t nmsg;        /* messages sent to it (message ids) */
+} shm_out;
+
+typedef struct shm_in { /* from one source */
+    uint64_t pos;       /* lines read */
+    uint64_t nmsg;      /* messages received from it (message ids) */
+    shm_req *req;       /* the receive the current eager message fills ... */
+    shm_msg *msg;       /* ... or its unexpected copy */
+    uint64_t drop;      /* bytes of a truncated message still to skip */
+} shm_in;
+
+typedef struct shm_rank {
+    real_rank base; /* first */
+    shm_area *area;
+    shm_bell *bells;
+    shm_consumed *consumed;
+    unsigned char *rings;
+    shm_out *out;
+    shm_in *in;
+    match_queues mq;
+    shm_req *free_reqs;
+    shm_msg *free_msgs;
+    uint64_t eager_limit;
+    size_t ring_bytes;
+    double spin;
+    shm_copy copy;
+    bool check;
+    bool oversubscribed;
+    int n, me;
+    int failed;         /* a fatal error in progress (CL_E*) */
+} shm_rank;
+
+static const comm_ops shm_ops;
+
+/* ---- layout ---- */
+
+static uint32_t ring_lines_for(int n)
+{
+    uint32_t kib = n <= 8 ? 256 : n <= 32 ? 64 : n <= 128 ? 16 : 8;
+    return kib * 1024 / LINE;
+}
+
+static size_t align_up(size_t x)
+{
+    return (x + LINE - 1) & ~(size_t)(LINE - 1);
+}
+
+static size_t shm_shared_bytes(const real_opts *o)
+{
+    size_t n = (size_t)o->nranks;
+    return align_up(sizeof(shm_area)) + n * sizeof(shm_bell) + n * n * sizeof(shm_consumed) +
+           n * n * (size_t)ring_lines_for(o->nranks) * LINE;
+}
+
+static int shm_shared_init(void *mem, const real_opts *o, cl_diag *d)
+{
+    (void)d;
+    shm_area *a = mem;
+    a->nranks = (uint32_t)o->nranks;
+    a->ring_lines = ring_lines_for(o->nranks);
+    a->max_payload = a->ring_lines * LINE / 4;
+    return 0;
+}
+
+static unsigned char *ring(const shm_rank *s, int from, int to)
+{
+    return s->rings + ((size_t)from * (size_t)s->n + (size_t)to) * s->ring_bytes;
+}
+
+static size_t record_lines(uint64_t len)
+{
+    return (size_t)((PAYLOAD_OFF + len + LINE - 1) / LINE);
+}
+
+/* Copies between a ring and memory at byte offset `at` of the ring,
+ * wrapping at its end. */
+static void ring_write(const shm_rank *s, unsigned char *rg, size_t at, const void *src, size_t len)
+{
+    at %= s->ring_bytes;
+    size_t first = s->ring_bytes - at < len ? s->ring_bytes - at : len;
+    memcpy(rg + at, src, first);
+    if (first < len)
+        memcpy(rg, (const char *)src + first, len - first);
+}
+
+static void ring_read(const shm_rank *s, const unsigned char *rg, size_t at, void *dst, size_t len)
+{
+    at %= s->ring_bytes;
+    size_t first = s->ring_bytes - at < len ? s->ring_bytes - at : len;
+    memcpy(dst, rg + at, first);
+    if (first < len)
+        memcpy((char *)dst + first, rg, len - first);
+}
+
+/* ---- waking ---- */
+
+static void futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+/* Wakes rank `peer` if it sleeps.  The fence pairs with the one in
+ * sleep_on_bell(): either the sleeper sees our record, or we see it asleep. */
+static void notify(shm_rank *s, int peer)
+{
+    shm_bell *b = &s->bells[peer];
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&b->sleeping, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&b->word, 1, memory_order_relaxed);
+        futex(&b->word, FUTEX_WAKE, 1, NULL);
+    }
+}
+
+/* ---- checksums (--check) ---- */
+
+static uint64_t checksum(const void *buf, uint64_t len)
+{
+    const unsigned char *p = buf;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+    uint64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    for (; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* ---- requests and messages ---- */
+
+static shm_req *req_new(shm_rank *s)
+{
+    shm_req *r = s->free_reqs;
+    if (r)
+        s->free_reqs = r->next;
+    else if (!(r = malloc(sizeof *r)))
+        return NULL;
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+static void req_free(shm_rank *s, shm_req *r)
+{
+    r->next = s->free_reqs;
+    s->free_reqs = r;
+}
+
+static shm_msg *msg_new(shm_rank *s)
+{
+    shm_msg *m = s->free_msgs;
+    if (m)
+        s->free_msgs = m->next_free;
+    else if (!(m = malloc(sizeof *m)))
+        return NULL;
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+static void msg_free(shm_rank *s, shm_msg *m)
+{
+    free(m->data);
+    m->data = NULL;
+    m->next_free = s->free_msgs;
+    s->free_msgs = m;
+}
+
+static uint64_t msg_id(int src, int dst, uint64_t k)
+{
+    return (uint64_t)(uint32_t)src << 44 | (uint64_t)(uint32_t)dst << 24 | (k & 0xffffff);
+}
+
+static bool user_ctx(uint32_t ctx)
+{
+    return (ctx & 1u) == 0;
+}
+
+static void fatal(shm_rank *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void fatal(shm_rank *s, int err, const char *fmt, ...)
+{
+    if (s->failed)
+        return;
+    s->failed = err;
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rank_detail(&s->base, "%s", msg);
+}
+
+/* A request is complete: its status is final, the record is written. */
+static void complete(shm_rank *s, shm_req *r, int err)
+{
+    r->base.err = err;
+    r->base.done = true;
+    rank_progressed(&s->base);
+    if (r->kind == KIND_CTRL) {
+        req_free(s, r);
+        return;
+    }
+    if (!s->base.tracing)
+        return;
+    double now = rank_now(&s->base);
+    double started = r->started > 0 ? r->started : now;
+    if (r->kind == KIND_SEND)
+        rank_record(&s->base, REC_SEND, r->peer, r->tag, r->bytes, r->msg_id, r->posted,
+                    started, now, r->base.blocking);
+    else
+        rank_record(&s->base, REC_RECV, r->base.status.source, r->base.status.tag,
+                    r->base.status.bytes, r->msg_id, r->posted, started, now,
+                    r->base.blocking);
+}
+
+/* ---- producing ---- */
+
+/* Room for a record of len payload bytes toward dst, or NULL.  One line
+ * always stays free (see the top of the file). */
+static shm_hdr *reserve(shm_rank *s, int dst, uint64_t len)
+{
+    shm_out *o = &s->out[dst];
+    uint64_t need = record_lines(len) + 1, lines = s->area->ring_lines;
+    if (o->pos + need - o->consumed > lines) {
+        o->consumed = atomic_load_explicit(&s->consumed[s->me * s->n + dst].lines,
+                                           memory_order_acquire);
+        if (o->pos + need - o->consumed > lines)
+            return NULL;
+    }
+    return (shm_hdr *)(ring(s, s->me, dst) + (o->pos % lines) * LINE);
+}
+
+/* Writes the payload of a reserved record and publishes it. */
+static void publish(shm_rank *s, int dst, shm_hdr *h, uint32_t kind, const void *data,
+                    uint64_t len)
+{
+    shm_out *o = &s->out[dst];
+    unsigned char *rg = ring(s, s->me, dst);
+    uint64_t lines = s->area->ring_lines;
+    h->kind = kind;
+    h->len = (uint32_t)len;
+    if (len)
+        ring_write(s, rg, (o->pos % lines) * LINE + PAYLOAD_OFF, data, (size_t)len);
+    uint64_t next = o->pos + record_lines(len);
+    shm_hdr *after = (shm_hdr *)(rg + (next % lines) * LINE);
+    atomic_store_explicit(&after->seq, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->seq, o->pos + 1, memory_order_release);
+    o->pos = next;
+}
+
+enum { INJECT_FULL, INJECT_MORE, INJECT_LAST };
+
+/* Writes the next record of r toward dst: INJECT_FULL when the ring has no
+ * room, INJECT_MORE when r has more records to write, INJECT_LAST when this
+ * was its last one. */
+static int inject(shm_rank *s, int dst, shm_req *r)
+{
+    if (r->kind == KIND_CTRL) {
+        shm_hdr *h = reserve(s, dst, 0);
+        if (!h)
+            return INJECT_FULL;
+        h->arg[0] = r->ctrl[0];
+        h->arg[1] = r->ctrl[1];
+        publish(s, dst, h, r->ctrl_kind, NULL, 0);
+        return INJECT_LAST;
+    }
+    if (!r->eager && r->phase == SEND_QUEUED) {
+        shm_hdr *h = reserve(s, dst, 0);
+        if (!h)
+            return INJECT_FULL;
+        h->tag = r->tag;
+        h->ctx = r->ctx;
+        h->total = r->bytes;
+        h->sum = r->sum;
+        h->arg[0] = (uint64_t)(uintptr_t)r->sbuf;
+        h->arg[1] = (uint64_t)(uintptr_t)r;
+        publish(s, dst, h, REC_RTS, NULL, 0);
+        r->phase = SEND_WAIT_PEER;
+        return INJECT_LAST;
+    }
+    uint64_t len = r->bytes - r->off;
+    if (len > s->area->max_payload)
+        len = s->area->max_payload;
+    shm_hdr *h = reserve(s, dst, len);
+    if (!h)
+        return INJECT_FULL;
+    uint32_t kind = REC_FRAG;
+    if (r->phase == SEND_STREAM) {
+        kind = REC_RDATA;
+        h->total = r->peer_cookie;
+        h->sum = r->off;
+    } else if (r->off == 0) {
+        kind = REC_EAGER;
+        h->tag = r->tag;
+        h->ctx = r->ctx;
+        h->total = r->bytes;
+        h->sum = r->sum;
+        if (s->base.tracing)
+            r->started = rank_now(&s->base);
+    }
+    publish(s, dst, h, kind, (const char *)r->sbuf + r->off, len);
+    r->off += len;
+    return r->off == r->bytes ? INJECT_LAST : INJECT_MORE;
+}
+
+/* Puts as much of dst's queue into the ring as fits, in order. */
+static void push(shm_rank *s, int dst)
+{
+    shm_out *o = &s->out[dst];
+    bool wrote = false;
+    shm_req *r;
+    while ((r = o->head) != NULL) {
+        int st = inject(s, dst, r);
+        if (st == INJECT_FULL)
+            break;
+        wrote = true;
+        if (st == INJECT_MORE)
+            continue;
+        o->head = r->next;
+        if (!o->head)
+            o->tail = NULL;
+        r->next = NULL;
+        if (r->kind == KIND_CTRL || r->eager || r->phase == SEND_STREAM)
+            complete(s, r, 0);
+    }
+    if (wrote)
+        notify(s, dst);
+}
+
+static void enqueue(shm_rank *s, int dst, shm_req *r)
+{
+    shm_out *o = &s->out[dst];
+    r->next = NULL;
+    if (o->tail)
+        o->tail->next = r;
+    else
+        o->head = r;
+    o->tail = r;
+}
+
+/* A control record (CTS, FIN) toward dst, behind whatever is queued. */
+static void send_ctrl(shm_rank *s, int dst, uint32_t kind, uint64_t a0, uint64_t a1)
+{
+    shm_req *r = req_new(s);
+    if (!r) {
+        fatal(s, CL_ENOMEM, "out of memory queueing a control record");
+        return;
+    }
+    r->kind = KIND_CTRL;
+    r->ctrl_kind = (uint8_t)kind;
+    r->ctrl[0] = a0;
+    r->ctrl[1] = a1;
+    enqueue(s, dst, r);
+    push(s, dst);
+}
+
+/* ---- consuming ---- */
+
+static bool truncated(shm_rank *s, shm_req *r, int src, uint64_t total)
+{
+    if (total <= r->bytes)
+        return false;
+    char a[UNITS_BUF], b[UNITS_BUF];
+    rank_detail(&s->base, "a %s message from rank %d (tag %d) does not fit the %s receive "
+                "buffer of rank %d", units_size_str(a, total), src, r->base.status.tag,
+                units_size_str(b, r->bytes), s->me);
+    return true;
+}
+
+/* The receive r takes message m's envelope. */
+static void take_envelope(shm_req *r, int src, int tag, uint64_t total, uint64_t id)
+{
+    r->base.status.source = src;
+    r->base.status.tag = tag;
+    r->base.status.bytes = total;
+    r->total = total;
+    r->msg_id = id;
+}
+
+static void finish_recv(shm_rank *s, shm_req *r, uint64_t sum)
+{
+    int err = 0;
+    if (s->check && r->buf && checksum(r->buf, r->total) != sum) {
+        char a[UNITS_BUF];
+        rank_detail(&s->base, "the %s message from rank %d (tag %d) arrived corrupted "
+                    "(checksum mismatch)", units_size_str(a, r->total),
+                    r->base.status.source, r->base.status.tag);
+        err = CL_ECHECK;
+    }
+    complete(s, r, err);
+}
+
+/* An unexpected eager message is whole, and r wants it. */
+static void deliver_copy(shm_rank *s, shm_req *r, shm_msg *m)
+{
+    if (truncated(s, r, r->base.status.source, m->total)) {
+        complete(s, r, CL_ETRUNC);
+    } else {
+        if (m->total && r->buf && m->data)
+            memcpy(r->buf, m->data, (size_t)m->total);
+        if (!r->started)
+            r->started = m->arrived;
+        finish_recv(s, r, m->sum);
+    }
+    msg_free(s, m);
+}
+
+/* Rendezvous: receive r matched the RTS m from src. */
+static void pull(shm_rank *s, shm_req *r, shm_msg *m, int src)
+{
+    uint64_t send_cookie = m->cookie;
+    double start = s->base.tracing ? rank_now(&s->base) : 0;
+    r->started = start;
+    if (truncated(s, r, src, m->total)) {
+        send_ctrl(s, src, REC_FIN, send_cookie, 0);
+        complete(s, r, CL_ETRUNC);
+        msg_free(s, m);
+        return;
+    }
+    uint64_t sum = m->sum, total = m->total;
+    if (s->copy != SHM_COPY_STAGING && total > 0) {
+        uint64_t done = 0;
+        while (done < total) {
+            struct iovec local = {(char *)r->buf + done, (size_t)(total - done)};
+            struct iovec remote = {(void *)(uintptr_t)(m->addr + done), (size_t)(total - done)};
+            ssize_t got = process_vm_readv(s->bells[src].pid, &local, 1, &remote, 1, 0);
+            if (got <= 0)
+                break;
+            done += (uint64_t)got;
+        }
+        if (done == total) {
+            uint64_t bits;
+            memcpy(&bits, &start, sizeof bits);
+            send_ctrl(s, src, REC_FIN, send_cookie, bits);
+            msg_free(s, m);
+            finish_recv(s, r, sum);
+            return;
+        }
+        if (s->copy == SHM_COPY_CMA) {
+            fatal(s, CL_EIO, "process_vm_readv from rank %d failed: %s (try --shm-copy "
+                  "staging)", src, strerror(errno));
+            msg_free(s, m);
+            complete(s, r, CL_EIO);
+            return;
+        }
+        s->copy = SHM_COPY_STAGING; /* refused once: do not ask again */
+    }
+    if (total == 0) {
+        send_ctrl(s, src, REC_FIN, send_cookie, 0);
+        msg_free(s, m);
+        finish_recv(s, r, sum);
+        return;
+    }
+    r->sum = sum;
+    r->off = 0;
+    send_ctrl(s, src, REC_CTS, send_cookie, (uint64_t)(uintptr_t)r);
+    msg_free(s, m);
+}
+
+static shm_req *req_of(match_link *l)
+{
+    return (shm_req *)((char *)l - offsetof(shm_req, link));
+}
+
+static shm_msg *msg_of(match_link *l)
+{
+    return (shm_msg *)((char *)l - offsetof(shm_msg, link));
+}
+
+/* A new message's envelope from src: matched to a posted receive, or kept. */
+static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager)
+{
+    shm_in *in = &s->in[src];
+    shm_msg *m = msg_new(s);
+    if (!m) {
+        fatal(s, CL_ENOMEM, "out of memory for a message from rank %d", src);
+        return;
+    }
+    m->eager = eager;
+    m->total = h->total;
+    m->sum = h->sum;
+    m->msg_id = msg_id(src, s->me, ++in->nmsg);
+    m->addr = h->arg[0];
+    m->cookie = h->arg[1];
+    match_link_init(&m->link, src, h->tag, h->ctx);
+    match_link *l = match_arrive(&s->mq, &m->link);
+    if (l) {
+        shm_req *r = req_of(l);
+        take_envelope(r, src, h->tag, m->total, m->msg_id);
+        if (!eager) {
+            pull(s, r, m, src);
+            return;
+        }
+        if (s->base.tracing)
+            r->started = rank_now(&s->base);
+        msg_free(s, m);
+        if (truncated(s, r, src, h->total)) {
+            complete(s, r, CL_ETRUNC);
+            in->drop = h->total;
+        } else {
+            r->sum = h->sum;
+            in->req = r;
+        }
+    } else if (eager) {
+        if (s->base.tracing)
+            m->arrived = rank_now(&s->base);
+        if (m->total && !(m->data = malloc((size_t)m->total))) {
+            match_remove(&s->mq, &m->link);
+            msg_free(s, m);
+            fatal(s, CL_ENOMEM, "out of memory keeping a %llu-byte message from rank %d",
+                  (unsigned long long)h->total, src);
+            return;
+        }
+        in->msg = m;
+    }
+}
+
+/* Data of the current eager message from src. */
+static void eager_data(shm_rank *s, int src, const unsigned char *rg, size_t at, uint64_t len)
+{
+    shm_in *in = &s->in[src];
+    if (in->drop) {
+        in->drop -= len < in->drop ? len : in->drop;
+        return;
+    }
+    if (in->req) {
+        shm_req *r = in->req;
+        if (len && r->buf)
+            ring_read(s, rg, at, (char *)r->buf + r->off, (size_t)len);
+        r->off += len;
+        if (r->off >= r->total) {
+            in->req = NULL;
+            finish_recv(s, r, r->sum);
+        }
+    } else if (in->msg) {
+        shm_msg *m = in->msg;
+        if (len && m->data)
+            ring_read(s, rg, at, (char *)m->data + m->got, (size_t)len);
+        m->got += len;
+        if (m->got >= m->total) {
+            in->msg = NULL;
+            if (m->waiting)
+                deliver_copy(s, m->waiting, m);
+        }
+    }
+}
+
+/* Handles the record at the head of src's ring; false when there is none. */
+static bool consume(shm_rank *s, int src)
+{
+    shm_in *in = &s->in[src];
+    unsigned char *rg = ring(s, src, s->me);
+    uint64_t lines = s->area->ring_lines;
+    shm_hdr *h = (shm_hdr *)(rg + (in->pos % lines) * LINE);
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) != in->pos + 1)
+        return false;
+    size_t at = (size_t)(in->pos % lines) * LINE + PAYLOAD_OFF;
+    uint64_t len = h->len;
+    switch (h->kind) {
+    case REC_EAGER:
+        arrive(s, src, h, true);
+        if (h->total == 0) {
+            if (in->req) {
+                shm_req *r = in->req;
+                in->req = NULL;
+                finish_recv(s, r, r->sum);
+            }
+            in->msg = NULL;
+        } else {
+            eager_data(s, src, rg, at, len);
+        }
+        break;
+    case REC_FRAG:
+        eager_data(s, src, rg, at, len);
+        break;
+    case REC_RTS:
+        arrive(s, src, h, false);
+        break;
+    case REC_CTS: {
+        shm_req *r = (shm_req *)(uintptr_t)h->arg[0];
+        r->phase = SEND_STREAM;
+        r->peer_cookie = h->arg[1];
+        r->off = 0;
+        if (s->base.tracing)
+            r->started = rank_now(&s->base);
+        enqueue(s, src, r);
+        break;
+    }
+    case REC_RDATA: {
+        shm_req *r = (shm_req *)(uintptr_t)h->total;
+        if (len && r->buf)
+            ring_read(s, rg, at, (char *)r->buf + h->sum, (size_t)len);
+        r->off += len;
+        if (r->off >= r->total)
+            finish_recv(s, r, r->sum);
+        break;
+    }
+    case REC_FIN: {
+        shm_req *r = (shm_req *)(uintptr_t)h->arg[0];
+        double started;
+        memcpy(&started, &h->arg[1], sizeof started);
+        r->started = started;
+        complete(s, r, 0);
+        break;
+    }
+    default:
+        fatal(s, CL_EPROTO, "a record of unknown kind %u from rank %d", h->kind, src);
+        break;
+    }
+    in->pos += record_lines(len);
+    atomic_store_explicit(&s->consumed[src * s->n + s->me].lines, in->pos,
+                          memory_order_release);
+    rank_progressed(&s->base);
+    return true;
+}
+
+/* One pass over every ring and every outgoing queue.  Returns how many
+ * records were read, or a negative CL_E* after a fatal error. */
+static int progress(shm_rank *s)
+{
+    int handled = 0;
+    for (int src = 0; src < s->n; src++) {
+        int k = 0;
+        while (consume(s, src))
+            k++;
+        if (k) {
+            handled += k;
+            notify(s, src); /* it may be waiting for room */
+        }
+    }
+    for (int dst = 0; dst < s->n; dst++)
+        if (s->out[dst].head)
+            push(s, dst);
+    return s->failed ? s->failed : handled;
+}
+
+static int shm_poll(real_rank *r)
+{
+    return progress((shm_rank *)r);
+}
+
+/* ---- comm_ops ---- */
+
+static int shm_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
+                     cl_request **out)
+{
+    shm_rank *s = c->world->backend;
+    if (s->failed)
+        return s->failed;
+    shm_req *r = req_new(s);
+    if (!r)
+        return CL_ENOMEM;
+    r->kind = KIND_SEND;
+    r->base.is_send = true;
+    r->sbuf = buf;
+    r->bytes = bytes;
+    r->peer = dst;
+    r->tag = tag;
+    r->ctx = ctx;
+    r->eager = bytes <= s->eager_limit;
+    r->msg_id = msg_id(s->me, dst, ++s->out[dst].nmsg);
+    if (s->check && buf)
+        r->sum = checksum(buf, bytes);
+    if (s->base.tracing)
+        r->posted = rank_now(&s->base);
+    if (user_ctx(ctx)) {
+        s->base.messages++;
+        s->base.bytes += bytes;
+    }
+    *out = &r->base;
+    enqueue(s, dst, r);
+    push(s, dst);
+    return 0;
+}
+
+static int shm_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
+                     cl_request **out)
+{
+    shm_rank *s = c->world->backend;
+    if (s->failed)
+        return s->failed;
+    shm_req *r = req_new(s);
+    if (!r)
+        return CL_ENOMEM;
+    r->kind = KIND_RECV;
+    r->buf = buf;
+    r->bytes = bytes;
+    r->peer = src;
+    r->tag = tag;
+    r->ctx = ctx;
+    if (s->base.tracing)
+        r->posted = rank_now(&s->base);
+    *out = &r->base;
+    match_link_init(&r->link, src, tag, ctx);
+    match_link *l = match_post_recv(&s->mq, &r->link);
+    if (l) {
+        shm_msg *m = msg_of(l);
+        int from = l->src;
+        take_envelope(r, from, l->tag, m->total, m->msg_id);
+        if (!m->eager)
+            pull(s, r, m, from);
+        else if (m->got >= m->total)
+            deliver_copy(s, r, m);
+        else
+            m->waiting = r;
+    }
+    return 0;
+}
+
+static bool all_done(cl_request **reqs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (reqs[i] && !reqs[i]->done)
+            return false;
+    return true;
+}
+
+static void publish_wait(shm_rank *s, cl_request **reqs, int n, wf_op call)
+{
+    rank_wait_begin(&s->base, call);
+    for (int i = 0; i < n; i++) {
+        shm_req *r = (shm_req *)reqs[i];
+        if (!r || r->base.done)
+            continue;
+        rank_wait_add(&s->base, r->kind == KIND_SEND ? WF_SEND : WF_RECV, r->peer, r->tag,
+                      r->bytes);
+    }
+    rank_wait_end(&s->base);
+}
+
+/* Sleeps until the doorbell rings (or a while passes); false if there was
+ * something to do after all. */
+static bool sleep_on_bell(shm_rank *s, cl_request **reqs, int n, wf_op call)
+{
+    shm_bell *b = &s->bells[s->me];
+    atomic_store_explicit(&b->sleeping, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint32_t v = atomic_load_explicit(&b->word, memory_order_relaxed);
+    if (progress(s) || all_done(reqs, n)) {
+        atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);
+        return false;
+    }
+    if (!s->base.blocked ||
+        atomic_load_explicit(&s->base.slot->progress, memory_order_relaxed) != s->base.published)
+        publish_wait(s, reqs, n, call);
+    struct timespec ts = {0, SLEEP_NS};
+    futex(&b->word, FUTEX_WAIT, v, &ts);
+    atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);
+    return true;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+static int shm_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
+{
+    shm_rank *s = c->world->backend;
+    double t0 = s->base.tracing ? rank_now(&s->base) : 0, spin_until = 0;
+    int yields = 0;
+    for (unsigned polls = 0; !all_done(reqs, n); polls++) {
+        int got = progress(s);
+        if (got < 0)
+            break;
+        if (got > 0) {
+            spin_until = 0; /* things move: spin again before sleeping */
+            yields = 0;
+            continue;
+        }
+        if ((polls & 63) != 63) {
+            cpu_relax();
+            continue;
+        }
+        /* every 64 idle polls: spin, yield or sleep? */
+        double now = job_now();
+        if (spin_until == 0)
+            spin_until = now + s->spin;
+        if (now < spin_until)
+            continue;
+        if (s->oversubscribed && yields < YIELDS) {
+            yields++;
+            sched_yield();
+            continue;
+        }
+        sleep_on_bell(s, reqs, n, call);
+    }
+    rank_unblock(&s->base);
+    if (s->failed)
+        return s->failed;
+    if (s->base.tracing && (call == WF_WAIT || call == WF_WAITALL))
+        rank_record(&s->base, REC_WAIT, -1, -1, 0, 0, t0, t0, rank_now(&s->base), true);
+    return 0;
+}
+
+static int shm_test(cl_comm *c, cl_request *req, bool *done)
+{
+    shm_rank *s = c->world->backend;
+    int got = progress(s);
+    if (got < 0)
+        return got;
+    *done = req->done;
+    return 0;
+}
+
+static void shm_release(cl_comm *c, cl_request *req)
+{
+    shm_rank *s = c->world->backend;
+    req_free(s, (shm_req *)req);
+}
+
+static const comm_ops shm_ops = {
+    .isend = shm_isend,
+    .irecv = shm_irecv,
+    .wait = shm_wait,
+    .test = shm_test,
+    .release = shm_release,
+    .compute = rank_op_compute,
+    .now = rank_op_now,
+    .alloc = rank_op_alloc,
+    .print = rank_op_print,
+    .fail = rank_op_fail,
+    .span = rank_op_span,
+};
+
+/* ---- a rank's transport ---- */
+
+static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opts *o, cl_diag *d)
+{
+    shm_rank *s = calloc(1, sizeof *s);
+    size_t n = (size_t)j->nranks;
+    if (!s || !(s->out = calloc(n, sizeof *s->out)) || !(s->in = calloc(n, sizeof *s->in))) {
+        if (s) {
+            free(s->out);
+            free(s);
+        }
+        return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
+    }
+    rank_init(&s->base, &shm_ops, j, rank, o->check);
+    s->base.poll = shm_poll;
+    unsigned char *p = j->transport;
+    s->area = (shm_area *)p;
+    p += align_up(sizeof(shm_area));
+    s->bells = (shm_bell *)p;
+    p += n * sizeof(shm_bell);
+    s->consumed = (shm_consumed *)p;
+    p += n * n * sizeof(shm_consumed);
+    s->rings = p;
+    s->n = (int)n;
+    s->me = rank;
+    s->ring_bytes = (size_t)s->area->ring_lines * LINE;
+    s->eager_limit = o->eager_limit;
+    s->copy = o->copy;
+    s->check = o->check;
+    s->oversubscribed = j->nranks > sysconf(_SC_NPROCESSORS_ONLN);
+    s->spin = s->oversubscribed ? SPIN_SECONDS_SHARED : SPIN_SECONDS;
+    match_queues_init(&s->mq);
+    s->bells[rank].pid = (int32_t)getpid();
+    *out = &s->base;
+    return 0;
+}
+
+static void free_queue(match_list *l, bool msgs)
+{
+    while (l->head) {
+        match_link *x = l->head;
+        l->head = x->next;
+        if (msgs) {
+            shm_msg *m = msg_of(x);
+            free(m->data);
+            free(m);
+        }
+    }
+}
+
+static void shm_rank_close(real_rank *base)
+{
+    shm_rank *s = (shm_rank *)base;
+    free_queue(&s->mq.unexpected, true);
+    for (int i = 0; i < s->n; i++) {
+        shm_req *r = s->out[i].head;
+        while (r) {
+            shm_req *next = r->next;
+            if (r->kind == KIND_CTRL)
+                free(r);
+            r = next;
+        }
+    }
+    while (s->free_reqs) {
+        shm_req *r = s->free_reqs;
+        s->free_reqs = r->next;
+        free(r);
+    }
+    while (s->free_msgs) {
+        shm_msg *m = s->free_msgs;
+        s->free_msgs = m->next_free;
+        free(m);
+    }
+    rank_release(&s->base);
+    free(s->out);
+    free(s->in);
+    free(s);
+}
+
+const real_transport shm_transport = {
+    .name = "shm",
+    .shared_bytes = shm_shared_bytes,
+    .shared_init = shm_shared_init,
+    .rank_open = shm_rank_open,
+    .rank_close = shm_rank_close,
+};
