@@ -103,7 +103,15 @@ test: $(BUILD)/commlab $(TESTS) $(TOOLS) $(TESTS_SAN)
 demo: all
 	@sh cli/demo.sh $(BUILD)/commlab
 
-bench: all
+# The Open MPI reference ping-pong `commlab bench shm` compares against;
+# built only where mpicc exists (bench says so when it is missing).
+$(BUILD)/mpi_pingpong: real/mpi/mpi_pingpong.c | deps
+	@mkdir -p $(@D)
+	$(call say,MPICC,$@)mpicc -O2 -std=c11 -Wall -Wextra -Werror -o $@ $<
+
+MPI_BENCH := $(if $(shell command -v mpicc 2>/dev/null),$(BUILD)/mpi_pingpong)
+
+bench: all $(MPI_BENCH)
 	$(BUILD)/commlab bench all
 
 install: all

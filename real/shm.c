@@ -53,7 +53,7 @@
 #define YIELDS 50                /* then sched_yield this often (oversubscribed) */
 #define SLEEP_NS 50000000L       /* a sleeper looks again after 50 ms anyway */
 
-enum { REC_EAGER = 1, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_FIN };
+enum { REC_EAGER = 1, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_PUTDONE, REC_FIN };
 
 typedef struct shm_hdr {
     _Atomic uint64_t seq; /* absolute line index + 1; 0: nothing here yet */
@@ -61,11 +61,15 @@ typedef struct shm_hdr {
     uint32_t len;         /* payload bytes of this record, from `arg` on */
     int32_t tag;
     uint32_t ctx;
-    uint64_t total;       /* EAGER, RTS: message bytes; RDATA: receive cookie */
-    uint64_t sum;         /* EAGER, RTS: checksum (--check); RDATA: offset */
-    uint64_t arg[3];      /* RTS: address, send cookie; CTS: send, receive
-                             cookie; FIN: send cookie, start time.  Data
-                             records: the first 24 payload bytes */
+    uint64_t total;       /* EAGER, RTS: message bytes; RDATA: receive cookie;
+                             CTS: first byte asked for */
+    uint64_t sum;         /* EAGER, RTS: checksum (--check); RDATA: offset;
+                             CTS: end of the bytes asked for */
+    uint64_t arg[3];      /* RTS: address, send cookie; CTS: send cookie,
+                             receive cookie, receive address (0: stream);
+                             PUTDONE: receive cookie, bytes; FIN: send
+                             cookie, start time.  Data records: the first
+                             24 payload bytes */
 } shm_hdr;
 
 _Static_assert(sizeof(shm_hdr) == LINE, "a header is one line");
@@ -92,8 +96,8 @@ typedef struct shm_area {
 typedef struct shm_req shm_req;
 typedef struct shm_msg shm_msg;
 
-enum { KIND_SEND, KIND_RECV, KIND_CTRL };
-enum { SEND_QUEUED, SEND_WAIT_PEER, SEND_STREAM };
+enum { KIND_SEND, KIND_RECV, KIND_CTRL, KIND_STREAM };
+enum { SEND_QUEUED, SEND_WAIT_PEER };
 
 struct shm_req {
     struct cl_request base; /* first: core/comm reads it */
@@ -107,8 +111,8 @@ struct shm_req {
     uint64_t total;         /* receive: the matched message's size */
     uint64_t sum;           /* the message's checksum (--check) */
     uint64_t msg_id;
-    uint64_t peer_cookie;   /* SEND_STREAM: the receive on the other side */
-    uint64_t ctrl[2];       /* KIND_CTRL: arg[0..1] */
+    uint64_t peer_cookie;   /* receive: the send; KIND_STREAM: the receive */
+    uint64_t ctrl[5];       /* KIND_CTRL: total, sum, arg[0..2] */
     double posted, started;
     int32_t peer;           /* world rank; CL_ANY_SOURCE in a receive */
     int32_t tag;
@@ -333,7 +337,7 @@ static void complete(shm_rank *s, shm_req *r, int err)
     r->base.err = err;
     r->base.done = true;
     rank_progressed(&s->base);
-    if (r->kind == KIND_CTRL) {
+    if (r->kind == KIND_CTRL || r->kind == KIND_STREAM) {
         req_free(s, r);
         return;
     }
@@ -396,12 +400,13 @@ static int inject(shm_rank *s, int dst, shm_req *r)
         shm_hdr *h = reserve(s, dst, 0);
         if (!h)
             return INJECT_FULL;
-        h->arg[0] = r->ctrl[0];
-        h->arg[1] = r->ctrl[1];
+        h->total = r->ctrl[0];
+        h->sum = r->ctrl[1];
+        memcpy(h->arg, &r->ctrl[2], sizeof h->arg);
         publish(s, dst, h, r->ctrl_kind, NULL, 0);
         return INJECT_LAST;
     }
-    if (!r->eager && r->phase == SEND_QUEUED) {
+    if (r->kind == KIND_SEND && !r->eager && r->phase == SEND_QUEUED) {
         shm_hdr *h = reserve(s, dst, 0);
         if (!h)
             return INJECT_FULL;
@@ -422,7 +427,7 @@ static int inject(shm_rank *s, int dst, shm_req *r)
     if (!h)
         return INJECT_FULL;
     uint32_t kind = REC_FRAG;
-    if (r->phase == SEND_STREAM) {
+    if (r->kind == KIND_STREAM) {
         kind = REC_RDATA;
         h->total = r->peer_cookie;
         h->sum = r->off;
@@ -457,7 +462,7 @@ static void push(shm_rank *s, int dst)
         if (!o->head)
             o->tail = NULL;
         r->next = NULL;
-        if (r->kind == KIND_CTRL || r->eager || r->phase == SEND_STREAM)
+        if (r->kind != KIND_SEND || r->eager)
             complete(s, r, 0);
     }
     if (wrote)
@@ -475,8 +480,10 @@ static void enqueue(shm_rank *s, int dst, shm_req *r)
     o->tail = r;
 }
 
-/* A control record (CTS, FIN) toward dst, behind whatever is queued. */
-static void send_ctrl(shm_rank *s, int dst, uint32_t kind, uint64_t a0, uint64_t a1)
+/* A control record toward dst, behind whatever is queued: its header's
+ * total, sum and arg[0..2]. */
+static void send_ctrl(shm_rank *s, int dst, uint32_t kind, uint64_t total, uint64_t sum,
+                      uint64_t a0, uint64_t a1, uint64_t a2)
 {
     shm_req *r = req_new(s);
     if (!r) {
@@ -485,8 +492,11 @@ static void send_ctrl(shm_rank *s, int dst, uint32_t kind, uint64_t a0, uint64_t
     }
     r->kind = KIND_CTRL;
     r->ctrl_kind = (uint8_t)kind;
-    r->ctrl[0] = a0;
-    r->ctrl[1] = a1;
+    r->ctrl[0] = total;
+    r->ctrl[1] = sum;
+    r->ctrl[2] = a0;
+    r->ctrl[3] = a1;
+    r->ctrl[4] = a2;
     enqueue(s, dst, r);
     push(s, dst);
 }
@@ -542,56 +552,115 @@ static void deliver_copy(shm_rank *s, shm_req *r, shm_msg *m)
     msg_free(s, m);
 }
 
-/* Rendezvous: receive r matched the RTS m from src. */
+/* Bytes of a rendezvous receive have landed (read by us, written by the
+ * sender or streamed); with the last one the sender hears FIN. */
+static void recv_advance(shm_rank *s, shm_req *r, uint64_t bytes)
+{
+    r->off += bytes;
+    if (r->off < r->total)
+        return;
+    uint64_t bits;
+    memcpy(&bits, &r->started, sizeof bits);
+    send_ctrl(s, r->base.status.source, REC_FIN, 0, 0, r->peer_cookie, bits, 0);
+    finish_recv(s, r, r->sum);
+}
+
+/* One copy between address spaces: process_vm_readv (read) or _writev. */
+static bool cma_copy(shm_rank *s, int peer, void *local, uint64_t remote, uint64_t len,
+                     bool read)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        struct iovec l = {(char *)local + done, (size_t)(len - done)};
+        struct iovec r = {(void *)(uintptr_t)(remote + done), (size_t)(len - done)};
+        ssize_t got = read ? process_vm_readv(s->bells[peer].pid, &l, 1, &r, 1, 0)
+                           : process_vm_writev(s->bells[peer].pid, &l, 1, &r, 1, 0);
+        if (got <= 0)
+            return false;
+        done += (uint64_t)got;
+    }
+    return true;
+}
+
+/* The kernel refused a single copy: an error with --shm-copy cma, else
+ * the staging path from now on. */
+static bool cma_refused(shm_rank *s, int peer)
+{
+    if (s->copy == SHM_COPY_CMA) {
+        fatal(s, CL_EIO, "process_vm_readv/writev with rank %d failed: %s (try --shm-copy "
+              "staging)", peer, strerror(errno));
+        return false;
+    }
+    s->copy = SHM_COPY_STAGING;
+    return true;
+}
+
+/* Rendezvous: receive r matched the RTS m from src.  Both cores copy: we
+ * ask the sender (CTS) to write the second half straight into our buffer
+ * and read the first half from its buffer ourselves.  Without single
+ * copies the CTS asks for everything through the ring instead. */
 static void pull(shm_rank *s, shm_req *r, shm_msg *m, int src)
 {
-    uint64_t send_cookie = m->cookie;
-    double start = s->base.tracing ? rank_now(&s->base) : 0;
-    r->started = start;
+    r->started = s->base.tracing ? rank_now(&s->base) : 0;
     if (truncated(s, r, src, m->total)) {
-        send_ctrl(s, src, REC_FIN, send_cookie, 0);
+        send_ctrl(s, src, REC_FIN, 0, 0, m->cookie, 0, 0);
         complete(s, r, CL_ETRUNC);
         msg_free(s, m);
         return;
     }
-    uint64_t sum = m->sum, total = m->total;
-    if (s->copy != SHM_COPY_STAGING && total > 0) {
-        uint64_t done = 0;
-        while (done < total) {
-            struct iovec local = {(char *)r->buf + done, (size_t)(total - done)};
-            struct iovec remote = {(void *)(uintptr_t)(m->addr + done), (size_t)(total - done)};
-            ssize_t got = process_vm_readv(s->bells[src].pid, &local, 1, &remote, 1, 0);
-            if (got <= 0)
-                break;
-            done += (uint64_t)got;
-        }
-        if (done == total) {
-            uint64_t bits;
-            memcpy(&bits, &start, sizeof bits);
-            send_ctrl(s, src, REC_FIN, send_cookie, bits);
-            msg_free(s, m);
-            finish_recv(s, r, sum);
-            return;
-        }
-        if (s->copy == SHM_COPY_CMA) {
-            fatal(s, CL_EIO, "process_vm_readv from rank %d failed: %s (try --shm-copy "
-                  "staging)", src, strerror(errno));
-            msg_free(s, m);
-            complete(s, r, CL_EIO);
-            return;
-        }
-        s->copy = SHM_COPY_STAGING; /* refused once: do not ask again */
-    }
+    uint64_t total = m->total, addr = m->addr;
+    r->sum = m->sum;
+    r->peer_cookie = m->cookie;
+    r->off = 0;
+    msg_free(s, m);
+    uint64_t me = (uint64_t)(uintptr_t)r;
     if (total == 0) {
-        send_ctrl(s, src, REC_FIN, send_cookie, 0);
-        msg_free(s, m);
-        finish_recv(s, r, sum);
+        recv_advance(s, r, 0);
         return;
     }
-    r->sum = sum;
-    r->off = 0;
-    send_ctrl(s, src, REC_CTS, send_cookie, (uint64_t)(uintptr_t)r);
-    msg_free(s, m);
+    if (s->copy == SHM_COPY_STAGING) {
+        send_ctrl(s, src, REC_CTS, 0, total, r->peer_cookie, me, 0);
+        return;
+    }
+    uint64_t half = total / 2;
+    send_ctrl(s, src, REC_CTS, half, total, r->peer_cookie, me, (uint64_t)(uintptr_t)r->buf);
+    if (half == 0)
+        return;
+    if (cma_copy(s, src, r->buf, addr, half, true))
+        recv_advance(s, r, half);
+    else if (cma_refused(s, src))
+        send_ctrl(s, src, REC_CTS, 0, half, r->peer_cookie, me, 0);
+}
+
+/* The sender's side of a CTS: bytes [from, to) of send r for the receive
+ * `cookie` at `addr` of rank dst (0: through the ring). */
+static void serve(shm_rank *s, int dst, shm_req *r, uint64_t cookie, uint64_t addr,
+                  uint64_t from, uint64_t to)
+{
+    if (s->base.tracing && !r->started)
+        r->started = rank_now(&s->base);
+    if (from >= to)
+        return;
+    if (addr && s->copy != SHM_COPY_STAGING) {
+        if (cma_copy(s, dst, (char *)(uintptr_t)r->sbuf + from, addr + from, to - from, false)) {
+            send_ctrl(s, dst, REC_PUTDONE, 0, 0, cookie, to - from, 0);
+            return;
+        }
+        if (!cma_refused(s, dst))
+            return;
+    }
+    shm_req *job = req_new(s);
+    if (!job) {
+        fatal(s, CL_ENOMEM, "out of memory streaming to rank %d", dst);
+        return;
+    }
+    job->kind = KIND_STREAM;
+    job->sbuf = r->sbuf;
+    job->off = from;
+    job->bytes = to;
+    job->peer_cookie = cookie;
+    enqueue(s, dst, job);
+    push(s, dst);
 }
 
 static shm_req *req_of(match_link *l)
@@ -713,30 +782,25 @@ static bool consume(shm_rank *s, int src)
     case REC_RTS:
         arrive(s, src, h, false);
         break;
-    case REC_CTS: {
-        shm_req *r = (shm_req *)(uintptr_t)h->arg[0];
-        r->phase = SEND_STREAM;
-        r->peer_cookie = h->arg[1];
-        r->off = 0;
-        if (s->base.tracing)
-            r->started = rank_now(&s->base);
-        enqueue(s, src, r);
+    case REC_CTS:
+        serve(s, src, (shm_req *)(uintptr_t)h->arg[0], h->arg[1], h->arg[2], h->total, h->sum);
         break;
-    }
     case REC_RDATA: {
         shm_req *r = (shm_req *)(uintptr_t)h->total;
         if (len && r->buf)
             ring_read(s, rg, at, (char *)r->buf + h->sum, (size_t)len);
-        r->off += len;
-        if (r->off >= r->total)
-            finish_recv(s, r, r->sum);
+        recv_advance(s, r, len);
         break;
     }
+    case REC_PUTDONE:
+        recv_advance(s, (shm_req *)(uintptr_t)h->arg[0], h->arg[1]);
+        break;
     case REC_FIN: {
         shm_req *r = (shm_req *)(uintptr_t)h->arg[0];
         double started;
         memcpy(&started, &h->arg[1], sizeof started);
-        r->started = started;
+        if (started > 0)
+            r->started = started;
         complete(s, r, 0);
         break;
     }
@@ -1022,7 +1086,7 @@ static void shm_rank_close(real_rank *base)
         shm_req *r = s->out[i].head;
         while (r) {
             shm_req *next = r->next;
-            if (r->kind == KIND_CTRL)
+            if (r->kind == KIND_CTRL || r->kind == KIND_STREAM)
                 free(r);
             r = next;
         }

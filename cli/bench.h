@@ -1,0 +1,10 @@
+/* bench.h - the benchmarks of `commlab bench` that live in their own files. */
+#ifndef CL_BENCH_H
+#define CL_BENCH_H
+
+#include <stdbool.h>
+
+/* `commlab bench shm`: prints the table; returns a CLI_EXIT_* code. */
+int bench_shm(bool quick);
+
+#endif

@@ -1,0 +1,236 @@
+/* bench_shm.c - `commlab bench shm`: ping-pong latency and windowed
+ * bandwidth over the shared-memory transport, side by side with Open MPI's
+ * shared memory measured the same way in the same run.
+ *
+ * The method is the one of real/mpi/mpi_pingpong.c (the OSU benchmarks'):
+ *   latency    K = size <= 8 KiB ? 1000 : max(10, 1000 * 8 KiB / size)
+ *              blocking round trips per sample; one-way = t / (2 K)
+ *   bandwidth  K = max(2, min(100, 256 MiB / (64 * size))) windows of 64
+ *              isends answered by a 1-byte ack; bandwidth = 64 size K / t
+ *   samples    one warm-up sample, then SAMPLES timed ones; median, min, max
+ * Here a sample is one iteration of the launcher: it starts after a
+ * barrier and lasts until the slower of the two ranks returns. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/cli.h"
+#include "core/record.h"
+#include "core/units.h"
+#include "real/launch.h"
+
+#define WINDOW 64
+#define SAMPLES 7
+#define TAG_LAT 1
+#define TAG_BW 2
+#define TAG_ACK 3
+
+static long latency_rounds(size_t bytes)
+{
+    if (bytes <= 8192)
+        return 1000;
+    long k = (long)(1000.0 * 8192 / (double)bytes);
+    return k < 10 ? 10 : k;
+}
+
+static long bandwidth_windows(size_t bytes)
+{
+    double k = 256.0 * 1024 * 1024 / (WINDOW * (double)bytes);
+    return k < 2 ? 2 : k > 100 ? 100 : (long)k;
+}
+
+static int latency_pattern(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c);
+    void *buf = cl_alloc(c, a->bytes ? a->bytes : 1);
+    long k = latency_rounds(a->bytes);
+    for (long i = 0; i < k && rank < 2; i++) {
+        if (rank == 0) {
+            CL_TRY(cl_send(c, buf, a->bytes, 1, TAG_LAT));
+            CL_TRY(cl_recv(c, buf, a->bytes, 1, TAG_LAT, NULL));
+        } else {
+            CL_TRY(cl_recv(c, buf, a->bytes, 0, TAG_LAT, NULL));
+            CL_TRY(cl_send(c, buf, a->bytes, 0, TAG_LAT));
+        }
+    }
+    return 0;
+}
+
+static int bandwidth_pattern(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c);
+    unsigned char *buf = cl_alloc(c, a->bytes ? a->bytes : 1), ack = 0;
+    cl_request *req[WINDOW];
+    long k = bandwidth_windows(a->bytes);
+    for (long w = 0; w < k && rank < 2; w++) {
+        for (int i = 0; i < WINDOW; i++) {
+            int err = rank == 0 ? cl_isend(c, buf, a->bytes, 1, TAG_BW, &req[i])
+                                : cl_irecv(c, buf, a->bytes, 0, TAG_BW, &req[i]);
+            if (err) {
+                cl_waitall(c, i, req, NULL);
+                return err;
+            }
+        }
+        CL_TRY(cl_waitall(c, WINDOW, req, NULL));
+        if (rank == 0)
+            CL_TRY(cl_recv(c, &ack, 1, 1, TAG_ACK, NULL));
+        else
+            CL_TRY(cl_send(c, &ack, 1, 0, TAG_ACK));
+    }
+    return 0;
+}
+
+typedef struct bench_point {
+    cl_stats lat; /* one-way seconds */
+    cl_stats bw;  /* bytes per second */
+    bool ok;
+} bench_point;
+
+/* One sample per iteration; per-sample values through `scale`: seconds
+ * per one-way message (latency) or bytes per second (bandwidth). */
+static int measure(cl_pattern_fn *fn, size_t bytes, bool latency, cl_stats *out)
+{
+    real_opts o = {
+        .backend = "shm", .nranks = 2, .warmup = 1, .iters = SAMPLES,
+        .eager_limit = 64 * 1024, .bind = true, .copy = SHM_COPY_AUTO,
+        .deadlock_timeout = 5, .report = stderr,
+    };
+    cl_args a = {.bytes = bytes};
+    real_result res;
+    int err = real_run(&o, fn, &a, &res);
+    if (!err && res.status) {
+        fprintf(stderr, "commlab: bench shm at %zu bytes: %s\n", bytes, res.diag.msg);
+        err = res.status;
+    } else if (err) {
+        cli_diag(&res.diag, 0);
+    }
+    if (!err) {
+        for (int i = 0; i < res.iters; i++) {
+            double t = res.iter_time[i];
+            res.iter_time[i] = latency ? t / (2.0 * (double)latency_rounds(bytes))
+                                       : (double)WINDOW * (double)bytes *
+                                             (double)bandwidth_windows(bytes) / t;
+        }
+        err = stats_compute(res.iter_time, (size_t)res.iters, out);
+    }
+    real_result_release(&res);
+    return err;
+}
+
+/* Runs the Open MPI reference over `btl` and fills mpi[] by size index.
+ * Returns false (with a line saying why) when it cannot. */
+static bool run_mpi(const char *btl, size_t max, bench_point *mpi, size_t n)
+{
+    char exe[4096], dir[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return false;
+    exe[len] = 0;
+    snprintf(dir, sizeof dir, "%s", exe);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    char prog[4200];
+    snprintf(prog, sizeof prog, "%s/mpi_pingpong", dir);
+    if (access(prog, X_OK) != 0) {
+        printf("Open MPI: skipped, %s is missing (`make bench` builds it where mpicc is "
+               "installed)\n", prog);
+        return false;
+    }
+    char cmd[8600];
+    snprintf(cmd, sizeof cmd,
+             "mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to core --mca btl %s "
+             "'%s' 1 %zu %d 2>&1", btl, prog, max, SAMPLES);
+    fflush(stdout);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        printf("Open MPI: skipped, cannot start mpirun\n");
+        return false;
+    }
+    char line[512];
+    size_t got = 0;
+    while (fgets(line, sizeof line, p)) {
+        unsigned long size;
+        double lm, ll, lh, bm, bl, bh;
+        if (sscanf(line, "size=%lu lat_us_median=%lg lat_us_min=%lg lat_us_max=%lg "
+                         "bw_Bps_median=%lg bw_Bps_min=%lg bw_Bps_max=%lg",
+                   &size, &lm, &ll, &lh, &bm, &bl, &bh) != 7) {
+            fprintf(stderr, "mpirun: %s", line);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (((size_t)1 << i) != size)
+                continue;
+            mpi[i] = (bench_point){.lat = {.median = lm * 1e-6, .min = ll * 1e-6,
+                                           .max = lh * 1e-6},
+                                   .bw = {.median = bm, .min = bl, .max = bh}, .ok = true};
+            got++;
+        }
+    }
+    int st = pclose(p);
+    if (st != 0 || got != n) {
+        printf("Open MPI: the reference run failed (status %d, %zu of %zu sizes)\n", st, got, n);
+        return false;
+    }
+    return true;
+}
+
+static const char *range(char *buf, size_t len, const cl_stats *s, bool time)
+{
+    char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
+    if (time)
+        snprintf(buf, len, "%s [%s-%s]", units_time_digits(a, s->median, 3),
+                 units_time_digits(b, s->min, 3), units_time_digits(c, s->max, 3));
+    else
+        snprintf(buf, len, "%s [%s-%s]", units_bandwidth_str(a, s->median),
+                 units_bandwidth_str(b, s->min), units_bandwidth_str(c, s->max));
+    return buf;
+}
+
+int bench_shm(bool quick)
+{
+    size_t max = quick ? 65536 : 4u << 20, n = 0;
+    while (((size_t)1 << n) <= max)
+        n++;
+    bench_point *ours = calloc(n, sizeof *ours), *mpi = calloc(n, sizeof *mpi);
+    if (!ours || !mpi) {
+        free(ours);
+        free(mpi);
+        return cli_error("out of memory");
+    }
+    printf("shm: ping-pong between 2 ranks bound to cores; latency is one-way (K round\n"
+           "trips per sample), bandwidth uses windows of %d non-blocking sends; %d samples,\n"
+           "median [min-max].  Open MPI runs the same method (real/mpi/mpi_pingpong.c)\n"
+           "with --mca btl self,vader in the same run.\n\n", WINDOW, SAMPLES);
+    int rc = CLI_EXIT_OK;
+    for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+        size_t bytes = (size_t)1 << i;
+        if (measure(latency_pattern, bytes, true, &ours[i].lat) ||
+            measure(bandwidth_pattern, bytes, false, &ours[i].bw))
+            rc = CLI_EXIT_FAILED;
+        ours[i].ok = rc == CLI_EXIT_OK;
+    }
+    bool have_mpi = rc == CLI_EXIT_OK && run_mpi("self,vader", max, mpi, n);
+    printf("%-8s %-30s %-12s %-6s %-36s %-12s %-6s\n", "size", "commlab latency", "Open MPI",
+           "ratio", "commlab bandwidth", "Open MPI", "ratio");
+    for (size_t i = 0; i < n && ours[i].ok; i++) {
+        char sz[UNITS_BUF], l[96], b[96], ml[UNITS_BUF] = "-", mb[UNITS_BUF] = "-";
+        char lr[16] = "-", br[16] = "-";
+        if (have_mpi) {
+            units_time_digits(ml, mpi[i].lat.median, 3);
+            units_bandwidth_str(mb, mpi[i].bw.median);
+            snprintf(lr, sizeof lr, "%.2f", ours[i].lat.median / mpi[i].lat.median);
+            snprintf(br, sizeof br, "%.2f", ours[i].bw.median / mpi[i].bw.median);
+        }
+        printf("%-8s %-30s %-12s %-6s %-36s %-12s %-6s\n", units_size_str(sz, (uint64_t)1 << i),
+               range(l, sizeof l, &ours[i].lat, true), ml, lr,
+               range(b, sizeof b, &ours[i].bw, false), mb, br);
+    }
+    if (have_mpi)
+        printf("\nratio: commlab / Open MPI (latency: below 1 is faster; bandwidth: above 1 "
+               "is faster)\n");
+    free(ours);
+    free(mpi);
+    return rc;
+}
