@@ -279,7 +279,7 @@ static int gather(launcher *l)
 {
     const job *j = l->j;
     real_result *res = l->res;
-    for (int i = 0; i < j->iters; i++) {
+    for (int i = 0; i < j->iters && !res->status; i++) {
         double t = 0;
         for (int r = 0; r < j->nranks; r++)
             t = fmax(t, j->iter_time[(size_t)r * (size_t)j->iters + (size_t)i]);
@@ -365,8 +365,8 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     while (sigtimedwait(&set, NULL, &zero) > 0)
         ;
     sigprocmask(SIG_SETMASK, &old, NULL);
-    if (!res->status)
-        err = gather(&l);
+    if (!res->signal)
+        err = gather(&l); /* a failed run keeps its records: the trace shows the stall */
     munmap(j.map, j.map_bytes);
     real_binder_destroy(b);
     free(pids);

@@ -145,6 +145,7 @@ int rank_op_compute(cl_comm *c, double seconds)
 {
     real_rank *r = rank_of(c);
     double start = rank_now(r), now = start;
+    rank_unblock(r);
     while (now - start < seconds) {
         int err = r->poll(r);
         if (err < 0)

@@ -167,6 +167,7 @@ typedef struct shm_rank {
     bool oversubscribed;
     int n, me;
     int failed;         /* a fatal error in progress (CL_E*) */
+    int polls;          /* failed cl_test calls in a row */
 } shm_rank;
 
 static const comm_ops shm_ops;
@@ -341,8 +342,8 @@ static void complete(shm_rank *s, shm_req *r, int err)
         req_free(s, r);
         return;
     }
-    if (!s->base.tracing)
-        return;
+    if (!s->base.tracing || !user_ctx(r->ctx))
+        return; /* the barrier's own messages show as its span */
     double now = rank_now(&s->base);
     double started = r->started > 0 ? r->started : now;
     if (r->kind == KIND_SEND)
@@ -848,6 +849,8 @@ static int shm_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     shm_rank *s = c->world->backend;
     if (s->failed)
         return s->failed;
+    rank_unblock(&s->base);
+    s->polls = 0;
     shm_req *r = req_new(s);
     if (!r)
         return CL_ENOMEM;
@@ -880,6 +883,8 @@ static int shm_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     shm_rank *s = c->world->backend;
     if (s->failed)
         return s->failed;
+    rank_unblock(&s->base);
+    s->polls = 0;
     shm_req *r = req_new(s);
     if (!r)
         return CL_ENOMEM;
@@ -963,6 +968,8 @@ static int shm_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
 {
     shm_rank *s = c->world->backend;
     double t0 = s->base.tracing ? rank_now(&s->base) : 0, spin_until = 0;
+    rank_unblock(&s->base); /* a polling streak ends; this wait publishes its own */
+    s->polls = 0;
     int yields = 0;
     for (unsigned polls = 0; !all_done(reqs, n); polls++) {
         int got = progress(s);
@@ -998,6 +1005,9 @@ static int shm_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
     return 0;
 }
 
+/* A rank that keeps polling one request with nothing else in between is
+ * as stuck as one blocked in cl_wait: from the second failed test on, the
+ * watchdog sees it waiting on that request. */
 static int shm_test(cl_comm *c, cl_request *req, bool *done)
 {
     shm_rank *s = c->world->backend;
@@ -1005,6 +1015,13 @@ static int shm_test(cl_comm *c, cl_request *req, bool *done)
     if (got < 0)
         return got;
     *done = req->done;
+    if (*done || got > 0) {
+        rank_unblock(&s->base);
+        s->polls = 0;
+    } else if (++s->polls >= 2 && !s->base.blocked) {
+        cl_request *set[1] = {req};
+        publish_wait(s, set, 1, WF_WAIT);
+    }
     return 0;
 }
 
