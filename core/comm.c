@@ -121,7 +121,9 @@ int cl_test(cl_comm *c, cl_request **req, bool *done, cl_status *st)
 int cl_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
 {
     cl_request *r;
+    c->world->blocking_call = true;
     int err = cl_isend(c, buf, bytes, dst, tag, &r);
+    c->world->blocking_call = false;
     if (err)
         return err;
     r->blocking = true;
@@ -131,7 +133,9 @@ int cl_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
 int cl_recv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st)
 {
     cl_request *r;
+    c->world->blocking_call = true;
     int err = cl_irecv(c, buf, bytes, src, tag, &r);
+    c->world->blocking_call = false;
     if (err)
         return err;
     r->blocking = true;

@@ -72,6 +72,10 @@ struct cl_comm {
     bool payload;        /* buffers are real (not --no-payload) */
     bool printing;       /* cl_printf prints (first timed iteration) */
     bool checking;       /* cl_fill/cl_verify act (see cl_checking) */
+    bool blocking_call;  /* world: cl_send/cl_recv is posting; a backend copies
+                            it into the new request's `blocking` at once, so a
+                            request completed inside isend/irecv is recorded
+                            as the blocking call it is */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

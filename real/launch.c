@@ -360,10 +360,17 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
         l.alive++;
     }
     watch(&l, &set);
-    /* Collect any signal that arrived while blocked, then restore. */
+    /* Signals still pending: an interrupt counts even when the ranks it
+     * also reached were reaped first (a terminal's Ctrl-C hits them all). */
     struct timespec zero = {0, 0};
-    while (sigtimedwait(&set, NULL, &zero) > 0)
-        ;
+    int sig;
+    while ((sig = sigtimedwait(&set, NULL, &zero)) > 0)
+        if (sig != SIGCHLD && !res->signal) {
+            res->signal = sig;
+            res->status = CL_EPEER;
+            snprintf(res->diag.msg, sizeof res->diag.msg,
+                     "interrupted (SIG%s): every rank was stopped", sigabbrev_np(sig));
+        }
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (!res->signal)
         err = gather(&l); /* a failed run keeps its records: the trace shows the stall */

@@ -546,8 +546,8 @@ static void deliver_copy(shm_rank *s, shm_req *r, shm_msg *m)
     } else {
         if (m->total && r->buf && m->data)
             memcpy(r->buf, m->data, (size_t)m->total);
-        if (!r->started)
-            r->started = m->arrived;
+        if (!r->started) /* data that came before the receive starts when posted */
+            r->started = m->arrived > r->posted ? m->arrived : r->posted;
         finish_recv(s, r, m->sum);
     }
     msg_free(s, m);
@@ -856,6 +856,7 @@ static int shm_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         return CL_ENOMEM;
     r->kind = KIND_SEND;
     r->base.is_send = true;
+    r->base.blocking = s->base.comm.blocking_call;
     r->sbuf = buf;
     r->bytes = bytes;
     r->peer = dst;
@@ -889,6 +890,7 @@ static int shm_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     if (!r)
         return CL_ENOMEM;
     r->kind = KIND_RECV;
+    r->base.blocking = s->base.comm.blocking_call;
     r->buf = buf;
     r->bytes = bytes;
     r->peer = src;

@@ -329,7 +329,7 @@ static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
 {
     if (m->data && recv->buf)
         memcpy(recv->buf, m->data, (size_t)m->bytes);
-    recv->started = m->started;
+    recv->started = fmax(m->started, recv->posted); /* already here: starts when posted */
     resolve(e, recv, fmax(m->arrival, e->now));
     msg_free(e, m);
 }
@@ -358,6 +358,7 @@ static void req_init(sim_engine *e, sim_req *r, int owner, int peer, int tag, ui
     r->bytes = bytes;
     r->posted = r->started = e->now;
     r->done_at = INFINITY;
+    r->base.blocking = e->ranks[owner].comm.blocking_call;
 }
 
 static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,

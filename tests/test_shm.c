@@ -5,7 +5,8 @@
  *
  * Nothing here depends on timing: a deadlock is reported once every rank has
  * been blocked with no progress for the timeout, which a run that is merely
- * slow never is; every other check is about what happened, not when. */
+ * slow never is; every other check is about what happened, not when.  (A
+ * two-minute alarm per run only turns a hang into a failure.) */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,7 +84,11 @@ static void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const 
     };
     cl_args a = extra ? *extra : (cl_args){.microbatches = 3};
     a.bytes = (size_t)bytes;
+    /* A run that hangs (a deadlock not detected) fails the test instead of
+     * hanging it: SIGALRM ends this process, and the ranks die with it. */
+    alarm(120);
     int err = real_run(&o, fn, &a, &r->res);
+    alarm(0);
     dup2(saved, STDOUT_FILENO);
     close(saved);
     if (err)
@@ -210,6 +215,19 @@ static void test_deadlock(void **state)
     run_release(&r);
     assert_no_children();
 
+    /* A failed run keeps its records: the trace shows the stall. */
+    rec_log log;
+    rec_log_init(&log, 0);
+    setup traced = {.deadlock_timeout = 0.2, .records = &log};
+    run_pattern(&r, deadlock, 2, 1 * MiB, NULL, &traced);
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    size_t barriers = 0;
+    for (size_t i = 0; i < log.n; i++)
+        barriers += log.v[i].op == REC_BARRIER;
+    assert_int_equal(barriers, 2); /* each rank's, before the warm-up */
+    rec_log_release(&log);
+    run_release(&r);
+
     run_pattern(&r, deadlock, 2, 1 * KiB, NULL, &s);
     assert_int_equal(r.res.status, 0);
     assert_string_equal(r.report, "");
@@ -240,6 +258,33 @@ static void test_recv_nobody_sends(void **state)
     run_pattern(&r, orphan_recv, 2, 0, NULL, &s);
     assert_int_equal(r.res.status, CL_EDEADLOCK);
     assert_contains(r.report, "rank 0: blocked in recv(src=1, tag=5, 0 B)\n");
+    run_release(&r);
+    assert_no_children();
+}
+
+/* Rank 0 polls with cl_test for a message nobody sends: as stuck as a
+ * blocking wait, and reported the same way. */
+static int test_forever(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    if (cl_rank(c) != 0)
+        return 0;
+    cl_request *req;
+    CL_TRY(cl_irecv(c, NULL, 0, 1, 5, &req));
+    for (bool done = false; !done;)
+        CL_TRY(cl_test(c, &req, &done, NULL));
+    return 0;
+}
+
+static void test_polling_deadlock(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.deadlock_timeout = 0.2};
+    run_pattern(&r, test_forever, 2, 0, NULL, &s);
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    assert_contains(r.report, "rank 0: blocked in ");
+    assert_contains(r.report, "src=1, tag=5");
     run_release(&r);
     assert_no_children();
 }
@@ -282,6 +327,8 @@ static void expect_trunc(cl_pattern_fn *fn, uint64_t bytes, shm_copy copy)
                  (unsigned long long)bytes, cl_errname(r.res.status), r.res.diag.msg);
     assert_contains(r.res.diag.msg, "rank 1");
     assert_contains(r.res.diag.msg, "from rank 0");
+    assert_contains(r.res.diag.msg, "1 KiB");
+    assert_contains(r.res.diag.msg, bytes == 4096 ? "4 KiB" : "1 MiB");
     run_release(&r);
     assert_no_children();
 }
@@ -308,7 +355,7 @@ static int suicide(cl_comm *c, const cl_args *a)
             raise(SIGKILL);
         return cl_send(c, &x, 1, 0, 0);
     }
-    return cl_recv(c, &x, 1, 1, 0, NULL);
+    return cl_rank(c) == 0 ? cl_recv(c, &x, 1, 1, 0, NULL) : 0;
 }
 
 static void test_rank_killed(void **state)
@@ -381,6 +428,16 @@ static void test_pattern_error(void **state)
 
 /* ---- what a run gathers ---- */
 
+static const cl_record *find_send(const rec_log *log, uint64_t msg)
+{
+    for (size_t k = 0; k < log->n; k++)
+        if (log->v[k].op == REC_SEND && log->v[k].msg == msg)
+            return &log->v[k];
+    return NULL;
+}
+
+/* Ping-pong's records, eager and rendezvous: both ranks', every send paired
+ * with exactly one receive by its message id, sane times. */
 static void test_records(void **state)
 {
     (void)state;
@@ -388,29 +445,53 @@ static void test_records(void **state)
     for (size_t z = 0; z < 2; z++) {
         rec_log log;
         rec_log_init(&log, 0);
-        setup s = {.records = &log, .iters = 3};
+        setup s = {.records = &log, .iters = 3, .warmup = 1};
         run r;
         run_pattern(&r, pingpong, 2, sizes[z], NULL, &s);
         assert_int_equal(r.res.status, 0);
         assert_true(log.n > 0);
         assert_int_equal(log.dropped, 0);
-        size_t sends = 0, per_rank[2] = {0, 0};
+        size_t user_sends = 0, user_recvs = 0, per_rank[2] = {0, 0}, iters[2] = {0, 0};
         for (size_t i = 0; i < log.n; i++) {
             const cl_record *x = &log.v[i];
-            assert_true(x->rank == 0 || x->rank == 1);
+            char what[160];
+            snprintf(what, sizeof what, "%llu bytes: record %zu (rank %d: %s, peer %d, iter %d, "
+                     "%llu bytes)", (unsigned long long)sizes[z], i, x->rank,
+                     rec_op_name(x->op, x->blocking), x->peer, x->iter,
+                     (unsigned long long)x->bytes);
+            if (x->rank != 0 && x->rank != 1)
+                fail_msg("%s: no such rank", what);
             per_rank[x->rank]++;
-            if (!isfinite(x->posted) || !isfinite(x->started) || !isfinite(x->finished))
-                fail_msg("record %zu has a time that is not finite", i);
-            if (!(x->posted <= x->started && x->started <= x->finished))
-                fail_msg("%llu bytes: record %zu (rank %d: %s, peer %d, iter %d, %llu bytes): "
-                         "posted %.9f, started %.9f, finished %.9f",
-                         (unsigned long long)sizes[z], i, x->rank,
-                         rec_op_name(x->op, x->blocking), x->peer, x->iter,
-                         (unsigned long long)x->bytes, x->posted, x->started, x->finished);
-            assert_true(x->iter >= -1 && x->iter < 3);
+            if (!isfinite(x->posted) || !isfinite(x->started) || !isfinite(x->finished) ||
+                x->posted < 0)
+                fail_msg("%s: times %g %g %g", what, x->posted, x->started, x->finished);
+            /* record.h: posted <= started <= finished, for every record
+             * (a receive whose message came first starts when posted). */
+            double from = x->posted;
+            if (x->op == REC_RECV && !find_send(&log, x->msg))
+                fail_msg("%s: no send record with msg %llu", what, (unsigned long long)x->msg);
+            if (!(from <= x->started && x->started <= x->finished && x->posted <= x->finished))
+                fail_msg("%s: posted %.9f, started %.9f, finished %.9f", what, x->posted,
+                         x->started, x->finished);
+            if (x->iter < -1 || x->iter > 2)
+                fail_msg("%s: iteration out of range", what);
+            if (x->op == REC_ITER)
+                iters[x->rank]++;
+            if ((x->op == REC_SEND || x->op == REC_RECV) && x->bytes != sizes[z])
+                fail_msg("%s: not one of the pattern's messages (the barrier's own "
+                         "messages show only as its span)", what);
+            /* pingpong only calls cl_send and cl_recv: blocking records,
+             * also when the operation completes inside the post. */
+            if ((x->op == REC_SEND || x->op == REC_RECV) && !x->blocking)
+                fail_msg("%s: recorded as non-blocking", what);
+            if (x->op == REC_RECV) {
+                user_recvs++;
+                assert_int_equal(x->peer, 1 - x->rank);
+                assert_int_equal(x->tag, 0);
+            }
             if (x->op != REC_SEND)
                 continue;
-            sends++;
+            user_sends++;
             assert_int_equal(x->peer, 1 - x->rank);
             assert_true(x->msg != 0);
             size_t recvs = 0;
@@ -420,16 +501,20 @@ static void test_records(void **state)
                     assert_int_equal(log.v[k].rank, x->peer);
                     assert_int_equal(log.v[k].peer, x->rank);
                     assert_int_equal(log.v[k].bytes, x->bytes);
+                    assert_int_equal(log.v[k].tag, x->tag);
                 }
             if (recvs != 1)
-                fail_msg("send record %zu (msg %llu) has %zu receive records", i,
-                         (unsigned long long)x->msg, recvs);
+                fail_msg("%s: %zu receive records have its msg id %llu", what, recvs,
+                         (unsigned long long)x->msg);
         }
         assert_true(per_rank[0] > 0);
         assert_true(per_rank[1] > 0);
-        /* A round trip per iteration (warm-up included): 2 pattern sends
-         * (the barriers add their own). */
-        assert_true(sends >= 2 * 4);
+        /* One iteration record per rank and iteration, warm-up included;
+         * a round trip (two messages) in each. */
+        assert_int_equal(iters[0], 4);
+        assert_int_equal(iters[1], 4);
+        assert_int_equal(user_sends, 2 * 4);
+        assert_int_equal(user_recvs, 2 * 4);
         rec_log_release(&log);
         run_release(&r);
     }
@@ -475,7 +560,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_patterns_check_data), cmocka_unit_test(test_relay_prints),
         cmocka_unit_test(test_bind),                cmocka_unit_test(test_deadlock),
-        cmocka_unit_test(test_recv_nobody_sends),   cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_recv_nobody_sends),   cmocka_unit_test(test_polling_deadlock),
+        cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_rank_killed),         cmocka_unit_test(test_check_fails),
         cmocka_unit_test(test_pattern_error),       cmocka_unit_test(test_records),
         cmocka_unit_test(test_iteration_times),     cmocka_unit_test(test_bad_opts),

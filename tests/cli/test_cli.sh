@@ -19,11 +19,15 @@ bad() {
     echo "  stderr: $(head -c 600 "$err")"
 }
 
+# Every command is bounded: a hang fails its check instead of hanging the
+# suite (timeout exits 124, or 137 once -k has to kill).
+limit="timeout -k 5 120"
+
 # run RC CMD... : runs commlab with CMD, expects exit status RC.
 run() {
     want=$1
     shift
-    "$cl" "$@" >"$out" 2>"$err"
+    $limit "$cl" "$@" >"$out" 2>"$err"
     rc=$?
     if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
 }
@@ -133,7 +137,7 @@ run 2 run ring -n many;    has "$err" "--ranks must be an integer"
 run 2 run ring --bytes -5; has "$err" "must not be negative"
 run 2 run ring --iters 0;  has "$err" "--iters must be an integer"
 run 2 run ring --tier warp; has "$err" "unknown tier 'warp'"
-run 2 run ring --backend shm; has "$err" "not built yet"
+run 2 run ring --backend tcp; has "$err" "not built yet"
 run 2 run ring --backend carrier-pigeon; has "$err" "unknown backend 'carrier-pigeon'"
 run 2 run ring --model flow; has "$err" "not built yet"
 run 2 run pingpong -n 1;   has "$err" "needs at least 2 ranks"
@@ -141,8 +145,144 @@ run 2 run ring --compute 5; has "$err" "needs a unit"
 run 2 run ring --sizes 8,16 --trace "$tmpd/x.json"; has "$err" "one size"
 run 2 run ring --topology "$tmpd/none.yaml"; has "$err" "none.yaml"
 run 2 run ring -n 64 --topology configs/topologies/pcie-4gpu.yaml; has "$err" "has 4 devices"
+# --- run --backend shm (measured: one process per rank) ---
+# children PID : the pids of PID's child processes, one a line.
+children() {
+    if command -v pgrep >/dev/null 2>&1; then
+        pgrep -P "$1"
+        return 0
+    fi
+    parent=$1
+    for d in /proc/[0-9]*; do
+        st=$(cat "$d/stat" 2>/dev/null) || continue
+        st=${st##*) } # after "pid (comm) ": state, ppid, ...
+        # shellcheck disable=SC2086
+        set -- $st
+        [ "$2" = "$parent" ] && echo "${d#/proc/}"
+    done
+    return 0
+}
+# Starts `commlab ARGS` in the background (bounded by $limit) and waits,
+# at most 10 s, until its launcher has forked NRANKS ranks.  Sets bg (the
+# timeout process), launcher and kids; returns non-zero when they never
+# showed up.
+start_ranks() {
+    nranks=$1
+    shift
+    $limit "$cl" "$@" >"$out" 2>"$err" &
+    bg=$!
+    launcher=
+    kids=
+    tries=0
+    while [ "$tries" -lt 200 ]; do
+        [ -z "$launcher" ] && launcher=$(children "$bg" | head -n 1)
+        if [ -n "$launcher" ]; then
+            kids=$(children "$launcher" | tr '\n' ' ')
+            # shellcheck disable=SC2086
+            [ "$(echo $kids | wc -w)" -ge "$nranks" ] && return 0
+        fi
+        tries=$((tries + 1))
+        sleep 0.05
+    done
+    return 1
+}
+# finish_bg RC WHAT : waits for the background run (bounded by $limit),
+# expects exit status RC, then that none of its processes is left.
+finish_bg() {
+    wait "$bg"
+    rc=$?
+    if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exited $rc, want $1"; fi
+    left=
+    for p in $launcher $kids; do
+        [ -d "/proc/$p" ] && left="$left $p"
+    done
+    if [ -z "$left" ]; then ok; else bad "$2: processes left behind:$left"; fi
+}
+long="run pipeline --backend shm -n 2 --bind none --compute 200ms --iters 50"
+
+run 0 run pingpong --backend shm --sizes 8,1MiB --json; json shm-pingpong
+has "$out" '"backend": "shm"'; has "$out" '"status": "ok"'; has "$out" '"bytes": 1048576'
+run 0 run pingpong --backend shm --bytes 4KiB --iters 3 --warmup 0 --csv
+has "$out" "bytes,iters,time_median_s"; has "$out" "4096,3,"
+run 0 run relay --backend shm -n 4 --bind none --iters 3
+has "$out" "rank 3: the value after 3 hops is 30"; has "$out" "relay on shm: 4 ranks"
+if [ "$(grep -c "hops is" "$out")" -eq 1 ]; then ok; else bad "relay printed its line more than once"; fi
+run 0 run allreduce-ring --backend shm -n 4 --bind none --bytes 1MiB --check --iters 3
+run 0 run chunked --backend shm --bytes 1MiB --shm-copy staging --check --iters 3
+run 0 run exchange --backend shm --bytes 100KiB --bind none --shm-copy auto --eager-limit 1KiB
+
+run 3 run deadlock --backend shm --bytes 1MiB --deadlock-timeout 200ms
+has "$err" "rank 0: blocked in send(dst=1, tag=0, 1 MiB)"
+has "$err" "rank 1: blocked in send(dst=0, tag=0, 1 MiB)"
+has "$err" "cycle: rank 0 -> rank 1 -> rank 0"; has "$err" "above the eager limit (64 KiB)"
+run 0 run deadlock --backend shm --bytes 1KiB --deadlock-timeout 200ms
+run 0 run deadlock --backend shm --bytes 1MiB --fix order --deadlock-timeout 200ms
+run 0 run deadlock --backend shm --bytes 1MiB --fix nonblocking --deadlock-timeout 200ms
+run 0 run deadlock --backend shm --bytes 1MiB --eager-limit 2MiB --deadlock-timeout 200ms
+run 3 run deadlock --backend shm --bytes 1MiB --deadlock-timeout 200ms --json
+json shm-deadlock; has "$out" '"status": "CL_EDEADLOCK"'
+
+run 0 run ring --backend shm -n 3 --bind none --bytes 64KiB --iters 2 --trace "$tmpd/shm.json"
+has "$out" "trace: $tmpd/shm.json"
+if "$tools/tool_jsoncheck" <"$tmpd/shm.json"; then ok; else bad "shm trace is not valid JSON"; fi
+if grep -q '"ph":"s"' "$tmpd/shm.json"; then ok; else bad "shm trace has no flow arrows"; fi
+if grep -q '"commlab ring (shm)"' "$tmpd/shm.json"; then ok; else bad "shm trace not named"; fi
+# A deadlocked run still writes its trace: it shows the stall.
+run 3 run deadlock --backend shm --bytes 1MiB --deadlock-timeout 200ms --trace "$tmpd/dl.json"
+if "$tools/tool_jsoncheck" <"$tmpd/dl.json"; then ok; else bad "deadlock trace is not valid JSON"; fi
+
+# A rank killed from outside: the run stops, names it, leaves nothing.
+if start_ranks 2 $long; then
+    ok
+    set -- $kids
+    kill -9 "$2"
+    finish_bg 4 "a rank killed with SIGKILL"
+    if grep -q "rank [01] was killed by signal 9 (SIGKILL)" "$err"; then ok
+    else bad "the killed rank is not named with its signal"; fi
+else
+    bad "$long: ranks never started (launcher '$launcher', ranks '$kids')"
+    kill -9 "$bg" 2>/dev/null
+    wait "$bg"
+fi
+# Ctrl-C: SIGINT to the launcher stops every rank, exit 128 + 2.
+if start_ranks 2 $long; then
+    ok
+    kill -INT "$launcher"
+    finish_bg 130 "SIGINT to the launcher"
+    has "$err" "interrupted (SIGINT)"
+else
+    bad "$long: ranks never started (launcher '$launcher', ranks '$kids')"
+    kill -9 "$bg" 2>/dev/null
+    wait "$bg"
+fi
+# Ctrl-C at a terminal signals the whole process group, ranks included.
+if start_ranks 2 $long; then
+    ok
+    kill -INT -"$bg"
+    finish_bg 130 "SIGINT to the process group"
+else
+    bad "$long: ranks never started (launcher '$launcher', ranks '$kids')"
+    kill -9 "$bg" 2>/dev/null
+    wait "$bg"
+fi
+
+run 2 run ring --backend shm --tier nvlink
+has "$err" "--tier is an option of the model: it does not apply to --backend shm"
+run 2 run ring --backend shm --no-payload; has "$err" "--no-payload is an option of the model"
+run 2 run ring --backend shm --stack-size 1MiB; has "$err" "--stack-size is an option of the model"
+run 2 run ring --backend shm --bind bogus; has "$err" "--bind must be core or none, got 'bogus'"
+run 2 run ring --backend shm --deadlock-timeout -1; has "$err" "--deadlock-timeout"
+run 2 run ring --backend shm --deadlock-timeout 1ms; has "$err" "between 10ms and 1h"
+run 2 run ring --backend shm --shm-copy bogus; has "$err" "--shm-copy must be auto, cma or staging"
+run 2 run ring --bind none; has "$err" "--bind is an option of measured runs"
+run 2 run ring --shm-copy staging; has "$err" "--shm-copy is an option of measured runs"
+run 2 run ring --deadlock-timeout 1s; has "$err" "--deadlock-timeout is an option of measured runs"
+run 2 run ring --backend shm -n 300; has "$err" "at most 256 ranks"
+run 2 run pingpong --backend shm -n 1; has "$err" "needs at least 2 ranks"
+# --- end of run --backend shm ---
+
 run 0 bench --help;        has "$out" "usage: commlab bench"
-run 2 bench shm;           has "$err" "not built yet"
+run 2 bench tcp;           has "$err" "not built yet"
 run 2 bench;               has "$err" "which benchmark"
 
 echo "$passed passed, $failed failed"
