@@ -1,4 +1,5 @@
 /* cmd_run.c - `commlab run PATTERN` and `commlab patterns`. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -23,9 +24,10 @@ const char cmd_run_usage[] =
     "Runs a pattern on every rank and reports its time per message size.\n"
     "`commlab patterns` lists the patterns.\n"
     "\n"
-    "  -b, --backend NAME       sim (modeled; the default) or shm (measured: one\n"
-    "                           process per rank over shared memory); tcp, rdma and\n"
-    "                           mpi are not built yet\n"
+    "  -b, --backend NAME       sim (modeled; the default), shm (measured: one\n"
+    "                           process per rank over shared memory) or tcp (one\n"
+    "                           process per rank over TCP sockets); rdma and mpi\n"
+    "                           are not built yet\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         message size (default 1MiB)\n"
     "  -s, --sizes LIST         several sizes: 8,1KiB,4MiB or 8:4MiB:x4\n"
@@ -37,13 +39,16 @@ const char cmd_run_usage[] =
     "      --check              also checksum every message; measured runs then run\n"
     "                           the pattern's data checks on every iteration, not\n"
     "                           only on the warm-up and the first timed one\n"
-    "measured (shm):\n"
+    "measured (shm, tcp):\n"
     "      --bind WHERE         core (one core per rank, spread; the default) or none\n"
     "      --deadlock-timeout TIME  report a deadlock after every rank has been\n"
     "                           blocked this long with no progress (default 2s)\n"
     "      --shm-copy WAY       messages above the eager limit: auto (one copy with\n"
     "                           process_vm_readv, staging if refused; the default),\n"
-    "                           cma (one copy or fail) or staging (through the ring)\n"
+    "                           cma (one copy or fail) or staging (through the ring);\n"
+    "                           shm only\n"
+    "      --listen ADDR        tcp: the numeric address ranks listen on (default\n"
+    "                           127.0.0.1); every connection proves a per-job secret\n"
     "model (sim):\n"
     "  -t, --tier NAME          every pair of ranks on its own link of this tier\n"
     "                           (default nvlink; tiers from configs/tiers.yaml)\n"
@@ -73,6 +78,7 @@ const char cmd_run_usage[] =
     "  commlab run deadlock --bytes 1MiB --fix order\n"
     "  commlab run pingpong --backend shm --sizes 8:4MiB:x8\n"
     "  commlab run deadlock --backend shm --bytes 1MiB   # measured: exit 3 too\n"
+    "  commlab run pingpong --backend tcp --sizes 8:4MiB:x8\n"
     "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n";
 
 const char cmd_patterns_usage[] =
@@ -83,7 +89,7 @@ const char cmd_patterns_usage[] =
 enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
-    OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY,
+    OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
 };
 
 typedef struct run_opts {
@@ -99,9 +105,11 @@ typedef struct run_opts {
     bool measured;          /* a real backend, not sim */
     bool check, bind;
     shm_copy copy;
+    const char *listen;     /* tcp: --listen ADDR */
     double deadlock_timeout;
     const char *model_only; /* the first sim-only option given */
     const char *real_only;  /* the first measured-only option given */
+    const char *shm_only;   /* --shm-copy, if given */
     cl_args args;
     cli_format fmt;
 } run_opts;
@@ -151,6 +159,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
+        {"listen", required_argument, NULL, OPT_LISTEN},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -168,7 +177,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
             if (!o->model_only)
                 o->model_only = c == 't' ? "--tier" : c == 'c' ? "--config" : opts[idx].name;
             break;
-        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SHM_COPY:
+        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SHM_COPY: case OPT_LISTEN:
             if (!o->real_only)
                 o->real_only = opts[idx].name;
             break;
@@ -217,7 +226,9 @@ static int parse_args(int argc, char **argv, run_opts *o)
                 rc = cli_error("--deadlock-timeout must be between 10ms and 1h, got '%s'",
                                optarg);
             break;
+        case OPT_LISTEN: o->listen = optarg; break;
         case OPT_SHM_COPY:
+            o->shm_only = "--shm-copy";
             if (strcmp(optarg, "auto") == 0)
                 o->copy = SHM_COPY_AUTO;
             else if (strcmp(optarg, "cma") == 0)
@@ -258,12 +269,12 @@ static int parse_args(int argc, char **argv, run_opts *o)
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
-    const char *planned[] = {"tcp", "rdma", "mpi"};
+    const char *planned[] = {"rdma", "mpi"};
     for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++)
         if (strcmp(o->backend, planned[i]) == 0)
-            return cli_error("the '%s' backend is not built yet; use sim (modeled) or shm "
+            return cli_error("the '%s' backend is not built yet; use sim (modeled), shm or tcp "
                              "(measured)", o->backend);
-    if (strcmp(o->backend, "shm") == 0)
+    if (strcmp(o->backend, "shm") == 0 || strcmp(o->backend, "tcp") == 0)
         o->measured = true;
     else if (strcmp(o->backend, "sim") != 0)
         return cli_error("unknown backend '%s' (sim, shm, tcp, rdma, mpi)", o->backend);
@@ -273,6 +284,17 @@ static int validate(run_opts *o)
     if (!o->measured && o->real_only)
         return cli_error("--%s is an option of measured runs: it does not apply to "
                          "--backend sim", o->real_only);
+    if (o->measured && o->shm_only && strcmp(o->backend, "shm") != 0)
+        return cli_error("%s is an option of --backend shm: it does not apply to --backend %s",
+                         o->shm_only, o->backend);
+    if (o->measured && o->listen && strcmp(o->backend, "tcp") != 0)
+        return cli_error("--listen is an option of --backend tcp: it does not apply to "
+                         "--backend %s", o->backend);
+    unsigned char addr[sizeof(struct in6_addr)];
+    if (o->listen && inet_pton(AF_INET, o->listen, addr) != 1 &&
+        inet_pton(AF_INET6, o->listen, addr) != 1)
+        return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'",
+                         o->listen);
     if (o->iters == 0)
         o->iters = o->measured ? 10 : 1;
     if (o->warmup < 0)
@@ -429,7 +451,8 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
     if (o->measured) {
         json_kv_string(&w, "binding", env->binding);
         json_kv_uint(&w, "cores", (uint64_t)env->cores);
-        json_kv_string(&w, "shm_copy", copy_name(o->copy));
+        if (strcmp(o->backend, "shm") == 0)
+            json_kv_string(&w, "shm_copy", copy_name(o->copy));
         json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     } else {
         json_kv_string(&w, "model", o->model);
@@ -501,8 +524,8 @@ static int run_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *lo
     real_opts ro = {
         .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
         .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
-        .deadlock_timeout = o->deadlock_timeout, .records = log, .report = stderr,
-        .warn = first ? stderr : NULL,
+        .listen = o->listen, .deadlock_timeout = o->deadlock_timeout, .records = log,
+        .report = stderr, .warn = first ? stderr : NULL,
     };
     cl_args a = o->args;
     a.bytes = (size_t)bytes;

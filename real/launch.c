@@ -24,7 +24,7 @@
 
 const real_transport *real_transport_find(const char *name)
 {
-    static const real_transport *const all[] = {&shm_transport};
+    static const real_transport *const all[] = {&shm_transport, &tcp_transport};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->name, name) == 0)
             return all[i];

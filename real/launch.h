@@ -41,6 +41,7 @@ typedef struct real_opts {
     bool check;              /* checksum every message; data checks every iteration */
     bool bind;               /* pin ranks to cores (hwloc) */
     shm_copy copy;           /* shm's large-message path */
+    const char *listen;      /* tcp: numeric address the ranks listen on; NULL: 127.0.0.1 */
     double deadlock_timeout; /* seconds without progress before reporting */
     rec_log *records;        /* where records go; NULL keeps none */
     FILE *report;            /* the deadlock report */
@@ -73,6 +74,7 @@ typedef struct real_transport {
 } real_transport;
 
 extern const real_transport shm_transport;
+extern const real_transport tcp_transport;
 
 /* The transport called name, or NULL. */
 const real_transport *real_transport_find(const char *name);

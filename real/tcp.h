@@ -1,0 +1,193 @@
+/*
+ * tcp.h - what the two halves of the tcp transport share; internal to real/
+ * (hence the tcp__ names).
+ *
+ *   tcp_conn.c  connections: the address every rank listens on, the
+ *               bootstrap that tells a rank where the others listen and the
+ *               job's secret (boot_local(): the launcher's shared area; a
+ *               multi-host bootstrap replaces that one function), one
+ *               connection per pair of ranks made by the lower rank, and the
+ *               handshake that proves the secret on each of them and turns
+ *               strangers away.
+ *   tcp.c       messages: frames, eager and rendezvous, matching, the
+ *               progress engine, waits the watchdog can see, comm_ops.
+ *
+ * Every rank has one epoll set.  What an event points to starts with a
+ * tcp_ev saying what it is: the listening socket, a connection still in its
+ * handshake (tcp_conn.c's), or an authenticated peer (tcp_peer).
+ *
+ * The wire.  Every frame, the handshake's included, starts with a 48-byte
+ * big-endian header:
+ *     0 magic "CLTP"   4 version   5 kind   6 flags (0)   8 source rank
+ *    12 tag   16 ctx   20 zero     24 length            32 a   40 b
+ * whose length and words mean what the kind says (below).  Nothing read
+ * from a socket is used as a size, an index or a pointer before it is
+ * checked against what the reader expects.
+ */
+#ifndef REAL_TCP_H
+#define REAL_TCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "core/match.h"
+#include "real/auth.h"
+#include "real/launch.h"
+
+#define TCP_MAGIC 0x434c5450u /* "CLTP" */
+#define TCP_VERSION 1
+#define TCP_HDR 48            /* bytes of a frame header */
+#define TCP_NONCE 32          /* bytes of a handshake nonce */
+#define TCP_BLOCK_MS 50       /* a blocked rank looks around this often anyway */
+
+enum {
+    TCP_EAGER = 1,   /* len: data bytes that follow; a: checksum */
+    TCP_RTS,         /* len: message bytes; a: checksum; b: send id */
+    TCP_CTS,         /* len: message bytes; a: send id; b: receive id */
+    TCP_NACK,        /* a: send id (the message did not fit: it is dropped) */
+    TCP_DATA,        /* len: data bytes that follow; a: receive id */
+    TCP_BYE,         /* the sender is done and will close */
+    TCP_CHALLENGE = 16, /* acceptor -> connector; len: TCP_NONCE, its nonce follows */
+    TCP_RESPONSE,    /* connector -> acceptor; b: the acceptor's rank; len:
+                        TCP_NONCE + AUTH_MAC_BYTES, nonce and MAC follow */
+    TCP_ACCEPT,      /* acceptor -> connector; len: AUTH_MAC_BYTES, its MAC follows */
+};
+
+typedef struct tcp_frame { /* a decoded header */
+    uint32_t magic;
+    uint8_t version, kind;
+    uint16_t flags;  /* 0 */
+    uint32_t src;    /* the sender's rank, as it claims */
+    int32_t tag;
+    uint32_t ctx;
+    uint32_t zero;   /* 0 */
+    uint64_t len;    /* bytes (see the kinds) */
+    uint64_t a, b;   /* protocol words (see the kinds) */
+} tcp_frame;
+
+/* ---- the launcher's shared area (the local bootstrap) ---- */
+
+typedef struct tcp_slot {         /* where one rank listens */
+    _Atomic uint32_t ready;       /* addr is written (release/acquire) */
+    uint32_t len;                 /* bytes of addr in use */
+    struct sockaddr_storage addr;
+} tcp_slot;
+
+typedef struct tcp_area {
+    uint32_t nranks;
+    uint32_t listen_len;                  /* bytes of listen in use */
+    struct sockaddr_storage listen;       /* the address to listen on, port 0 */
+    unsigned char secret[AUTH_KEY_BYTES]; /* the job's secret (getrandom) */
+    _Atomic uint32_t refusals;            /* connections refused, all ranks */
+    tcp_slot slot[];                      /* nranks */
+} tcp_area;
+
+/* ---- a rank ---- */
+
+enum { TCP_EV_LISTEN, TCP_EV_HANDSHAKE, TCP_EV_PEER };
+
+typedef struct tcp_ev { /* first in whatever an epoll event points to */
+    int type;           /* TCP_EV_* */
+} tcp_ev;
+
+typedef struct tcp_req tcp_req; /* tcp.c's */
+typedef struct tcp_msg tcp_msg; /* tcp.c's */
+typedef struct tcp_hs tcp_hs;   /* tcp_conn.c's */
+
+typedef struct tcp_peer {
+    tcp_ev ev;               /* TCP_EV_PEER */
+    int fd;                  /* -1: none (ourselves), not yet, or closed */
+    int rank;
+    bool bye;                /* it said it is done */
+    bool out_armed;          /* EPOLLOUT is in the interest set */
+    tcp_req *head, *tail;    /* output queue, in order */
+    tcp_req *sends;          /* rendezvous sends waiting for its CTS */
+    tcp_req *recvs;          /* rendezvous receives waiting for its DATA */
+    uint64_t nmsg_out, nmsg_in; /* messages each way (message ids) */
+    unsigned char *ibuf;     /* input buffer (allocated on first read) */
+    size_t ilen, ioff;       /* bytes in it, bytes consumed */
+    uint64_t body_left;      /* bytes of the current frame's body to come */
+    unsigned char *body_dst; /* where they go; NULL: discarded */
+    tcp_req *body_req;       /* the receive they complete ... */
+    tcp_msg *body_msg;       /* ... or the unexpected copy they fill */
+} tcp_peer;
+
+typedef struct tcp_rank {
+    real_rank base;        /* first */
+    tcp_area *area;        /* the launcher's shared area */
+    tcp_peer *peers;       /* n; peers[me] has no socket, only message ids */
+    struct sockaddr_storage *addrs; /* n: where each rank listens (bootstrap) */
+    socklen_t *addr_len;   /* n */
+    unsigned char secret[AUTH_KEY_BYTES]; /* the job's (bootstrap) */
+    long loss_grace_ns;    /* the bootstrap's: see tcp.c's lost() */
+    tcp_hs *hs;            /* connections in their handshake */
+    int nhs_in;            /* incoming ones among them */
+    tcp_ev listen_ev;      /* TCP_EV_LISTEN */
+    int lfd, ep;           /* listening socket, epoll set; -1: none */
+    int n, me;
+    int connected;         /* peers up */
+    bool setup_done;       /* every peer is connected */
+    match_queues mq;
+    tcp_req *free_reqs;
+    tcp_msg *free_msgs;
+    uint64_t eager_limit;  /* bytes */
+    uint64_t next_id;      /* rendezvous ids */
+    size_t icap;           /* bytes of an input buffer */
+    double spin;           /* seconds a wait polls before it blocks */
+    bool check;            /* --check: checksums */
+    bool closing;          /* in rank_close: a lost peer is no news */
+    int failed;            /* a fatal error (CL_E*), first one wins */
+    int polls;             /* failed cl_test calls in a row */
+} tcp_rank;
+
+/* ---- the wire (cannot fail) ---- */
+
+static inline void tcp__put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (24 - 8 * i));
+}
+
+static inline uint32_t tcp__get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Writes a TCP_HDR-byte header at out. */
+void tcp__frame_make(unsigned char *out, uint8_t kind, int src, int tag, uint32_t ctx,
+                     uint64_t len, uint64_t a, uint64_t b);
+/* Decodes the TCP_HDR bytes at in; checks nothing. */
+void tcp__frame_decode(const unsigned char *in, tcp_frame *f);
+
+/* ---- tcp_conn.c ---- */
+
+size_t tcp__shared_bytes(const real_opts *o);
+/* Fills the launcher's area: the listen address (checked: bound once, so a
+ * bad one fails before any fork) and the secret.  CL_EINVAL or CL_EIO. */
+int tcp__shared_init(void *area, const real_opts *o, cl_diag *d);
+/* Listens, learns where every rank listens and the secret, and connects
+ * with every peer, each connection proven.  0, or a CL_E* with d saying
+ * why ("rank 2: ..."); what was opened is closed by tcp__disconnect. */
+int tcp__connect(tcp_rank *t, cl_diag *d);
+/* The listening socket is readable: handshakes begin. */
+void tcp__accept(tcp_rank *t);
+/* An epoll event for a connection in its handshake. */
+void tcp__hs_event(tcp_rank *t, tcp_ev *e, uint32_t events);
+/* Closes the handshakes that are out of time. */
+void tcp__hs_expire(tcp_rank *t);
+/* Closes the listening socket and every unfinished handshake. */
+void tcp__disconnect(tcp_rank *t);
+/* "127.0.0.1:5555", "[::1]:5555". */
+void tcp__addr_str(char *out, size_t cap, const struct sockaddr_storage *sa);
+
+/* ---- tcp.c ---- */
+
+/* One look at every socket, waiting up to timeout_ms.  Returns how often
+ * bytes moved (0: nothing did), or a negative CL_E* once the rank failed. */
+int tcp__progress(tcp_rank *t, int timeout_ms);
+/* The rank's first fatal error, with the words for its message. */
+void tcp__fatal(tcp_rank *t, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
