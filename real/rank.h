@@ -32,7 +32,19 @@ typedef struct real_rank {
     bool blocked;        /* JOB_BLOCKED is published */
     uint64_t published;  /* progress when the wait was last published */
     uint64_t messages, bytes; /* pattern messages and bytes sent */
-    int (*poll)(struct real_rank *r); /* transport progress (compute polls it) */
+    int polls;           /* failed cl_test calls in a row */
+    double spin;         /* seconds a wait polls before it yields or blocks */
+    bool oversubscribed; /* more ranks than cores: yield before blocking */
+    /* The transport's hooks (set after rank_init):
+     * poll: one pass of progress; > 0 something was handled, < 0 a fatal
+     *   CL_E* (compute, rank_wait and rank_test call it);
+     * block: the wait found nothing to do for a while: publish the wait if
+     *   stale (rank_publish_stale) and sleep until something may have
+     *   happened or a short while passed;
+     * describe: a pending request as the watchdog shows it. */
+    int (*poll)(struct real_rank *r);
+    void (*block)(struct real_rank *r, cl_request **reqs, int n, wf_op call);
+    void (*describe)(const cl_request *req, wf_pending *out);
     char detail[400];    /* the transport's account of the first failure */
 } real_rank;
 
@@ -62,6 +74,42 @@ void rank_wait_add(real_rank *r, wf_op op, int peer, int tag, uint64_t bytes);
 void rank_wait_end(real_rank *r);
 /* The rank left its blocking call. */
 void rank_unblock(real_rank *r);
+/* Publishes the requests of reqs[0..n) not done yet as the rank's wait. */
+void rank_publish(real_rank *r, cl_request **reqs, int n, wf_op call);
+/* Publishes the wait unless the one published still holds (nothing
+ * progressed since). */
+void rank_publish_stale(real_rank *r, cl_request **reqs, int n, wf_op call);
+
+/* comm_ops.wait and .test for every real transport: poll, spin a while,
+ * yield when ranks outnumber cores, then r->block.  A rank that keeps
+ * polling one request with cl_test, nothing else in between, is as stuck
+ * as one blocked in cl_wait: from its second failed test on, the watchdog
+ * sees it waiting on that request. */
+int rank_wait(real_rank *r, cl_request **reqs, int n, wf_op call);
+int rank_test(real_rank *r, cl_request *req, bool *done);
+/* The rank posts or computes: a polling streak is over. */
+static inline void rank_active(real_rank *r)
+{
+    r->polls = 0;
+    if (r->blocked)
+        rank_unblock(r);
+}
+
+/* ---- helpers of the transports' protocols ---- */
+
+/* Messages of the pattern use even context ids; odd ones are the barrier's. */
+static inline bool rank_user_ctx(uint32_t ctx)
+{
+    return (ctx & 1u) == 0;
+}
+/* The id pairing a send's record with its receive's: the k-th message from
+ * src to dst (both sides count). */
+static inline uint64_t rank_msg_id(int src, int dst, uint64_t k)
+{
+    return (uint64_t)(uint32_t)src << 44 | (uint64_t)(uint32_t)dst << 24 | (k & 0xffffff);
+}
+/* The --check checksum of a message. */
+uint64_t rank_checksum(const void *buf, uint64_t len);
 
 /* The transport's words for a failure, kept for the rank's final message
  * ("a 1 MiB message from rank 0 (tag 0) does not fit ...").  First wins. */

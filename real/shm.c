@@ -48,9 +48,6 @@
 #include "real/launch.h"
 
 #define LINE 64
-#define SPIN_SECONDS 200e-6      /* poll this long before sleeping ... */
-#define SPIN_SECONDS_SHARED 5e-6 /* ... or this long when ranks outnumber cores */
-#define YIELDS 50                /* then sched_yield this often (oversubscribed) */
 #define SLEEP_NS 50000000L       /* a sleeper looks again after 50 ms anyway */
 
 enum { REC_EAGER = 1, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_PUTDONE, REC_FIN };
@@ -161,13 +158,10 @@ typedef struct shm_rank {
     shm_msg *free_msgs;
     uint64_t eager_limit;
     size_t ring_bytes;
-    double spin;
     shm_copy copy;
     bool check;
-    bool oversubscribed;
     int n, me;
     int failed;         /* a fatal error in progress (CL_E*) */
-    int polls;          /* failed cl_test calls in a row */
 } shm_rank;
 
 static const comm_ops shm_ops;
@@ -251,24 +245,6 @@ static void notify(shm_rank *s, int peer)
     }
 }
 
-/* ---- checksums (--check) ---- */
-
-static uint64_t checksum(const void *buf, uint64_t len)
-{
-    const unsigned char *p = buf;
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
-    uint64_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
-        h ^= h >> 29;
-    }
-    for (; i < len; i++)
-        h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 /* ---- requests and messages ---- */
 
 static shm_req *req_new(shm_rank *s)
@@ -307,16 +283,6 @@ static void msg_free(shm_rank *s, shm_msg *m)
     s->free_msgs = m;
 }
 
-static uint64_t msg_id(int src, int dst, uint64_t k)
-{
-    return (uint64_t)(uint32_t)src << 44 | (uint64_t)(uint32_t)dst << 24 | (k & 0xffffff);
-}
-
-static bool user_ctx(uint32_t ctx)
-{
-    return (ctx & 1u) == 0;
-}
-
 static void fatal(shm_rank *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void fatal(shm_rank *s, int err, const char *fmt, ...)
@@ -342,7 +308,7 @@ static void complete(shm_rank *s, shm_req *r, int err)
         req_free(s, r);
         return;
     }
-    if (!s->base.tracing || !user_ctx(r->ctx))
+    if (!s->base.tracing || !rank_user_ctx(r->ctx))
         return; /* the barrier's own messages show as its span */
     double now = rank_now(&s->base);
     double started = r->started > 0 ? r->started : now;
@@ -528,7 +494,7 @@ static void take_envelope(shm_req *r, int src, int tag, uint64_t total, uint64_t
 static void finish_recv(shm_rank *s, shm_req *r, uint64_t sum)
 {
     int err = 0;
-    if (s->check && r->buf && checksum(r->buf, r->total) != sum) {
+    if (s->check && r->buf && rank_checksum(r->buf, r->total) != sum) {
         char a[UNITS_BUF];
         rank_detail(&s->base, "the %s message from rank %d (tag %d) arrived corrupted "
                     "(checksum mismatch)", units_size_str(a, r->total),
@@ -686,7 +652,7 @@ static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager)
     m->eager = eager;
     m->total = h->total;
     m->sum = h->sum;
-    m->msg_id = msg_id(src, s->me, ++in->nmsg);
+    m->msg_id = rank_msg_id(src, s->me, ++in->nmsg);
     m->addr = h->arg[0];
     m->cookie = h->arg[1];
     match_link_init(&m->link, src, h->tag, h->ctx);
@@ -849,8 +815,7 @@ static int shm_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     shm_rank *s = c->world->backend;
     if (s->failed)
         return s->failed;
-    rank_unblock(&s->base);
-    s->polls = 0;
+    rank_active(&s->base);
     shm_req *r = req_new(s);
     if (!r)
         return CL_ENOMEM;
@@ -863,12 +828,12 @@ static int shm_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     r->tag = tag;
     r->ctx = ctx;
     r->eager = bytes <= s->eager_limit;
-    r->msg_id = msg_id(s->me, dst, ++s->out[dst].nmsg);
+    r->msg_id = rank_msg_id(s->me, dst, ++s->out[dst].nmsg);
     if (s->check && buf)
-        r->sum = checksum(buf, bytes);
+        r->sum = rank_checksum(buf, bytes);
     if (s->base.tracing)
         r->posted = rank_now(&s->base);
-    if (user_ctx(ctx)) {
+    if (rank_user_ctx(ctx)) {
         s->base.messages++;
         s->base.bytes += bytes;
     }
@@ -884,8 +849,7 @@ static int shm_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     shm_rank *s = c->world->backend;
     if (s->failed)
         return s->failed;
-    rank_unblock(&s->base);
-    s->polls = 0;
+    rank_active(&s->base);
     shm_req *r = req_new(s);
     if (!r)
         return CL_ENOMEM;
@@ -915,116 +879,41 @@ static int shm_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     return 0;
 }
 
-static bool all_done(cl_request **reqs, int n)
+/* rank_wait's block hook: sleep on the doorbell.  Whoever publishes to
+ * this rank, or frees room it may wait for, bumps the bell (notify()). */
+static void shm_block(real_rank *base, cl_request **reqs, int n, wf_op call)
 {
-    for (int i = 0; i < n; i++)
-        if (reqs[i] && !reqs[i]->done)
-            return false;
-    return true;
-}
-
-static void publish_wait(shm_rank *s, cl_request **reqs, int n, wf_op call)
-{
-    rank_wait_begin(&s->base, call);
-    for (int i = 0; i < n; i++) {
-        shm_req *r = (shm_req *)reqs[i];
-        if (!r || r->base.done)
-            continue;
-        rank_wait_add(&s->base, r->kind == KIND_SEND ? WF_SEND : WF_RECV, r->peer, r->tag,
-                      r->bytes);
-    }
-    rank_wait_end(&s->base);
-}
-
-/* Sleeps until the doorbell rings (or a while passes); false if there was
- * something to do after all. */
-static bool sleep_on_bell(shm_rank *s, cl_request **reqs, int n, wf_op call)
-{
+    shm_rank *s = (shm_rank *)base;
     shm_bell *b = &s->bells[s->me];
     atomic_store_explicit(&b->sleeping, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     uint32_t v = atomic_load_explicit(&b->word, memory_order_relaxed);
-    if (progress(s) || all_done(reqs, n)) {
-        atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);
-        return false;
+    bool done = true;
+    for (int i = 0; i < n; i++)
+        done = done && (!reqs[i] || reqs[i]->done);
+    if (progress(s) == 0 && !done) {
+        rank_publish_stale(base, reqs, n, call);
+        struct timespec ts = {0, SLEEP_NS};
+        futex(&b->word, FUTEX_WAIT, v, &ts);
     }
-    if (!s->base.blocked ||
-        atomic_load_explicit(&s->base.slot->progress, memory_order_relaxed) != s->base.published)
-        publish_wait(s, reqs, n, call);
-    struct timespec ts = {0, SLEEP_NS};
-    futex(&b->word, FUTEX_WAIT, v, &ts);
     atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);
-    return true;
 }
 
-static void cpu_relax(void)
+static void shm_describe(const cl_request *req, wf_pending *out)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
+    const shm_req *r = (const shm_req *)req;
+    *out = (wf_pending){.op = r->kind == KIND_SEND ? WF_SEND : WF_RECV, .peer = r->peer,
+                        .tag = r->tag, .bytes = r->bytes};
 }
 
 static int shm_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
 {
-    shm_rank *s = c->world->backend;
-    double t0 = s->base.tracing ? rank_now(&s->base) : 0, spin_until = 0;
-    rank_unblock(&s->base); /* a polling streak ends; this wait publishes its own */
-    s->polls = 0;
-    int yields = 0;
-    for (unsigned polls = 0; !all_done(reqs, n); polls++) {
-        int got = progress(s);
-        if (got < 0)
-            break;
-        if (got > 0) {
-            spin_until = 0; /* things move: spin again before sleeping */
-            yields = 0;
-            continue;
-        }
-        if ((polls & 63) != 63) {
-            cpu_relax();
-            continue;
-        }
-        /* every 64 idle polls: spin, yield or sleep? */
-        double now = job_now();
-        if (spin_until == 0)
-            spin_until = now + s->spin;
-        if (now < spin_until)
-            continue;
-        if (s->oversubscribed && yields < YIELDS) {
-            yields++;
-            sched_yield();
-            continue;
-        }
-        sleep_on_bell(s, reqs, n, call);
-    }
-    rank_unblock(&s->base);
-    if (s->failed)
-        return s->failed;
-    if (s->base.tracing && (call == WF_WAIT || call == WF_WAITALL))
-        rank_record(&s->base, REC_WAIT, -1, -1, 0, 0, t0, t0, rank_now(&s->base), true);
-    return 0;
+    return rank_wait(c->world->backend, reqs, n, call);
 }
 
-/* A rank that keeps polling one request with nothing else in between is
- * as stuck as one blocked in cl_wait: from the second failed test on, the
- * watchdog sees it waiting on that request. */
 static int shm_test(cl_comm *c, cl_request *req, bool *done)
 {
-    shm_rank *s = c->world->backend;
-    int got = progress(s);
-    if (got < 0)
-        return got;
-    *done = req->done;
-    if (*done || got > 0) {
-        rank_unblock(&s->base);
-        s->polls = 0;
-    } else if (++s->polls >= 2 && !s->base.blocked) {
-        cl_request *set[1] = {req};
-        publish_wait(s, set, 1, WF_WAIT);
-    }
-    return 0;
+    return rank_test(c->world->backend, req, done);
 }
 
 static void shm_release(cl_comm *c, cl_request *req)
@@ -1062,6 +951,8 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
     }
     rank_init(&s->base, &shm_ops, j, rank, o->check);
     s->base.poll = shm_poll;
+    s->base.block = shm_block;
+    s->base.describe = shm_describe;
     unsigned char *p = j->transport;
     s->area = (shm_area *)p;
     p += align_up(sizeof(shm_area));
@@ -1076,8 +967,6 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
     s->eager_limit = o->eager_limit;
     s->copy = o->copy;
     s->check = o->check;
-    s->oversubscribed = j->nranks > sysconf(_SC_NPROCESSORS_ONLN);
-    s->spin = s->oversubscribed ? SPIN_SECONDS_SHARED : SPIN_SECONDS;
     match_queues_init(&s->mq);
     s->bells[rank].pid = (int32_t)getpid();
     *out = &s->base;

@@ -49,8 +49,6 @@
 #include "core/units.h"
 #include "real/tcp.h"
 
-#define SPIN_SECONDS 200e-6      /* poll this long before blocking ... */
-#define SPIN_SECONDS_SHARED 5e-6 /* ... or this long when ranks outnumber cores */
 #define MAX_MESSAGE ((uint64_t)1 << 48) /* no RTS announces more */
 #define EVENTS 64                /* epoll events per call */
 #define IOV_BATCH 16             /* iovecs per sendmsg */
@@ -141,34 +139,6 @@ void tcp__frame_decode(const unsigned char *in, tcp_frame *f)
     f->b = get64(in + 40);
 }
 
-/* ---- small helpers ---- */
-
-static uint64_t checksum(const void *buf, uint64_t len)
-{
-    const unsigned char *p = buf;
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
-    uint64_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
-        h ^= h >> 29;
-    }
-    for (; i < len; i++)
-        h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-static uint64_t msg_id(int src, int dst, uint64_t k)
-{
-    return (uint64_t)(uint32_t)src << 44 | (uint64_t)(uint32_t)dst << 24 | (k & 0xffffff);
-}
-
-static bool user_ctx(uint32_t ctx)
-{
-    return (ctx & 1u) == 0;
-}
-
 void tcp__fatal(tcp_rank *t, int err, const char *fmt, ...)
 {
     if (t->failed)
@@ -240,7 +210,7 @@ static void complete(tcp_rank *t, tcp_req *r, int err)
         req_free(t, r);
         return;
     }
-    if (!t->base.tracing || !user_ctx(r->ctx))
+    if (!t->base.tracing || !rank_user_ctx(r->ctx))
         return; /* the barrier's own messages show as its span */
     double now = rank_now(&t->base);
     double started = r->started > 0 ? r->started : now;
@@ -437,7 +407,7 @@ static void take_envelope(tcp_req *r, int src, int tag, uint64_t total, uint64_t
 static void finish_recv(tcp_rank *t, tcp_req *r, uint64_t sum)
 {
     int err = 0;
-    if (t->check && r->buf && checksum(r->buf, r->total) != sum) {
+    if (t->check && r->buf && rank_checksum(r->buf, r->total) != sum) {
         char a[UNITS_BUF];
         rank_detail(&t->base, "the %s message from rank %d (tag %d) arrived corrupted "
                     "(checksum mismatch)", units_size_str(a, r->total),
@@ -537,7 +507,7 @@ static void arrive(tcp_rank *t, tcp_peer *p, const tcp_frame *f, bool eager)
     m->total = f->len;
     m->sum = f->a;
     m->send_id = f->b;
-    m->msg_id = msg_id(src, t->me, ++p->nmsg_in);
+    m->msg_id = rank_msg_id(src, t->me, ++p->nmsg_in);
     match_link_init(&m->link, src, f->tag, f->ctx);
     match_link *l = match_arrive(&t->mq, &m->link);
     if (l) {
@@ -857,8 +827,7 @@ static int tcp_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     tcp_rank *t = c->world->backend;
     if (t->failed)
         return t->failed;
-    rank_unblock(&t->base);
-    t->polls = 0;
+    rank_active(&t->base);
     tcp_peer *p = &t->peers[dst];
     if (dst != t->me && p->fd < 0) {
         if (p->bye)
@@ -879,12 +848,12 @@ static int tcp_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     r->tag = tag;
     r->ctx = ctx;
     r->eager = bytes <= t->eager_limit;
-    r->msg_id = msg_id(t->me, dst, ++p->nmsg_out);
+    r->msg_id = rank_msg_id(t->me, dst, ++p->nmsg_out);
     if (t->check && buf)
-        r->sum = checksum(buf, bytes);
+        r->sum = rank_checksum(buf, bytes);
     if (t->base.tracing)
         r->posted = rank_now(&t->base);
-    if (user_ctx(ctx)) {
+    if (rank_user_ctx(ctx)) {
         t->base.messages++;
         t->base.bytes += bytes;
     }
@@ -913,8 +882,7 @@ static int tcp_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     tcp_rank *t = c->world->backend;
     if (t->failed)
         return t->failed;
-    rank_unblock(&t->base);
-    t->polls = 0;
+    rank_active(&t->base);
     tcp_req *r = req_new(t);
     if (!r)
         return CL_ENOMEM;
@@ -944,83 +912,30 @@ static int tcp_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     return 0;
 }
 
-static bool all_done(cl_request **reqs, int n)
+/* rank_wait's block hook: publish the wait, then block in epoll.  Data
+ * that came in between wakes epoll at once (level-triggered), so no
+ * wake-up is lost. */
+static void tcp_block(real_rank *base, cl_request **reqs, int n, wf_op call)
 {
-    for (int i = 0; i < n; i++)
-        if (reqs[i] && !reqs[i]->done)
-            return false;
-    return true;
+    rank_publish_stale(base, reqs, n, call);
+    tcp__progress((tcp_rank *)base, TCP_BLOCK_MS);
 }
 
-static void publish_wait(tcp_rank *t, cl_request **reqs, int n, wf_op call)
+static void tcp_describe(const cl_request *req, wf_pending *out)
 {
-    rank_wait_begin(&t->base, call);
-    for (int i = 0; i < n; i++) {
-        tcp_req *r = (tcp_req *)reqs[i];
-        if (!r || r->base.done)
-            continue;
-        rank_wait_add(&t->base, r->kind == KIND_SEND ? WF_SEND : WF_RECV, r->peer, r->tag,
-                      r->bytes);
-    }
-    rank_wait_end(&t->base);
+    const tcp_req *r = (const tcp_req *)req;
+    *out = (wf_pending){.op = r->kind == KIND_SEND ? WF_SEND : WF_RECV, .peer = r->peer,
+                        .tag = r->tag, .bytes = r->bytes};
 }
 
 static int tcp_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
 {
-    tcp_rank *t = c->world->backend;
-    double t0 = t->base.tracing ? rank_now(&t->base) : 0, spin_until = 0;
-    rank_unblock(&t->base); /* a polling streak ends; this wait publishes its own */
-    t->polls = 0;
-    while (!all_done(reqs, n)) {
-        int got = tcp__progress(t, 0);
-        if (got < 0)
-            break;
-        if (got > 0) {
-            spin_until = 0; /* things move: spin again before blocking */
-            continue;
-        }
-        double now = job_now();
-        if (spin_until == 0)
-            spin_until = now + t->spin;
-        if (now < spin_until)
-            continue;
-        /* Publish, then block: data that came in between wakes epoll at
-         * once (level-triggered), so no wake-up is lost. */
-        if (!t->base.blocked ||
-            atomic_load_explicit(&t->base.slot->progress, memory_order_relaxed) !=
-                t->base.published)
-            publish_wait(t, reqs, n, call);
-        got = tcp__progress(t, TCP_BLOCK_MS);
-        if (got < 0)
-            break;
-        if (got > 0)
-            spin_until = 0;
-    }
-    rank_unblock(&t->base);
-    if (t->failed)
-        return t->failed;
-    if (t->base.tracing && (call == WF_WAIT || call == WF_WAITALL))
-        rank_record(&t->base, REC_WAIT, -1, -1, 0, 0, t0, t0, rank_now(&t->base), true);
-    return 0;
+    return rank_wait(c->world->backend, reqs, n, call);
 }
 
-/* As on shm: a rank that keeps polling one request with nothing else in
- * between is as stuck as one blocked in cl_wait. */
 static int tcp_test(cl_comm *c, cl_request *req, bool *done)
 {
-    tcp_rank *t = c->world->backend;
-    int got = tcp__progress(t, 0);
-    if (got < 0)
-        return got;
-    *done = req->done;
-    if (*done || got > 0) {
-        rank_unblock(&t->base);
-        t->polls = 0;
-    } else if (++t->polls >= 2 && !t->base.blocked) {
-        cl_request *set[1] = {req};
-        publish_wait(t, set, 1, WF_WAIT);
-    }
-    return 0;
+    return rank_test(c->world->backend, req, done);
 }
 
 static void tcp_release(cl_comm *c, cl_request *req)
@@ -1061,12 +976,13 @@ static int tcp_rank_open(real_rank **out, const job *j, int rank, const real_opt
     }
     rank_init(&t->base, &tcp_ops, j, rank, o->check);
     t->base.poll = tcp_poll;
+    t->base.block = tcp_block;
+    t->base.describe = tcp_describe;
     t->area = j->transport;
     t->n = (int)n;
     t->me = rank;
     t->eager_limit = o->eager_limit;
     t->check = o->check;
-    t->spin = j->nranks > sysconf(_SC_NPROCESSORS_ONLN) ? SPIN_SECONDS_SHARED : SPIN_SECONDS;
     /* Input buffers: one per peer that sends, smaller for big jobs. */
     t->icap = n <= 8 ? 64 * 1024 : n <= 32 ? 16 * 1024 : 4 * 1024;
     t->listen_ev.type = TCP_EV_LISTEN;

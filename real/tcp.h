@@ -134,11 +134,9 @@ typedef struct tcp_rank {
     uint64_t eager_limit;  /* bytes */
     uint64_t next_id;      /* rendezvous ids */
     size_t icap;           /* bytes of an input buffer */
-    double spin;           /* seconds a wait polls before it blocks */
     bool check;            /* --check: checksums */
     bool closing;          /* in rank_close: a lost peer is no news */
     int failed;            /* a fatal error (CL_E*), first one wins */
-    int polls;             /* failed cl_test calls in a row */
 } tcp_rank;
 
 /* ---- the wire (cannot fail) ---- */
