@@ -11,7 +11,8 @@
  * and cause and the others are stopped.  No process outlives the call, and
  * nothing it made has a name anywhere.
  *
- * Transports (shm now; tcp and rdma later) plug in through real_transport.
+ * Transports (shm, tcp; rdma later) plug in through real_transport.  Runs
+ * across hosts, where no launcher forks the ranks, are not built yet.
  */
 #ifndef REAL_LAUNCH_H
 #define REAL_LAUNCH_H
