@@ -258,6 +258,16 @@ static real_rank *rank_of(const cl_comm *c)
 
 /* Busy work for `seconds`, polling the transport so peers' eager messages
  * keep draining, as a GPU kernel would not stop the NIC. */
+int rank_op_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
+{
+    return rank_wait(rank_of(c), reqs, n, call);
+}
+
+int rank_op_test(cl_comm *c, cl_request *req, bool *done)
+{
+    return rank_test(rank_of(c), req, done);
+}
+
 int rank_op_compute(cl_comm *c, double seconds)
 {
     real_rank *r = rank_of(c);

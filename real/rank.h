@@ -116,6 +116,8 @@ uint64_t rank_checksum(const void *buf, uint64_t len);
 void rank_detail(real_rank *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* comm_ops entries every real transport uses as they are. */
+int rank_op_wait(cl_comm *c, int n, cl_request **reqs, wf_op call);
+int rank_op_test(cl_comm *c, cl_request *req, bool *done);
 int rank_op_compute(cl_comm *c, double seconds);
 double rank_op_now(const cl_comm *c);
 void *rank_op_alloc(cl_comm *c, size_t bytes);

@@ -46,6 +46,7 @@
 #include "core/match.h"
 #include "core/units.h"
 #include "real/launch.h"
+#include "real/xfer.h"
 
 #define LINE 64
 #define SLEEP_NS 50000000L       /* a sleeper looks again after 50 ms anyway */
@@ -93,41 +94,19 @@ typedef struct shm_area {
 typedef struct shm_req shm_req;
 typedef struct shm_msg shm_msg;
 
-enum { KIND_SEND, KIND_RECV, KIND_CTRL, KIND_STREAM };
 enum { SEND_QUEUED, SEND_WAIT_PEER };
 
 struct shm_req {
-    struct cl_request base; /* first: core/comm reads it */
-    match_link link;        /* a posted receive in the rank's queues */
-    shm_req *next;          /* in an outgoing queue */
-    shm_msg *msg;           /* a receive matched to a message still arriving */
-    void *buf;              /* receive: destination */
-    const void *sbuf;       /* send: source */
-    uint64_t bytes;         /* send: size; receive: capacity */
+    xfer_req x;             /* first; x.next: in an outgoing queue */
     uint64_t off;           /* bytes sent into the ring / received */
-    uint64_t total;         /* receive: the matched message's size */
-    uint64_t sum;           /* the message's checksum (--check) */
-    uint64_t msg_id;
-    uint64_t peer_cookie;   /* receive: the send; KIND_STREAM: the receive */
-    uint64_t ctrl[5];       /* KIND_CTRL: total, sum, arg[0..2] */
-    double posted, started;
-    int32_t peer;           /* world rank; CL_ANY_SOURCE in a receive */
-    int32_t tag;
-    uint32_t ctx;
-    uint8_t kind, phase, ctrl_kind;
-    bool eager;
+    uint64_t peer_cookie;   /* receive: the send; XFER_STREAM: the receive */
+    uint64_t ctrl[5];       /* XFER_CTRL: total, sum, arg[0..2] */
+    uint8_t ctrl_kind;      /* XFER_CTRL: the record's kind */
 };
 
 struct shm_msg {
-    match_link link;  /* in the unexpected queue */
-    shm_msg *next_free;
-    shm_req *waiting; /* a receive that matched before the data was all here */
-    void *data;       /* eager: the copy */
-    uint64_t total, got;
-    uint64_t addr, cookie; /* rendezvous: the sender's buffer and request */
-    uint64_t sum, msg_id;
-    double arrived;
-    bool eager;
+    xfer_msg x;             /* first */
+    uint64_t addr, cookie;  /* rendezvous: the sender's buffer and request */
 };
 
 typedef struct shm_out { /* toward one destination */
@@ -146,25 +125,18 @@ typedef struct shm_in { /* from one source */
 } shm_in;
 
 typedef struct shm_rank {
-    real_rank base; /* first */
+    xfer_rank x;    /* first */
     shm_area *area;
     shm_bell *bells;
     shm_consumed *consumed;
     unsigned char *rings;
     shm_out *out;
     shm_in *in;
-    match_queues mq;
-    shm_req *free_reqs;
-    shm_msg *free_msgs;
     uint64_t eager_limit;
     size_t ring_bytes;
     shm_copy copy;
-    bool check;
     int n, me;
-    int failed;         /* a fatal error in progress (CL_E*) */
 } shm_rank;
-
-static const comm_ops shm_ops;
 
 /* ---- layout ---- */
 
@@ -247,80 +219,6 @@ static void notify(shm_rank *s, int peer)
 
 /* ---- requests and messages ---- */
 
-static shm_req *req_new(shm_rank *s)
-{
-    shm_req *r = s->free_reqs;
-    if (r)
-        s->free_reqs = r->next;
-    else if (!(r = malloc(sizeof *r)))
-        return NULL;
-    memset(r, 0, sizeof *r);
-    return r;
-}
-
-static void req_free(shm_rank *s, shm_req *r)
-{
-    r->next = s->free_reqs;
-    s->free_reqs = r;
-}
-
-static shm_msg *msg_new(shm_rank *s)
-{
-    shm_msg *m = s->free_msgs;
-    if (m)
-        s->free_msgs = m->next_free;
-    else if (!(m = malloc(sizeof *m)))
-        return NULL;
-    memset(m, 0, sizeof *m);
-    return m;
-}
-
-static void msg_free(shm_rank *s, shm_msg *m)
-{
-    free(m->data);
-    m->data = NULL;
-    m->next_free = s->free_msgs;
-    s->free_msgs = m;
-}
-
-static void fatal(shm_rank *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void fatal(shm_rank *s, int err, const char *fmt, ...)
-{
-    if (s->failed)
-        return;
-    s->failed = err;
-    char msg[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    rank_detail(&s->base, "%s", msg);
-}
-
-/* A request is complete: its status is final, the record is written. */
-static void complete(shm_rank *s, shm_req *r, int err)
-{
-    r->base.err = err;
-    r->base.done = true;
-    rank_progressed(&s->base);
-    if (r->kind == KIND_CTRL || r->kind == KIND_STREAM) {
-        req_free(s, r);
-        return;
-    }
-    if (!s->base.tracing || !rank_user_ctx(r->ctx))
-        return; /* the barrier's own messages show as its span */
-    double now = rank_now(&s->base);
-    double started = r->started > 0 ? r->started : now;
-    if (r->kind == KIND_SEND)
-        rank_record(&s->base, REC_SEND, r->peer, r->tag, r->bytes, r->msg_id, r->posted,
-                    started, now, r->base.blocking);
-    else
-        rank_record(&s->base, REC_RECV, r->base.status.source, r->base.status.tag,
-                    r->base.status.bytes, r->msg_id, r->posted, started, now,
-                    r->base.blocking);
-}
-
 /* ---- producing ---- */
 
 /* Room for a record of len payload bytes toward dst, or NULL.  One line
@@ -363,7 +261,7 @@ enum { INJECT_FULL, INJECT_MORE, INJECT_LAST };
  * was its last one. */
 static int inject(shm_rank *s, int dst, shm_req *r)
 {
-    if (r->kind == KIND_CTRL) {
+    if (r->x.kind == XFER_CTRL) {
         shm_hdr *h = reserve(s, dst, 0);
         if (!h)
             return INJECT_FULL;
@@ -373,43 +271,43 @@ static int inject(shm_rank *s, int dst, shm_req *r)
         publish(s, dst, h, r->ctrl_kind, NULL, 0);
         return INJECT_LAST;
     }
-    if (r->kind == KIND_SEND && !r->eager && r->phase == SEND_QUEUED) {
+    if (r->x.kind == XFER_SEND && !r->x.eager && r->x.phase == SEND_QUEUED) {
         shm_hdr *h = reserve(s, dst, 0);
         if (!h)
             return INJECT_FULL;
-        h->tag = r->tag;
-        h->ctx = r->ctx;
-        h->total = r->bytes;
-        h->sum = r->sum;
-        h->arg[0] = (uint64_t)(uintptr_t)r->sbuf;
+        h->tag = r->x.tag;
+        h->ctx = r->x.ctx;
+        h->total = r->x.bytes;
+        h->sum = r->x.sum;
+        h->arg[0] = (uint64_t)(uintptr_t)r->x.sbuf;
         h->arg[1] = (uint64_t)(uintptr_t)r;
         publish(s, dst, h, REC_RTS, NULL, 0);
-        r->phase = SEND_WAIT_PEER;
+        r->x.phase = SEND_WAIT_PEER;
         return INJECT_LAST;
     }
-    uint64_t len = r->bytes - r->off;
+    uint64_t len = r->x.bytes - r->off;
     if (len > s->area->max_payload)
         len = s->area->max_payload;
     shm_hdr *h = reserve(s, dst, len);
     if (!h)
         return INJECT_FULL;
     uint32_t kind = REC_FRAG;
-    if (r->kind == KIND_STREAM) {
+    if (r->x.kind == XFER_STREAM) {
         kind = REC_RDATA;
         h->total = r->peer_cookie;
         h->sum = r->off;
     } else if (r->off == 0) {
         kind = REC_EAGER;
-        h->tag = r->tag;
-        h->ctx = r->ctx;
-        h->total = r->bytes;
-        h->sum = r->sum;
-        if (s->base.tracing)
-            r->started = rank_now(&s->base);
+        h->tag = r->x.tag;
+        h->ctx = r->x.ctx;
+        h->total = r->x.bytes;
+        h->sum = r->x.sum;
+        if (s->x.base.tracing)
+            r->x.started = rank_now(&s->x.base);
     }
-    publish(s, dst, h, kind, (const char *)r->sbuf + r->off, len);
+    publish(s, dst, h, kind, (const char *)r->x.sbuf + r->off, len);
     r->off += len;
-    return r->off == r->bytes ? INJECT_LAST : INJECT_MORE;
+    return r->off == r->x.bytes ? INJECT_LAST : INJECT_MORE;
 }
 
 /* Puts as much of dst's queue into the ring as fits, in order. */
@@ -425,12 +323,12 @@ static void push(shm_rank *s, int dst)
         wrote = true;
         if (st == INJECT_MORE)
             continue;
-        o->head = r->next;
+        o->head = (shm_req *)r->x.next;
         if (!o->head)
             o->tail = NULL;
-        r->next = NULL;
-        if (r->kind != KIND_SEND || r->eager)
-            complete(s, r, 0);
+        r->x.next = NULL;
+        if (r->x.kind != XFER_SEND || r->x.eager)
+            xfer_complete(&s->x, &r->x, 0);
     }
     if (wrote)
         notify(s, dst);
@@ -439,9 +337,9 @@ static void push(shm_rank *s, int dst)
 static void enqueue(shm_rank *s, int dst, shm_req *r)
 {
     shm_out *o = &s->out[dst];
-    r->next = NULL;
+    r->x.next = NULL;
     if (o->tail)
-        o->tail->next = r;
+        o->tail->x.next = &r->x;
     else
         o->head = r;
     o->tail = r;
@@ -452,12 +350,12 @@ static void enqueue(shm_rank *s, int dst, shm_req *r)
 static void send_ctrl(shm_rank *s, int dst, uint32_t kind, uint64_t total, uint64_t sum,
                       uint64_t a0, uint64_t a1, uint64_t a2)
 {
-    shm_req *r = req_new(s);
+    shm_req *r = (shm_req *)xfer_req_new(&s->x);
     if (!r) {
-        fatal(s, CL_ENOMEM, "out of memory queueing a control record");
+        xfer_fatal(&s->x, CL_ENOMEM, "out of memory queueing a control record");
         return;
     }
-    r->kind = KIND_CTRL;
+    r->x.kind = XFER_CTRL;
     r->ctrl_kind = (uint8_t)kind;
     r->ctrl[0] = total;
     r->ctrl[1] = sum;
@@ -470,66 +368,17 @@ static void send_ctrl(shm_rank *s, int dst, uint32_t kind, uint64_t total, uint6
 
 /* ---- consuming ---- */
 
-static bool truncated(shm_rank *s, shm_req *r, int src, uint64_t total)
-{
-    if (total <= r->bytes)
-        return false;
-    char a[UNITS_BUF], b[UNITS_BUF];
-    rank_detail(&s->base, "a %s message from rank %d (tag %d) does not fit the %s receive "
-                "buffer of rank %d", units_size_str(a, total), src, r->base.status.tag,
-                units_size_str(b, r->bytes), s->me);
-    return true;
-}
-
-/* The receive r takes message m's envelope. */
-static void take_envelope(shm_req *r, int src, int tag, uint64_t total, uint64_t id)
-{
-    r->base.status.source = src;
-    r->base.status.tag = tag;
-    r->base.status.bytes = total;
-    r->total = total;
-    r->msg_id = id;
-}
-
-static void finish_recv(shm_rank *s, shm_req *r, uint64_t sum)
-{
-    int err = 0;
-    if (s->check && r->buf && rank_checksum(r->buf, r->total) != sum) {
-        char a[UNITS_BUF];
-        rank_detail(&s->base, "the %s message from rank %d (tag %d) arrived corrupted "
-                    "(checksum mismatch)", units_size_str(a, r->total),
-                    r->base.status.source, r->base.status.tag);
-        err = CL_ECHECK;
-    }
-    complete(s, r, err);
-}
-
-/* An unexpected eager message is whole, and r wants it. */
-static void deliver_copy(shm_rank *s, shm_req *r, shm_msg *m)
-{
-    if (truncated(s, r, r->base.status.source, m->total)) {
-        complete(s, r, CL_ETRUNC);
-    } else {
-        if (m->total && r->buf && m->data)
-            memcpy(r->buf, m->data, (size_t)m->total);
-        if (!r->started) /* data that came before the receive starts when posted */
-            r->started = m->arrived > r->posted ? m->arrived : r->posted;
-        finish_recv(s, r, m->sum);
-    }
-    msg_free(s, m);
-}
-
 /* Bytes of a rendezvous receive have landed (read by us, written by the
  * sender or streamed); with the last one the sender hears FIN. */
 static void recv_advance(shm_rank *s, shm_req *r, uint64_t bytes)
 {
     r->off += bytes;
-    if (r->off < r->total)
+    if (r->off < r->x.total)
         return;
     uint64_t bits;
-    memcpy(&bits, &r->started, sizeof bits);
-    send_ctrl(s, r->base.status.source, REC_FIN, 0, 0, r->peer_cookie, bits, 0);
-    finish_recv(s, r, r->sum);
+    memcpy(&bits, &r->x.started, sizeof bits);
+    send_ctrl(s, r->x.base.status.source, REC_FIN, 0, 0, r->peer_cookie, bits, 0);
+    xfer_finish_recv(&s->x, &r->x, r->x.sum);
 }
 
 /* One copy between address spaces: process_vm_readv (read) or _writev. */
@@ -554,8 +403,8 @@ static bool cma_copy(shm_rank *s, int peer, void *local, uint64_t remote, uint64
 static bool cma_refused(shm_rank *s, int peer)
 {
     if (s->copy == SHM_COPY_CMA) {
-        fatal(s, CL_EIO, "process_vm_readv/writev with rank %d failed: %s (try --shm-copy "
-              "staging)", peer, strerror(errno));
+        xfer_fatal(&s->x, CL_EIO, "process_vm_readv/writev with rank %d failed: %s (try "
+                   "--shm-copy staging)", peer, strerror(errno));
         return false;
     }
     s->copy = SHM_COPY_STAGING;
@@ -566,20 +415,23 @@ static bool cma_refused(shm_rank *s, int peer)
  * ask the sender (CTS) to write the second half straight into our buffer
  * and read the first half from its buffer ourselves.  Without single
  * copies the CTS asks for everything through the ring instead. */
-static void pull(shm_rank *s, shm_req *r, shm_msg *m, int src)
+static void pull(xfer_rank *x, xfer_req *xr, xfer_msg *xm, int src)
 {
-    r->started = s->base.tracing ? rank_now(&s->base) : 0;
-    if (truncated(s, r, src, m->total)) {
+    shm_rank *s = (shm_rank *)x;
+    shm_req *r = (shm_req *)xr;
+    shm_msg *m = (shm_msg *)xm;
+    r->x.started = s->x.base.tracing ? rank_now(&s->x.base) : 0;
+    if (xfer_truncated(x, xr, src, m->x.total)) {
         send_ctrl(s, src, REC_FIN, 0, 0, m->cookie, 0, 0);
-        complete(s, r, CL_ETRUNC);
-        msg_free(s, m);
+        xfer_complete(&s->x, &r->x, CL_ETRUNC);
+        xfer_msg_free(x, xm);
         return;
     }
-    uint64_t total = m->total, addr = m->addr;
-    r->sum = m->sum;
+    uint64_t total = m->x.total, addr = m->addr;
+    r->x.sum = m->x.sum;
     r->peer_cookie = m->cookie;
     r->off = 0;
-    msg_free(s, m);
+    xfer_msg_free(x, xm);
     uint64_t me = (uint64_t)(uintptr_t)r;
     if (total == 0) {
         recv_advance(s, r, 0);
@@ -590,10 +442,10 @@ static void pull(shm_rank *s, shm_req *r, shm_msg *m, int src)
         return;
     }
     uint64_t half = total / 2;
-    send_ctrl(s, src, REC_CTS, half, total, r->peer_cookie, me, (uint64_t)(uintptr_t)r->buf);
+    send_ctrl(s, src, REC_CTS, half, total, r->peer_cookie, me, (uint64_t)(uintptr_t)r->x.buf);
     if (half == 0)
         return;
-    if (cma_copy(s, src, r->buf, addr, half, true))
+    if (cma_copy(s, src, r->x.buf, addr, half, true))
         recv_advance(s, r, half);
     else if (cma_refused(s, src))
         send_ctrl(s, src, REC_CTS, 0, half, r->peer_cookie, me, 0);
@@ -604,87 +456,58 @@ static void pull(shm_rank *s, shm_req *r, shm_msg *m, int src)
 static void serve(shm_rank *s, int dst, shm_req *r, uint64_t cookie, uint64_t addr,
                   uint64_t from, uint64_t to)
 {
-    if (s->base.tracing && !r->started)
-        r->started = rank_now(&s->base);
+    if (s->x.base.tracing && !r->x.started)
+        r->x.started = rank_now(&s->x.base);
     if (from >= to)
         return;
     if (addr && s->copy != SHM_COPY_STAGING) {
-        if (cma_copy(s, dst, (char *)(uintptr_t)r->sbuf + from, addr + from, to - from, false)) {
+        if (cma_copy(s, dst, (char *)(uintptr_t)r->x.sbuf + from, addr + from, to - from, false)) {
             send_ctrl(s, dst, REC_PUTDONE, 0, 0, cookie, to - from, 0);
             return;
         }
         if (!cma_refused(s, dst))
             return;
     }
-    shm_req *job = req_new(s);
+    shm_req *job = (shm_req *)xfer_req_new(&s->x);
     if (!job) {
-        fatal(s, CL_ENOMEM, "out of memory streaming to rank %d", dst);
+        xfer_fatal(&s->x, CL_ENOMEM, "out of memory streaming to rank %d", dst);
         return;
     }
-    job->kind = KIND_STREAM;
-    job->sbuf = r->sbuf;
+    job->x.kind = XFER_STREAM;
+    job->x.sbuf = r->x.sbuf;
     job->off = from;
-    job->bytes = to;
+    job->x.bytes = to;
     job->peer_cookie = cookie;
     enqueue(s, dst, job);
     push(s, dst);
-}
-
-static shm_req *req_of(match_link *l)
-{
-    return (shm_req *)((char *)l - offsetof(shm_req, link));
-}
-
-static shm_msg *msg_of(match_link *l)
-{
-    return (shm_msg *)((char *)l - offsetof(shm_msg, link));
 }
 
 /* A new message's envelope from src: matched to a posted receive, or kept. */
 static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager)
 {
     shm_in *in = &s->in[src];
-    shm_msg *m = msg_new(s);
+    shm_msg *m = (shm_msg *)xfer_msg_new(&s->x);
     if (!m) {
-        fatal(s, CL_ENOMEM, "out of memory for a message from rank %d", src);
+        xfer_fatal(&s->x, CL_ENOMEM, "out of memory for a message from rank %d", src);
         return;
     }
-    m->eager = eager;
-    m->total = h->total;
-    m->sum = h->sum;
-    m->msg_id = rank_msg_id(src, s->me, ++in->nmsg);
+    m->x.eager = eager;
+    m->x.total = h->total;
+    m->x.sum = h->sum;
+    m->x.msg_id = rank_msg_id(src, s->me, ++in->nmsg);
     m->addr = h->arg[0];
     m->cookie = h->arg[1];
-    match_link_init(&m->link, src, h->tag, h->ctx);
-    match_link *l = match_arrive(&s->mq, &m->link);
-    if (l) {
-        shm_req *r = req_of(l);
-        take_envelope(r, src, h->tag, m->total, m->msg_id);
-        if (!eager) {
-            pull(s, r, m, src);
-            return;
-        }
-        if (s->base.tracing)
-            r->started = rank_now(&s->base);
-        msg_free(s, m);
-        if (truncated(s, r, src, h->total)) {
-            complete(s, r, CL_ETRUNC);
-            in->drop = h->total;
-        } else {
-            r->sum = h->sum;
-            in->req = r;
-        }
-    } else if (eager) {
-        if (s->base.tracing)
-            m->arrived = rank_now(&s->base);
-        if (m->total && !(m->data = malloc((size_t)m->total))) {
-            match_remove(&s->mq, &m->link);
-            msg_free(s, m);
-            fatal(s, CL_ENOMEM, "out of memory keeping a %llu-byte message from rank %d",
-                  (unsigned long long)h->total, src);
-            return;
-        }
+    xfer_req *r;
+    switch (xfer_arrive(&s->x, &m->x, src, h->tag, h->ctx, &r)) {
+    case XFER_INTO_RECV:
+        in->req = (shm_req *)r;
+        break;
+    case XFER_INTO_MSG:
         in->msg = m;
+        break;
+    case XFER_INTO_DROP:
+        in->drop = h->total;
+        break;
     }
 }
 
@@ -698,22 +521,22 @@ static void eager_data(shm_rank *s, int src, const unsigned char *rg, size_t at,
     }
     if (in->req) {
         shm_req *r = in->req;
-        if (len && r->buf)
-            ring_read(s, rg, at, (char *)r->buf + r->off, (size_t)len);
+        if (len && r->x.buf)
+            ring_read(s, rg, at, (char *)r->x.buf + r->off, (size_t)len);
         r->off += len;
-        if (r->off >= r->total) {
+        if (r->off >= r->x.total) {
             in->req = NULL;
-            finish_recv(s, r, r->sum);
+            xfer_finish_recv(&s->x, &r->x, r->x.sum);
         }
     } else if (in->msg) {
         shm_msg *m = in->msg;
-        if (len && m->data)
-            ring_read(s, rg, at, (char *)m->data + m->got, (size_t)len);
-        m->got += len;
-        if (m->got >= m->total) {
+        if (len && m->x.data)
+            ring_read(s, rg, at, (char *)m->x.data + m->x.got, (size_t)len);
+        m->x.got += len;
+        if (m->x.got >= m->x.total) {
             in->msg = NULL;
-            if (m->waiting)
-                deliver_copy(s, m->waiting, m);
+            if (m->x.waiting)
+                xfer_deliver_copy(&s->x, m->x.waiting, &m->x);
         }
     }
 }
@@ -736,7 +559,7 @@ static bool consume(shm_rank *s, int src)
             if (in->req) {
                 shm_req *r = in->req;
                 in->req = NULL;
-                finish_recv(s, r, r->sum);
+                xfer_finish_recv(&s->x, &r->x, r->x.sum);
             }
             in->msg = NULL;
         } else {
@@ -754,8 +577,8 @@ static bool consume(shm_rank *s, int src)
         break;
     case REC_RDATA: {
         shm_req *r = (shm_req *)(uintptr_t)h->total;
-        if (len && r->buf)
-            ring_read(s, rg, at, (char *)r->buf + h->sum, (size_t)len);
+        if (len && r->x.buf)
+            ring_read(s, rg, at, (char *)r->x.buf + h->sum, (size_t)len);
         recv_advance(s, r, len);
         break;
     }
@@ -767,18 +590,18 @@ static bool consume(shm_rank *s, int src)
         double started;
         memcpy(&started, &h->arg[1], sizeof started);
         if (started > 0)
-            r->started = started;
-        complete(s, r, 0);
+            r->x.started = started;
+        xfer_complete(&s->x, &r->x, 0);
         break;
     }
     default:
-        fatal(s, CL_EPROTO, "a record of unknown kind %u from rank %d", h->kind, src);
+        xfer_fatal(&s->x, CL_EPROTO, "a record of unknown kind %u from rank %d", h->kind, src);
         break;
     }
     in->pos += record_lines(len);
     atomic_store_explicit(&s->consumed[src * s->n + s->me].lines, in->pos,
                           memory_order_release);
-    rank_progressed(&s->base);
+    rank_progressed(&s->x.base);
     return true;
 }
 
@@ -799,7 +622,7 @@ static int progress(shm_rank *s)
     for (int dst = 0; dst < s->n; dst++)
         if (s->out[dst].head)
             push(s, dst);
-    return s->failed ? s->failed : handled;
+    return s->x.failed ? s->x.failed : handled;
 }
 
 static int shm_poll(real_rank *r)
@@ -813,69 +636,16 @@ static int shm_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
                      cl_request **out)
 {
     shm_rank *s = c->world->backend;
-    if (s->failed)
-        return s->failed;
-    rank_active(&s->base);
-    shm_req *r = req_new(s);
+    if (s->x.failed)
+        return s->x.failed;
+    rank_active(&s->x.base);
+    shm_req *r = (shm_req *)xfer_send_new(&s->x, buf, bytes, dst, tag, ctx, s->eager_limit,
+                                          &s->out[dst].nmsg);
     if (!r)
         return CL_ENOMEM;
-    r->kind = KIND_SEND;
-    r->base.is_send = true;
-    r->base.blocking = s->base.comm.blocking_call;
-    r->sbuf = buf;
-    r->bytes = bytes;
-    r->peer = dst;
-    r->tag = tag;
-    r->ctx = ctx;
-    r->eager = bytes <= s->eager_limit;
-    r->msg_id = rank_msg_id(s->me, dst, ++s->out[dst].nmsg);
-    if (s->check && buf)
-        r->sum = rank_checksum(buf, bytes);
-    if (s->base.tracing)
-        r->posted = rank_now(&s->base);
-    if (rank_user_ctx(ctx)) {
-        s->base.messages++;
-        s->base.bytes += bytes;
-    }
-    *out = &r->base;
+    *out = &r->x.base;
     enqueue(s, dst, r);
     push(s, dst);
-    return 0;
-}
-
-static int shm_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
-                     cl_request **out)
-{
-    shm_rank *s = c->world->backend;
-    if (s->failed)
-        return s->failed;
-    rank_active(&s->base);
-    shm_req *r = req_new(s);
-    if (!r)
-        return CL_ENOMEM;
-    r->kind = KIND_RECV;
-    r->base.blocking = s->base.comm.blocking_call;
-    r->buf = buf;
-    r->bytes = bytes;
-    r->peer = src;
-    r->tag = tag;
-    r->ctx = ctx;
-    if (s->base.tracing)
-        r->posted = rank_now(&s->base);
-    *out = &r->base;
-    match_link_init(&r->link, src, tag, ctx);
-    match_link *l = match_post_recv(&s->mq, &r->link);
-    if (l) {
-        shm_msg *m = msg_of(l);
-        int from = l->src;
-        take_envelope(r, from, l->tag, m->total, m->msg_id);
-        if (!m->eager)
-            pull(s, r, m, from);
-        else if (m->got >= m->total)
-            deliver_copy(s, r, m);
-        else
-            m->waiting = r;
-    }
     return 0;
 }
 
@@ -899,42 +669,7 @@ static void shm_block(real_rank *base, cl_request **reqs, int n, wf_op call)
     atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);
 }
 
-static void shm_describe(const cl_request *req, wf_pending *out)
-{
-    const shm_req *r = (const shm_req *)req;
-    *out = (wf_pending){.op = r->kind == KIND_SEND ? WF_SEND : WF_RECV, .peer = r->peer,
-                        .tag = r->tag, .bytes = r->bytes};
-}
-
-static int shm_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
-{
-    return rank_wait(c->world->backend, reqs, n, call);
-}
-
-static int shm_test(cl_comm *c, cl_request *req, bool *done)
-{
-    return rank_test(c->world->backend, req, done);
-}
-
-static void shm_release(cl_comm *c, cl_request *req)
-{
-    shm_rank *s = c->world->backend;
-    req_free(s, (shm_req *)req);
-}
-
-static const comm_ops shm_ops = {
-    .isend = shm_isend,
-    .irecv = shm_irecv,
-    .wait = shm_wait,
-    .test = shm_test,
-    .release = shm_release,
-    .compute = rank_op_compute,
-    .now = rank_op_now,
-    .alloc = rank_op_alloc,
-    .print = rank_op_print,
-    .fail = rank_op_fail,
-    .span = rank_op_span,
-};
+static const comm_ops shm_ops = XFER_OPS(shm_isend);
 
 /* ---- a rank's transport ---- */
 
@@ -949,10 +684,9 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
         }
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
     }
-    rank_init(&s->base, &shm_ops, j, rank, o->check);
-    s->base.poll = shm_poll;
-    s->base.block = shm_block;
-    s->base.describe = shm_describe;
+    xfer_init(&s->x, &shm_ops, j, rank, o->check, sizeof(shm_req), sizeof(shm_msg), pull);
+    s->x.base.poll = shm_poll;
+    s->x.base.block = shm_block;
     unsigned char *p = j->transport;
     s->area = (shm_area *)p;
     p += align_up(sizeof(shm_area));
@@ -966,50 +700,24 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
     s->ring_bytes = (size_t)s->area->ring_lines * LINE;
     s->eager_limit = o->eager_limit;
     s->copy = o->copy;
-    s->check = o->check;
-    match_queues_init(&s->mq);
     s->bells[rank].pid = (int32_t)getpid();
-    *out = &s->base;
+    *out = &s->x.base;
     return 0;
-}
-
-static void free_queue(match_list *l, bool msgs)
-{
-    while (l->head) {
-        match_link *x = l->head;
-        l->head = x->next;
-        if (msgs) {
-            shm_msg *m = msg_of(x);
-            free(m->data);
-            free(m);
-        }
-    }
 }
 
 static void shm_rank_close(real_rank *base)
 {
     shm_rank *s = (shm_rank *)base;
-    free_queue(&s->mq.unexpected, true);
     for (int i = 0; i < s->n; i++) {
         shm_req *r = s->out[i].head;
         while (r) {
-            shm_req *next = r->next;
-            if (r->kind == KIND_CTRL || r->kind == KIND_STREAM)
+            shm_req *next = (shm_req *)r->x.next;
+            if (r->x.kind == XFER_CTRL || r->x.kind == XFER_STREAM)
                 free(r);
             r = next;
         }
     }
-    while (s->free_reqs) {
-        shm_req *r = s->free_reqs;
-        s->free_reqs = r->next;
-        free(r);
-    }
-    while (s->free_msgs) {
-        shm_msg *m = s->free_msgs;
-        s->free_msgs = m->next_free;
-        free(m);
-    }
-    rank_release(&s->base);
+    xfer_release(&s->x);
     free(s->out);
     free(s->in);
     free(s);

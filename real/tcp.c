@@ -53,47 +53,23 @@
 #define EVENTS 64                /* epoll events per call */
 #define IOV_BATCH 16             /* iovecs per sendmsg */
 
-enum { KIND_SEND, KIND_RECV, KIND_CTRL };
 enum { PH_EAGER, PH_RTS, PH_WAIT_CTS, PH_DATA }; /* a send's phases */
 
 struct tcp_req {
-    struct cl_request base;  /* first: core/comm reads it */
-    match_link link;         /* a posted receive in the rank's queues */
-    tcp_req *next;           /* in a peer's output queue */
+    xfer_req x;              /* first; x.next: in a peer's output queue */
     tcp_req *lnext;          /* in a peer's rendezvous list */
-    void *buf;               /* receive: destination */
-    const void *sbuf;        /* send: source */
-    uint64_t bytes;          /* send: size; receive: capacity */
-    uint64_t total;          /* receive: the matched message's size */
-    uint64_t sum;            /* the message's checksum (--check) */
-    uint64_t msg_id;
     uint64_t id;             /* rendezvous: our send or receive id */
     unsigned char hdr[TCP_HDR];  /* the frame to write ... */
     const unsigned char *payload; /* ... and what follows it */
     uint64_t plen;
     uint64_t sent;           /* bytes of hdr + payload written */
-    double posted, started;
-    int32_t peer;            /* world rank; CL_ANY_SOURCE in a receive */
-    int32_t tag;
-    uint32_t ctx;
-    uint8_t kind, phase;
-    bool eager;
 };
 
 struct tcp_msg {
-    match_link link;     /* in the unexpected queue */
-    tcp_msg *next_free;
-    tcp_req *waiting;    /* a receive matched before the eager data was all here */
-    tcp_req *self_send;  /* a rendezvous send to ourselves */
-    void *data;          /* eager: the copy */
-    uint64_t total, got; /* bytes; got == total once the copy is whole */
-    uint64_t sum, msg_id;
-    uint64_t send_id;    /* rendezvous: the sender's id */
-    double arrived;
-    bool eager;
+    xfer_msg x;              /* first */
+    tcp_req *self_send;      /* a rendezvous send to ourselves */
+    uint64_t send_id;        /* rendezvous: the sender's id */
 };
-
-static const comm_ops tcp_ops;
 
 /* ---- wire encoding ---- */
 
@@ -141,87 +117,17 @@ void tcp__frame_decode(const unsigned char *in, tcp_frame *f)
 
 void tcp__fatal(tcp_rank *t, int err, const char *fmt, ...)
 {
-    if (t->failed)
+    if (t->x.failed)
         return;
-    t->failed = err;
     char msg[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    rank_detail(&t->base, "%s", msg);
+    xfer_fatal(&t->x, err, "%s", msg);
 }
 
 /* ---- requests and messages ---- */
-
-static tcp_req *req_new(tcp_rank *t)
-{
-    tcp_req *r = t->free_reqs;
-    if (r)
-        t->free_reqs = r->next;
-    else if (!(r = malloc(sizeof *r)))
-        return NULL;
-    memset(r, 0, sizeof *r);
-    return r;
-}
-
-static void req_free(tcp_rank *t, tcp_req *r)
-{
-    r->next = t->free_reqs;
-    t->free_reqs = r;
-}
-
-static tcp_msg *msg_new(tcp_rank *t)
-{
-    tcp_msg *m = t->free_msgs;
-    if (m)
-        t->free_msgs = m->next_free;
-    else if (!(m = malloc(sizeof *m)))
-        return NULL;
-    memset(m, 0, sizeof *m);
-    return m;
-}
-
-static void msg_free(tcp_rank *t, tcp_msg *m)
-{
-    free(m->data);
-    m->data = NULL;
-    m->next_free = t->free_msgs;
-    t->free_msgs = m;
-}
-
-static tcp_req *req_of(match_link *l)
-{
-    return (tcp_req *)((char *)l - offsetof(tcp_req, link));
-}
-
-static tcp_msg *msg_of(match_link *l)
-{
-    return (tcp_msg *)((char *)l - offsetof(tcp_msg, link));
-}
-
-/* A request is complete: its status is final, the record is written. */
-static void complete(tcp_rank *t, tcp_req *r, int err)
-{
-    r->base.err = err;
-    r->base.done = true;
-    rank_progressed(&t->base);
-    if (r->kind == KIND_CTRL) {
-        req_free(t, r);
-        return;
-    }
-    if (!t->base.tracing || !rank_user_ctx(r->ctx))
-        return; /* the barrier's own messages show as its span */
-    double now = rank_now(&t->base);
-    double started = r->started > 0 ? r->started : now;
-    if (r->kind == KIND_SEND)
-        rank_record(&t->base, REC_SEND, r->peer, r->tag, r->bytes, r->msg_id, r->posted,
-                    started, now, r->base.blocking);
-    else
-        rank_record(&t->base, REC_RECV, r->base.status.source, r->base.status.tag,
-                    r->base.status.bytes, r->msg_id, r->posted, started, now,
-                    r->base.blocking);
-}
 
 /* Takes r out of a rendezvous list by id; NULL if no such request. */
 static tcp_req *list_take(tcp_req **list, uint64_t id)
@@ -257,7 +163,7 @@ static void lost(tcp_rank *t, tcp_peer *p, const char *why)
 {
     bool mid = p->body_left || p->ilen > p->ioff || p->recvs || p->sends || p->head;
     close_peer(t, p);
-    if (t->closing || t->failed)
+    if (t->closing || t->x.failed)
         return;
     tcp__fatal(t, CL_EPEER, "connection to rank %d lost%s: %s", p->rank,
                mid ? " in the middle of a message" : "", why);
@@ -285,12 +191,12 @@ static void record_rdv_send(tcp_peer *p, tcp_req *r)
 /* r's frame is all in the socket. */
 static void written(tcp_rank *t, tcp_peer *p, tcp_req *r)
 {
-    if (r->kind == KIND_SEND && r->phase == PH_RTS) {
-        r->phase = PH_WAIT_CTS;
+    if (r->x.kind == XFER_SEND && r->x.phase == PH_RTS) {
+        r->x.phase = PH_WAIT_CTS;
         record_rdv_send(p, r);
         return;
     }
-    complete(t, r, 0);
+    xfer_complete(&t->x, &r->x, 0);
 }
 
 /* Writes as much of p's output queue as the socket takes, in order, several
@@ -304,7 +210,7 @@ static int flush(tcp_rank *t, tcp_peer *p)
         struct iovec iov[IOV_BATCH];
         int k = 0;
         size_t asked = 0;
-        for (tcp_req *r = p->head; r && k + 2 <= IOV_BATCH; r = r->next) {
+        for (tcp_req *r = p->head; r && k + 2 <= IOV_BATCH; r = (tcp_req *)r->x.next) {
             if (r->sent < TCP_HDR) {
                 iov[k++] = (struct iovec){r->hdr + r->sent, TCP_HDR - (size_t)r->sent};
                 asked += TCP_HDR - (size_t)r->sent;
@@ -328,21 +234,21 @@ static int flush(tcp_rank *t, tcp_peer *p)
             return done;
         }
         done++;
-        rank_progressed(&t->base);
-        double now = t->base.tracing ? rank_now(&t->base) : 0;
+        rank_progressed(&t->x.base);
+        double now = t->x.base.tracing ? rank_now(&t->x.base) : 0;
         for (uint64_t left = (uint64_t)w; left > 0 && p->head;) {
             tcp_req *r = p->head;
-            if (r->sent == 0 && r->kind == KIND_SEND && r->phase == PH_EAGER && !r->started)
-                r->started = now;
+            if (r->sent == 0 && r->x.kind == XFER_SEND && r->x.phase == PH_EAGER && !r->x.started)
+                r->x.started = now;
             uint64_t need = TCP_HDR + r->plen - r->sent, take = need < left ? need : left;
             r->sent += take;
             left -= take;
             if (take < need)
                 break;
-            p->head = r->next;
+            p->head = (tcp_req *)r->x.next;
             if (!p->head)
                 p->tail = NULL;
-            r->next = NULL;
+            r->x.next = NULL;
             written(t, p, r);
         }
         if ((size_t)w < asked) { /* the socket is full: wait until it is not */
@@ -356,10 +262,10 @@ static int flush(tcp_rank *t, tcp_peer *p)
 
 static void enqueue(tcp_rank *t, tcp_peer *p, tcp_req *r)
 {
-    r->next = NULL;
+    r->x.next = NULL;
     r->sent = 0;
     if (p->tail)
-        p->tail->next = r;
+        p->tail->x.next = &r->x;
     else
         p->head = r;
     p->tail = r;
@@ -371,99 +277,53 @@ static void enqueue(tcp_rank *t, tcp_peer *p, tcp_req *r)
 static void send_ctrl(tcp_rank *t, tcp_peer *p, uint8_t kind, uint64_t len, uint64_t a,
                       uint64_t b)
 {
-    tcp_req *r = req_new(t);
+    tcp_req *r = (tcp_req *)xfer_req_new(&t->x);
     if (!r) {
         tcp__fatal(t, CL_ENOMEM, "out of memory queueing a control frame for rank %d", p->rank);
         return;
     }
-    r->kind = KIND_CTRL;
+    r->x.kind = XFER_CTRL;
     tcp__frame_make(r->hdr, kind, t->me, 0, 0, len, a, b);
     enqueue(t, p, r);
 }
 
 /* ---- receiving ---- */
 
-static bool truncated(tcp_rank *t, tcp_req *r, int src, uint64_t total)
-{
-    if (total <= r->bytes)
-        return false;
-    char a[UNITS_BUF], b[UNITS_BUF];
-    rank_detail(&t->base, "a %s message from rank %d (tag %d) does not fit the %s receive "
-                "buffer of rank %d", units_size_str(a, total), src, r->base.status.tag,
-                units_size_str(b, r->bytes), t->me);
-    return true;
-}
-
-/* The receive r takes a message's envelope. */
-static void take_envelope(tcp_req *r, int src, int tag, uint64_t total, uint64_t id)
-{
-    r->base.status.source = src;
-    r->base.status.tag = tag;
-    r->base.status.bytes = total;
-    r->total = total;
-    r->msg_id = id;
-}
-
-static void finish_recv(tcp_rank *t, tcp_req *r, uint64_t sum)
-{
-    int err = 0;
-    if (t->check && r->buf && rank_checksum(r->buf, r->total) != sum) {
-        char a[UNITS_BUF];
-        rank_detail(&t->base, "the %s message from rank %d (tag %d) arrived corrupted "
-                    "(checksum mismatch)", units_size_str(a, r->total),
-                    r->base.status.source, r->base.status.tag);
-        err = CL_ECHECK;
-    }
-    complete(t, r, err);
-}
-
-/* An unexpected eager message is whole, and r wants it. */
-static void deliver_copy(tcp_rank *t, tcp_req *r, tcp_msg *m)
-{
-    if (truncated(t, r, r->base.status.source, m->total)) {
-        complete(t, r, CL_ETRUNC);
-    } else {
-        if (m->total && r->buf && m->data)
-            memcpy(r->buf, m->data, (size_t)m->total);
-        if (!r->started) /* data that came before the receive starts when posted */
-            r->started = m->arrived > r->posted ? m->arrived : r->posted;
-        finish_recv(t, r, m->sum);
-    }
-    msg_free(t, m);
-}
-
 /* Rendezvous: receive r matched the RTS m from src.  A remote sender is
  * asked for the data (CTS) or told it does not fit (NACK); a send to
  * ourselves is one memcpy. */
-static void pull(tcp_rank *t, tcp_req *r, tcp_msg *m, int src)
+static void pull(xfer_rank *x, xfer_req *xr, xfer_msg *xm, int src)
 {
-    r->started = t->base.tracing ? rank_now(&t->base) : 0;
+    tcp_rank *t = (tcp_rank *)x;
+    tcp_req *r = (tcp_req *)xr;
+    tcp_msg *m = (tcp_msg *)xm;
+    r->x.started = t->x.base.tracing ? rank_now(&t->x.base) : 0;
     tcp_req *self = m->self_send;
-    if (truncated(t, r, src, m->total)) {
+    if (xfer_truncated(x, xr, src, m->x.total)) {
         if (self)
-            complete(t, self, 0);
+            xfer_complete(&t->x, &self->x, 0);
         else
             send_ctrl(t, &t->peers[src], TCP_NACK, 0, m->send_id, 0);
-        complete(t, r, CL_ETRUNC);
-        msg_free(t, m);
+        xfer_complete(&t->x, &r->x, CL_ETRUNC);
+        xfer_msg_free(&t->x, &m->x);
         return;
     }
-    r->sum = m->sum;
+    r->x.sum = m->x.sum;
     if (self) {
-        if (m->total && r->buf && self->sbuf)
-            memcpy(r->buf, self->sbuf, (size_t)m->total);
-        self->started = r->started;
-        msg_free(t, m);
-        complete(t, self, 0);
-        finish_recv(t, r, r->sum);
+        if (m->x.total && r->x.buf && self->x.sbuf)
+            memcpy(r->x.buf, self->x.sbuf, (size_t)m->x.total);
+        self->x.started = r->x.started;
+        xfer_msg_free(&t->x, &m->x);
+        xfer_complete(&t->x, &self->x, 0);
+        xfer_finish_recv(&t->x, &r->x, r->x.sum);
         return;
     }
     tcp_peer *p = &t->peers[src];
     r->id = ++t->next_id;
     r->lnext = p->recvs;
     p->recvs = r;
-    send_ctrl(t, p, TCP_CTS, m->total, m->send_id, r->id);
-    msg_free(t, m);
+    send_ctrl(t, p, TCP_CTS, m->x.total, m->send_id, r->id);
+    xfer_msg_free(&t->x, &m->x);
 }
 
 /* The body of p's current frame is all here. */
@@ -475,11 +335,11 @@ static void body_done(tcp_rank *t, tcp_peer *p)
     p->body_msg = NULL;
     p->body_dst = NULL;
     if (r) {
-        finish_recv(t, r, r->sum);
+        xfer_finish_recv(&t->x, &r->x, r->x.sum);
     } else if (m) {
-        m->got = m->total;
-        if (m->waiting)
-            deliver_copy(t, m->waiting, m);
+        m->x.got = m->x.total;
+        if (m->x.waiting)
+            xfer_deliver_copy(&t->x, m->x.waiting, &m->x);
     }
 }
 
@@ -498,46 +358,27 @@ static void body_start(tcp_rank *t, tcp_peer *p, void *dst, uint64_t len, tcp_re
 static void arrive(tcp_rank *t, tcp_peer *p, const tcp_frame *f, bool eager)
 {
     int src = p->rank;
-    tcp_msg *m = msg_new(t);
+    tcp_msg *m = (tcp_msg *)xfer_msg_new(&t->x);
     if (!m) {
         tcp__fatal(t, CL_ENOMEM, "out of memory for a message from rank %d", src);
         return;
     }
-    m->eager = eager;
-    m->total = f->len;
-    m->sum = f->a;
+    m->x.eager = eager;
+    m->x.total = f->len;
+    m->x.sum = f->a;
     m->send_id = f->b;
-    m->msg_id = rank_msg_id(src, t->me, ++p->nmsg_in);
-    match_link_init(&m->link, src, f->tag, f->ctx);
-    match_link *l = match_arrive(&t->mq, &m->link);
-    if (l) {
-        tcp_req *r = req_of(l);
-        take_envelope(r, src, f->tag, m->total, m->msg_id);
-        if (!eager) {
-            pull(t, r, m, src);
-            return;
-        }
-        if (t->base.tracing)
-            r->started = rank_now(&t->base);
-        msg_free(t, m);
-        if (truncated(t, r, src, f->len)) {
-            complete(t, r, CL_ETRUNC);
-            body_start(t, p, NULL, f->len, NULL, NULL);
-        } else {
-            r->sum = f->a;
-            body_start(t, p, r->buf, f->len, r, NULL);
-        }
-    } else if (eager) {
-        if (t->base.tracing)
-            m->arrived = rank_now(&t->base);
-        if (m->total && !(m->data = malloc((size_t)m->total))) {
-            match_remove(&t->mq, &m->link);
-            msg_free(t, m);
-            tcp__fatal(t, CL_ENOMEM, "out of memory keeping a %llu-byte message from rank %d",
-                       (unsigned long long)f->len, src);
-            return;
-        }
-        body_start(t, p, m->data, f->len, NULL, m);
+    m->x.msg_id = rank_msg_id(src, t->me, ++p->nmsg_in);
+    xfer_req *r;
+    switch (xfer_arrive(&t->x, &m->x, src, f->tag, f->ctx, &r)) {
+    case XFER_INTO_RECV:
+        body_start(t, p, r->buf, f->len, (tcp_req *)r, NULL);
+        break;
+    case XFER_INTO_MSG:
+        body_start(t, p, m->x.data, f->len, NULL, m);
+        break;
+    case XFER_INTO_DROP:
+        body_start(t, p, NULL, f->len, NULL, NULL);
+        break;
     }
 }
 
@@ -590,17 +431,17 @@ static void frame_handle(tcp_rank *t, tcp_peer *p, const tcp_frame *f)
         break;
     case TCP_CTS:
         r = list_take(&p->sends, f->a);
-        if (!r || f->len != r->bytes) {
+        if (!r || f->len != r->x.bytes) {
             bad_frame(t, p, "a clear-to-send for %llu bytes of no send of ours",
                       (unsigned long long)f->len);
             return;
         }
-        if (t->base.tracing)
-            r->started = rank_now(&t->base);
-        r->phase = PH_DATA;
-        tcp__frame_make(r->hdr, TCP_DATA, t->me, 0, 0, r->bytes, f->b, 0);
-        r->payload = r->sbuf;
-        r->plen = r->bytes;
+        if (t->x.base.tracing)
+            r->x.started = rank_now(&t->x.base);
+        r->x.phase = PH_DATA;
+        tcp__frame_make(r->hdr, TCP_DATA, t->me, 0, 0, r->x.bytes, f->b, 0);
+        r->payload = r->x.sbuf;
+        r->plen = r->x.bytes;
         enqueue(t, p, r);
         break;
     case TCP_NACK:
@@ -609,16 +450,16 @@ static void frame_handle(tcp_rank *t, tcp_peer *p, const tcp_frame *f)
             bad_frame(t, p, "a refusal of no send of ours");
             return;
         }
-        complete(t, r, 0);
+        xfer_complete(&t->x, &r->x, 0);
         break;
     case TCP_DATA:
         r = list_take(&p->recvs, f->a);
-        if (!r || f->len != r->total) {
+        if (!r || f->len != r->x.total) {
             bad_frame(t, p, "%llu bytes of data for no receive of ours",
                       (unsigned long long)f->len);
             return;
         }
-        body_start(t, p, r->buf, f->len, r, NULL);
+        body_start(t, p, r->x.buf, f->len, r, NULL);
         break;
     case TCP_BYE:
         p->bye = true;
@@ -658,7 +499,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
         tcp__fatal(t, CL_ENOMEM, "out of memory for an input buffer");
         return 0;
     }
-    while (p->fd >= 0 && !t->failed) {
+    while (p->fd >= 0 && !t->x.failed) {
         if (p->body_left) {
             uint64_t take = 0;
             if (p->ioff < p->ilen) { /* what came with the header */
@@ -678,7 +519,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
                 take = (uint64_t)got;
                 drained = take < p->body_left;
                 handled++;
-                rank_progressed(&t->base);
+                rank_progressed(&t->x.base);
             } else { /* discarded, through the input buffer */
                 size_t want = p->body_left < t->icap ? (size_t)p->body_left : t->icap;
                 ssize_t got = recv(p->fd, p->ibuf, want, MSG_DONTWAIT);
@@ -691,7 +532,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
                 p->ilen = (size_t)got;
                 drained = (size_t)got < want;
                 handled++;
-                rank_progressed(&t->base);
+                rank_progressed(&t->x.base);
                 continue;
             }
             if (p->body_dst)
@@ -726,7 +567,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
         p->ilen += (size_t)got;
         drained = (size_t)got < want;
         handled++;
-        rank_progressed(&t->base);
+        rank_progressed(&t->x.base);
     }
     return handled;
 }
@@ -760,7 +601,7 @@ int tcp__progress(tcp_rank *t, int timeout_ms)
     }
     if (t->hs)
         tcp__hs_expire(t);
-    return t->failed ? t->failed : handled;
+    return t->x.failed ? t->x.failed : handled;
 }
 
 static int tcp_poll(real_rank *r)
@@ -773,142 +614,89 @@ static int tcp_poll(real_rank *r)
 /* A send to ourselves: matched here and now, never through a socket. */
 static void self_send(tcp_rank *t, tcp_req *s)
 {
-    tcp_msg *m = msg_new(t);
+    tcp_msg *m = (tcp_msg *)xfer_msg_new(&t->x);
     if (!m) {
         tcp__fatal(t, CL_ENOMEM, "out of memory for a message to ourselves");
         return;
     }
-    double now = t->base.tracing ? rank_now(&t->base) : 0;
-    m->eager = s->eager;
-    m->total = s->bytes;
-    m->sum = s->sum;
-    m->msg_id = s->msg_id;
-    if (s->eager) {
-        m->got = m->total;
-        m->arrived = now;
-        s->started = now;
+    double now = t->x.base.tracing ? rank_now(&t->x.base) : 0;
+    m->x.eager = s->x.eager;
+    m->x.total = s->x.bytes;
+    m->x.sum = s->x.sum;
+    m->x.msg_id = s->x.msg_id;
+    if (s->x.eager) {
+        m->x.got = m->x.total;
+        m->x.arrived = now;
+        s->x.started = now;
     } else {
         m->self_send = s;
     }
-    match_link_init(&m->link, t->me, s->tag, s->ctx);
-    match_link *l = match_arrive(&t->mq, &m->link);
+    match_link_init(&m->x.link, t->me, s->x.tag, s->x.ctx);
+    match_link *l = match_arrive(&t->x.mq, &m->x.link);
     if (l) {
-        tcp_req *r = req_of(l);
-        take_envelope(r, t->me, s->tag, m->total, m->msg_id);
-        if (!s->eager) {
-            pull(t, r, m, t->me);
+        tcp_req *r = (tcp_req *)xfer_req_of(l);
+        xfer_take_envelope(&r->x, t->me, s->x.tag, m->x.total, m->x.msg_id);
+        if (!s->x.eager) {
+            pull(&t->x, &r->x, &m->x, t->me);
             return;
         }
-        r->started = now;
-        if (truncated(t, r, t->me, m->total)) {
-            complete(t, r, CL_ETRUNC);
+        r->x.started = now;
+        if (xfer_truncated(&t->x, &r->x, t->me, m->x.total)) {
+            xfer_complete(&t->x, &r->x, CL_ETRUNC);
         } else {
-            if (m->total && r->buf && s->sbuf)
-                memcpy(r->buf, s->sbuf, (size_t)m->total);
-            finish_recv(t, r, s->sum);
+            if (m->x.total && r->x.buf && s->x.sbuf)
+                memcpy(r->x.buf, s->x.sbuf, (size_t)m->x.total);
+            xfer_finish_recv(&t->x, &r->x, s->x.sum);
         }
-        msg_free(t, m);
-    } else if (s->eager && m->total) {
-        if (!(m->data = malloc((size_t)m->total))) {
-            match_remove(&t->mq, &m->link);
-            msg_free(t, m);
+        xfer_msg_free(&t->x, &m->x);
+    } else if (s->x.eager && m->x.total) {
+        if (!(m->x.data = malloc((size_t)m->x.total))) {
+            match_remove(&t->x.mq, &m->x.link);
+            xfer_msg_free(&t->x, &m->x);
             tcp__fatal(t, CL_ENOMEM, "out of memory keeping a message to ourselves");
             return;
         }
-        memcpy(m->data, s->sbuf, (size_t)m->total);
+        memcpy(m->x.data, s->x.sbuf, (size_t)m->x.total);
     }
-    if (s->eager)
-        complete(t, s, 0);
+    if (s->x.eager)
+        xfer_complete(&t->x, &s->x, 0);
 }
 
 static int tcp_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
                      cl_request **out)
 {
     tcp_rank *t = c->world->backend;
-    if (t->failed)
-        return t->failed;
-    rank_active(&t->base);
+    if (t->x.failed)
+        return t->x.failed;
+    rank_active(&t->x.base);
     tcp_peer *p = &t->peers[dst];
     if (dst != t->me && p->fd < 0) {
         if (p->bye)
-            rank_detail(&t->base, "rank %d has already finished", dst);
+            rank_detail(&t->x.base, "rank %d has already finished", dst);
         else
-            rank_detail(&t->base, "no connection to rank %d", dst);
+            rank_detail(&t->x.base, "no connection to rank %d", dst);
         return CL_EPEER;
     }
-    tcp_req *r = req_new(t);
+    tcp_req *r = (tcp_req *)xfer_send_new(&t->x, buf, bytes, dst, tag, ctx, t->eager_limit,
+                                          &p->nmsg_out);
     if (!r)
         return CL_ENOMEM;
-    r->kind = KIND_SEND;
-    r->base.is_send = true;
-    r->base.blocking = t->base.comm.blocking_call;
-    r->sbuf = buf;
-    r->bytes = bytes;
-    r->peer = dst;
-    r->tag = tag;
-    r->ctx = ctx;
-    r->eager = bytes <= t->eager_limit;
-    r->msg_id = rank_msg_id(t->me, dst, ++p->nmsg_out);
-    if (t->check && buf)
-        r->sum = rank_checksum(buf, bytes);
-    if (t->base.tracing)
-        r->posted = rank_now(&t->base);
-    if (rank_user_ctx(ctx)) {
-        t->base.messages++;
-        t->base.bytes += bytes;
-    }
-    *out = &r->base;
+    *out = &r->x.base;
     if (dst == t->me) {
         self_send(t, r);
         return 0;
     }
-    if (r->eager) {
-        r->phase = PH_EAGER;
-        tcp__frame_make(r->hdr, TCP_EAGER, t->me, tag, ctx, bytes, r->sum, 0);
+    if (r->x.eager) {
+        r->x.phase = PH_EAGER;
+        tcp__frame_make(r->hdr, TCP_EAGER, t->me, tag, ctx, bytes, r->x.sum, 0);
         r->payload = buf;
         r->plen = bytes;
     } else {
-        r->phase = PH_RTS;
+        r->x.phase = PH_RTS;
         r->id = ++t->next_id;
-        tcp__frame_make(r->hdr, TCP_RTS, t->me, tag, ctx, bytes, r->sum, r->id);
+        tcp__frame_make(r->hdr, TCP_RTS, t->me, tag, ctx, bytes, r->x.sum, r->id);
     }
     enqueue(t, p, r);
-    return 0;
-}
-
-static int tcp_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
-                     cl_request **out)
-{
-    tcp_rank *t = c->world->backend;
-    if (t->failed)
-        return t->failed;
-    rank_active(&t->base);
-    tcp_req *r = req_new(t);
-    if (!r)
-        return CL_ENOMEM;
-    r->kind = KIND_RECV;
-    r->base.blocking = t->base.comm.blocking_call;
-    r->buf = buf;
-    r->bytes = bytes;
-    r->peer = src;
-    r->tag = tag;
-    r->ctx = ctx;
-    if (t->base.tracing)
-        r->posted = rank_now(&t->base);
-    *out = &r->base;
-    match_link_init(&r->link, src, tag, ctx);
-    match_link *l = match_post_recv(&t->mq, &r->link);
-    if (l) {
-        tcp_msg *m = msg_of(l);
-        int from = l->src;
-        take_envelope(r, from, l->tag, m->total, m->msg_id);
-        if (!m->eager)
-            pull(t, r, m, from);
-        else if (m->got >= m->total)
-            deliver_copy(t, r, m);
-        else
-            m->waiting = r;
-    }
     return 0;
 }
 
@@ -921,42 +709,7 @@ static void tcp_block(real_rank *base, cl_request **reqs, int n, wf_op call)
     tcp__progress((tcp_rank *)base, TCP_BLOCK_MS);
 }
 
-static void tcp_describe(const cl_request *req, wf_pending *out)
-{
-    const tcp_req *r = (const tcp_req *)req;
-    *out = (wf_pending){.op = r->kind == KIND_SEND ? WF_SEND : WF_RECV, .peer = r->peer,
-                        .tag = r->tag, .bytes = r->bytes};
-}
-
-static int tcp_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
-{
-    return rank_wait(c->world->backend, reqs, n, call);
-}
-
-static int tcp_test(cl_comm *c, cl_request *req, bool *done)
-{
-    return rank_test(c->world->backend, req, done);
-}
-
-static void tcp_release(cl_comm *c, cl_request *req)
-{
-    tcp_rank *t = c->world->backend;
-    req_free(t, (tcp_req *)req);
-}
-
-static const comm_ops tcp_ops = {
-    .isend = tcp_isend,
-    .irecv = tcp_irecv,
-    .wait = tcp_wait,
-    .test = tcp_test,
-    .release = tcp_release,
-    .compute = rank_op_compute,
-    .now = rank_op_now,
-    .alloc = rank_op_alloc,
-    .print = rank_op_print,
-    .fail = rank_op_fail,
-    .span = rank_op_span,
-};
+static const comm_ops tcp_ops = XFER_OPS(tcp_isend);
 
 static void tcp_rank_close(real_rank *base);
 
@@ -974,15 +727,13 @@ static int tcp_rank_open(real_rank **out, const job *j, int rank, const real_opt
         }
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
     }
-    rank_init(&t->base, &tcp_ops, j, rank, o->check);
-    t->base.poll = tcp_poll;
-    t->base.block = tcp_block;
-    t->base.describe = tcp_describe;
+    xfer_init(&t->x, &tcp_ops, j, rank, o->check, sizeof(tcp_req), sizeof(tcp_msg), pull);
+    t->x.base.poll = tcp_poll;
+    t->x.base.block = tcp_block;
     t->area = j->transport;
     t->n = (int)n;
     t->me = rank;
     t->eager_limit = o->eager_limit;
-    t->check = o->check;
     /* Input buffers: one per peer that sends, smaller for big jobs. */
     t->icap = n <= 8 ? 64 * 1024 : n <= 32 ? 16 * 1024 : 4 * 1024;
     t->listen_ev.type = TCP_EV_LISTEN;
@@ -992,7 +743,6 @@ static int tcp_rank_open(real_rank **out, const job *j, int rank, const real_opt
         t->peers[i].fd = -1;
         t->peers[i].rank = (int)i;
     }
-    match_queues_init(&t->mq);
     int err = 0;
     if ((t->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
         err = diag_set(d, CL_EIO, "rank %d: epoll_create1: %s", rank, strerror(errno));
@@ -1000,10 +750,10 @@ static int tcp_rank_open(real_rank **out, const job *j, int rank, const real_opt
         err = tcp__connect(t, d);
     if (err) {
         t->closing = true;
-        tcp_rank_close(&t->base);
+        tcp_rank_close(&t->x.base);
         return err;
     }
-    *out = &t->base;
+    *out = &t->x.base;
     return 0;
 }
 
@@ -1027,8 +777,8 @@ static void say_bye(tcp_rank *t, tcp_peer *p)
 static void tcp_rank_close(real_rank *base)
 {
     tcp_rank *t = (tcp_rank *)base;
-    bool clean = !t->failed &&
-                 atomic_load_explicit(&t->base.slot->state, memory_order_acquire) == JOB_DONE;
+    bool clean = !t->x.failed &&
+                 atomic_load_explicit(&t->x.base.slot->state, memory_order_acquire) == JOB_DONE;
     t->closing = true;
     for (int i = 0; i < t->n; i++) {
         tcp_peer *p = &t->peers[i];
@@ -1036,12 +786,12 @@ static void tcp_rank_close(real_rank *base)
             say_bye(t, p);
         close_peer(t, p);
         for (tcp_req *r = p->head, *next; r; r = next) {
-            next = r->next;
-            if (r->kind == KIND_CTRL) /* user requests belong to the pattern */
+            next = (tcp_req *)r->x.next;
+            if (r->x.kind == XFER_CTRL) /* user requests belong to the pattern */
                 free(r);
         }
-        if (p->body_msg && p->body_msg->link.queue == MATCH_NONE) {
-            free(p->body_msg->data);
+        if (p->body_msg && p->body_msg->x.link.queue == MATCH_NONE) {
+            free(p->body_msg->x.data);
             free(p->body_msg);
         }
         free(p->ibuf);
@@ -1049,25 +799,8 @@ static void tcp_rank_close(real_rank *base)
     tcp__disconnect(t);
     if (t->ep >= 0)
         close(t->ep);
-    while (t->mq.unexpected.head) {
-        match_link *l = t->mq.unexpected.head;
-        match_remove(&t->mq, l);
-        tcp_msg *m = msg_of(l);
-        free(m->data);
-        free(m);
-    }
-    while (t->free_reqs) {
-        tcp_req *r = t->free_reqs;
-        t->free_reqs = r->next;
-        free(r);
-    }
-    while (t->free_msgs) {
-        tcp_msg *m = t->free_msgs;
-        t->free_msgs = m->next_free;
-        free(m);
-    }
+    xfer_release(&t->x);
     auth_wipe(t->secret, sizeof t->secret);
-    rank_release(&t->base);
     free(t->peers);
     free(t->addrs);
     free(t->addr_len);

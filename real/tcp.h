@@ -9,8 +9,9 @@
  *               connection per pair of ranks made by the lower rank, and the
  *               handshake that proves the secret on each of them and turns
  *               strangers away.
- *   tcp.c       messages: frames, eager and rendezvous, matching, the
- *               progress engine, waits the watchdog can see, comm_ops.
+ *   tcp.c       messages: frames, eager and rendezvous, the progress
+ *               engine, comm_ops (matching, completion and records are
+ *               real/xfer.c's, shared with shm).
  *
  * Every rank has one epoll set.  What an event points to starts with a
  * tcp_ev saying what it is: the listening socket, a connection still in its
@@ -34,6 +35,7 @@
 #include "core/match.h"
 #include "real/auth.h"
 #include "real/launch.h"
+#include "real/xfer.h"
 
 #define TCP_MAGIC 0x434c5450u /* "CLTP" */
 #define TCP_VERSION 1
@@ -114,7 +116,7 @@ typedef struct tcp_peer {
 } tcp_peer;
 
 typedef struct tcp_rank {
-    real_rank base;        /* first */
+    xfer_rank x;           /* first */
     tcp_area *area;        /* the launcher's shared area */
     tcp_peer *peers;       /* n; peers[me] has no socket, only message ids */
     struct sockaddr_storage *addrs; /* n: where each rank listens (bootstrap) */
@@ -128,15 +130,10 @@ typedef struct tcp_rank {
     int n, me;
     int connected;         /* peers up */
     bool setup_done;       /* every peer is connected */
-    match_queues mq;
-    tcp_req *free_reqs;
-    tcp_msg *free_msgs;
     uint64_t eager_limit;  /* bytes */
     uint64_t next_id;      /* rendezvous ids */
     size_t icap;           /* bytes of an input buffer */
-    bool check;            /* --check: checksums */
     bool closing;          /* in rank_close: a lost peer is no news */
-    int failed;            /* a fatal error (CL_E*), first one wins */
 } tcp_rank;
 
 /* ---- the wire (cannot fail) ---- */

@@ -147,7 +147,7 @@ static void hs_fail(tcp_rank *t, tcp_hs *hs, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    if (hs->outgoing && !t->failed) {
+    if (hs->outgoing && !t->x.failed) {
         tcp__fatal(t, CL_EPEER, "the handshake with rank %d at %s failed: %s", hs->peer,
                    hs->from, why);
         /* Most likely that rank died: let the launcher report it first
@@ -212,7 +212,7 @@ static void hs_promote(tcp_rank *t, tcp_hs *hs, int rank)
     epoll_ctl(t->ep, EPOLL_CTL_MOD, p->fd, &ev);
     t->connected++;
     hs_drop(t, hs, false);
-    rank_progressed(&t->base);
+    rank_progressed(&t->x.base);
 }
 
 /* A new connection on the listening socket: challenge it. */
@@ -579,10 +579,10 @@ static int boot_local(tcp_rank *t, const struct sockaddr_storage *mine, socklen_
 /* Connects to every higher rank and waits for every lower one. */
 static int connect_all(tcp_rank *t, cl_diag *d)
 {
-    for (int j = t->me + 1; j < t->n && !t->failed; j++)
+    for (int j = t->me + 1; j < t->n && !t->x.failed; j++)
         hs_connect(t, j);
     double deadline = job_now() + SETUP_SECONDS;
-    while (t->connected < t->n - 1 && !t->failed) {
+    while (t->connected < t->n - 1 && !t->x.failed) {
         if (job_now() > deadline) {
             int missing = 0;
             while (missing < t->n && (missing == t->me || t->peers[missing].fd >= 0))
@@ -593,8 +593,8 @@ static int connect_all(tcp_rank *t, cl_diag *d)
         }
         tcp__progress(t, TCP_BLOCK_MS);
     }
-    if (t->failed)
-        return diag_set(d, t->failed, "rank %d: %s", t->me, t->base.detail);
+    if (t->x.failed)
+        return diag_set(d, t->x.failed, "rank %d: %s", t->me, t->x.base.detail);
     t->setup_done = true;
     double now = job_now();
     for (tcp_hs *hs = t->hs; hs; hs = hs->next)

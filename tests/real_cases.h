@@ -1,0 +1,585 @@
+/* real_cases.h - the end-to-end cases every real backend must pass, run
+ * through real_run(): every pattern's data check on real processes,
+ * deadlock reports, truncated receives, a rank that dies, failed checks and
+ * failed calls, and the records and times a run gathers.
+ *
+ * Not a header of a module: test_shm.c and test_tcp.c each include it once,
+ * after defining
+ *     REAL_BACKEND      the backend's name ("shm", "tcp");
+ *     REAL_COPIES       the --shm-copy modes to run the data and truncation
+ *                       cases under, an initializer ({SHM_COPY_AUTO} where
+ *                       the backend has no such choice);
+ *     REAL_KILL_SIGNAL  1 when a killed rank's run must name its signal;
+ * and list REAL_CASES in their cmocka group beside their own tests.
+ *
+ * Nothing here depends on timing: a deadlock is reported once every rank has
+ * been blocked with no progress for the timeout, which a run that is merely
+ * slow never is; every other check is about what happened, not when.  (A
+ * two-minute alarm per run only turns a hang into a failure.) */
+#ifndef TESTS_REAL_CASES_H
+#define TESTS_REAL_CASES_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commlab.h"
+#include "core/record.h"
+#include "real/launch.h"
+#include "tests/testutil.h"
+
+cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, allreduce_naive,
+    allreduce_ring;
+
+#define KiB 1024ULL
+#define MiB (1024ULL * 1024ULL)
+
+static const shm_copy real_copies[] = REAL_COPIES;
+#define NCOPIES (sizeof real_copies / sizeof real_copies[0])
+static const char *const copy_name[] = {"auto", "cma", "staging"};
+
+typedef struct run {
+    real_result res;
+    char *out, *err, *report; /* the ranks' stdout and stderr, the launcher's reports */
+} run;
+
+typedef struct setup {
+    int iters;            /* default 2 */
+    int warmup;           /* default 1; -1 for none */
+    uint64_t eager_limit; /* default 64 KiB */
+    bool check;
+    bool bind;
+    shm_copy copy;           /* shm */
+    const char *listen;      /* tcp */
+    double deadlock_timeout; /* default 5 s: long, so only a real deadlock reports */
+    rec_log *records;
+} setup;
+
+/* The whole content of f, NUL-terminated; closes f. */
+static char *slurp(FILE *f)
+{
+    assert_non_null(f);
+    fflush(f);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    char *s = malloc((size_t)n + 1);
+    assert_non_null(s);
+    rewind(f);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Runs fn on n ranks; what the ranks write to fd 1 and 2 and the reports
+ * are kept in r.  Returns real_run's own return value. */
+static int try_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const cl_args *extra,
+                       const setup *s)
+{
+    static const setup none = {0};
+    if (!s)
+        s = &none;
+    memset(r, 0, sizeof *r);
+    FILE *rep = tmpfile(), *out = tmpfile(), *err = tmpfile();
+    assert_non_null(rep);
+    assert_non_null(out);
+    assert_non_null(err);
+    /* The ranks print with write(1) and write(2): point both at files. */
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
+    assert_true(saved_out >= 0 && saved_err >= 0);
+    assert_true(dup2(fileno(out), STDOUT_FILENO) >= 0);
+    assert_true(dup2(fileno(err), STDERR_FILENO) >= 0);
+    real_opts o = {
+        .backend = REAL_BACKEND, .nranks = n,
+        .warmup = s->warmup < 0 ? 0 : s->warmup ? s->warmup : 1,
+        .iters = s->iters ? s->iters : 2,
+        .eager_limit = s->eager_limit ? s->eager_limit : 64 * KiB, .check = s->check,
+        .bind = s->bind, .copy = s->copy, .listen = s->listen,
+        .deadlock_timeout = s->deadlock_timeout > 0 ? s->deadlock_timeout : 5.0,
+        .records = s->records, .report = rep, .warn = NULL,
+    };
+    cl_args a = extra ? *extra : (cl_args){.microbatches = 3};
+    a.bytes = (size_t)bytes;
+    /* A run that hangs (a deadlock not detected) fails the test instead of
+     * hanging it: SIGALRM ends this process, and the ranks die with it. */
+    alarm(120);
+    int rc = real_run(&o, fn, &a, &r->res);
+    alarm(0);
+    dup2(saved_out, STDOUT_FILENO);
+    dup2(saved_err, STDERR_FILENO);
+    close(saved_out);
+    close(saved_err);
+    r->report = slurp(rep);
+    r->out = slurp(out);
+    r->err = slurp(err);
+    return rc;
+}
+
+static void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const cl_args *extra,
+                        const setup *s)
+{
+    int rc = try_pattern(r, fn, n, bytes, extra, s);
+    if (rc)
+        fail_msg("real_run: %s (%s)", r->res.diag.msg, cl_errname(rc));
+}
+
+static void run_release(run *r)
+{
+    real_result_release(&r->res);
+    free(r->out);
+    free(r->err);
+    free(r->report);
+}
+
+/* No rank process outlives a run: this process has no child left. */
+static void assert_no_children(void)
+{
+    errno = 0;
+    pid_t p = waitpid(-1, NULL, WNOHANG);
+    if (p != -1 || errno != ECHILD)
+        fail_msg("a child process is left after the run (waitpid: %d, errno %d)", (int)p,
+                 errno);
+}
+
+#define assert_contains(hay, needle)                                                    \
+    do {                                                                                \
+        if (!strstr((hay), (needle)))                                                   \
+            fail_msg("expected '%s' in '%s'", (needle), (hay));                         \
+    } while (0)
+
+/* ---- every pattern checks its data ---- */
+
+static void test_patterns_check_data(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        cl_pattern_fn *fn;
+        const char *fix;
+        bool eager_only; /* deadlocks above the eager limit */
+    } all[] = {
+        {"relay", relay, NULL, false},
+        {"pingpong", pingpong, NULL, false},
+        {"ring", ring, NULL, false},
+        {"exchange", exchange, NULL, false},
+        {"deadlock", deadlock, NULL, true},
+        {"deadlock --fix order", deadlock, "order", false},
+        {"deadlock --fix nonblocking", deadlock, "nonblocking", false},
+        {"pipeline", pipeline, NULL, false},
+        {"chunked", chunked, NULL, false},
+        {"allreduce-naive", allreduce_naive, NULL, false},
+        {"allreduce-ring", allreduce_ring, NULL, false},
+    };
+    static const int ranks[] = {2, 4};
+    static const uint64_t sizes[] = {8, 100 * KiB, 1 * MiB};
+    int runs = 0;
+    for (size_t p = 0; p < sizeof all / sizeof all[0]; p++)
+        for (size_t k = 0; k < 2; k++)
+            for (size_t b = 0; b < 3; b++)
+                for (size_t c = 0; c < NCOPIES; c++) {
+                    if (all[p].eager_only && sizes[b] > 64 * KiB)
+                        continue;
+                    cl_args a = {.microbatches = 3, .fix = all[p].fix};
+                    setup s = {.check = true, .copy = real_copies[c]};
+                    run r;
+                    run_pattern(&r, all[p].fn, ranks[k], sizes[b], &a, &s);
+                    if (r.res.status)
+                        fail_msg("%s on %d ranks, %llu bytes, --shm-copy %s: %s (%s)",
+                                 all[p].name, ranks[k], (unsigned long long)sizes[b],
+                                 copy_name[real_copies[c]], r.res.diag.msg,
+                                 cl_errname(r.res.status));
+                    assert_int_equal(r.res.iters, 2);
+                    run_release(&r);
+                    runs++;
+                }
+    assert_int_equal(runs, (10 * 2 * 3 + 2 * 1) * NCOPIES);
+    assert_no_children();
+}
+
+/* Relay over 4 processes: the last rank prints what arrived, once (only
+ * the first timed iteration prints), and nothing goes to stderr. */
+static void test_relay_prints(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.iters = 3};
+    run_pattern(&r, relay, 4, 1 * MiB, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    assert_string_equal(r.out, "rank 3: the value after 3 hops is 30\n");
+    assert_string_equal(r.err, "");
+    run_release(&r);
+}
+
+/* ---- deadlock ---- */
+
+static void test_deadlock(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.deadlock_timeout = 0.2};
+    run_pattern(&r, deadlock, 2, 1 * MiB, NULL, &s);
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    assert_contains(r.report, "rank 0: blocked in send(dst=1, tag=0, 1 MiB)\n");
+    assert_contains(r.report, "rank 1: blocked in send(dst=0, tag=0, 1 MiB)\n");
+    assert_contains(r.report, "cycle: rank 0 -> rank 1 -> rank 0\n");
+    assert_contains(r.report, "above the eager limit (64 KiB)");
+    assert_contains(r.res.diag.msg, "deadlock");
+    run_release(&r);
+    assert_no_children();
+
+    /* A failed run keeps its records: the trace shows the stall. */
+    rec_log log;
+    rec_log_init(&log, 0);
+    setup traced = {.deadlock_timeout = 0.2, .records = &log};
+    run_pattern(&r, deadlock, 2, 1 * MiB, NULL, &traced);
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    size_t barriers = 0;
+    for (size_t i = 0; i < log.n; i++)
+        barriers += log.v[i].op == REC_BARRIER;
+    assert_int_equal(barriers, 2); /* each rank's, before the warm-up */
+    rec_log_release(&log);
+    run_release(&r);
+
+    run_pattern(&r, deadlock, 2, 1 * KiB, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    assert_string_equal(r.report, "");
+    run_release(&r);
+
+    /* The limit decides: 1 MiB is eager under a 2 MiB limit. */
+    setup big = {.deadlock_timeout = 0.2, .eager_limit = 2 * MiB};
+    run_pattern(&r, deadlock, 2, 1 * MiB, NULL, &big);
+    assert_int_equal(r.res.status, 0);
+    run_release(&r);
+}
+
+/* Rank 0 waits for a message rank 1 never sends; rank 1 waits in the
+ * closing barrier. */
+static int orphan_recv(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    if (cl_rank(c) == 0)
+        return cl_recv(c, NULL, 0, 1, 5, NULL);
+    return 0;
+}
+
+static void test_recv_nobody_sends(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.deadlock_timeout = 0.2};
+    run_pattern(&r, orphan_recv, 2, 0, NULL, &s);
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    assert_contains(r.report, "rank 0: blocked in recv(src=1, tag=5, 0 B)\n");
+    run_release(&r);
+    assert_no_children();
+}
+
+/* Rank 0 polls with cl_test for a message nobody sends: as stuck as a
+ * blocking wait, and reported the same way. */
+static int poll_forever(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    if (cl_rank(c) != 0)
+        return 0;
+    cl_request *req;
+    CL_TRY(cl_irecv(c, NULL, 0, 1, 5, &req));
+    for (bool done = false; !done;)
+        CL_TRY(cl_test(c, &req, &done, NULL));
+    return 0;
+}
+
+static void test_polling_deadlock(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.deadlock_timeout = 0.2};
+    run_pattern(&r, poll_forever, 2, 0, NULL, &s);
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    assert_contains(r.report, "rank 0: blocked in ");
+    assert_contains(r.report, "src=1, tag=5");
+    run_release(&r);
+    assert_no_children();
+}
+
+/* ---- a receive buffer too small ---- */
+
+/* Rank 0 sends a->bytes, rank 1 receives into 1 KiB, as soon as it can. */
+static int too_small(cl_comm *c, const cl_args *a)
+{
+    char *buf = cl_alloc(c, a->bytes);
+    if (cl_rank(c) == 0)
+        return cl_send(c, buf, a->bytes, 1, 0);
+    return cl_recv(c, buf, 1024, 0, 0, NULL);
+}
+
+/* The same, but rank 1 posts its receive only after a barrier that rank 0
+ * enters after sending: the message (or its request to send) is already
+ * there, unexpected, when the receive comes. */
+static int too_small_late(cl_comm *c, const cl_args *a)
+{
+    char *buf = cl_alloc(c, a->bytes);
+    if (cl_rank(c) == 0) {
+        cl_request *req;
+        CL_TRY(cl_isend(c, buf, a->bytes, 1, 0, &req));
+        int err = cl_barrier(c);
+        int werr = cl_wait(c, &req, NULL);
+        return err ? err : werr;
+    }
+    CL_TRY(cl_barrier(c));
+    return cl_recv(c, buf, 1024, 0, 0, NULL);
+}
+
+static void expect_trunc(cl_pattern_fn *fn, uint64_t bytes, shm_copy copy)
+{
+    run r;
+    setup s = {.copy = copy};
+    run_pattern(&r, fn, 2, bytes, NULL, &s);
+    if (r.res.status != CL_ETRUNC)
+        fail_msg("%llu bytes into 1 KiB, --shm-copy %s: status %s, want CL_ETRUNC: %s",
+                 (unsigned long long)bytes, copy_name[copy], cl_errname(r.res.status),
+                 r.res.diag.msg);
+    assert_contains(r.res.diag.msg, "rank 1");
+    assert_contains(r.res.diag.msg, "from rank 0");
+    assert_contains(r.res.diag.msg, "1 KiB");
+    assert_contains(r.res.diag.msg, bytes == 4096 ? "4 KiB" : "1 MiB");
+    run_release(&r);
+    assert_no_children();
+}
+
+static void test_truncation(void **state)
+{
+    (void)state;
+    expect_trunc(too_small, 4096, SHM_COPY_AUTO);          /* eager */
+    for (size_t c = 0; c < NCOPIES; c++)
+        expect_trunc(too_small, 1 * MiB, real_copies[c]);  /* rendezvous */
+    expect_trunc(too_small_late, 4096, SHM_COPY_AUTO);     /* eager, unexpected */
+    for (size_t c = 0; c < NCOPIES; c++)                   /* rendezvous, unexpected */
+        expect_trunc(too_small_late, 1 * MiB, real_copies[c]);
+}
+
+/* ---- a rank that dies ---- */
+
+/* Rank 1 is killed in the first timed iteration while rank 0 waits for it. */
+static int suicide(cl_comm *c, const cl_args *a)
+{
+    char x = 0;
+    if (cl_rank(c) == 1) {
+        if (a->iteration == 0)
+            raise(SIGKILL);
+        return cl_send(c, &x, 1, 0, 0);
+    }
+    return cl_rank(c) == 0 ? cl_recv(c, &x, 1, 1, 0, NULL) : 0;
+}
+
+static void test_rank_killed(void **state)
+{
+    (void)state;
+    for (int n = 2; n <= 4; n += 2) {
+        run r;
+        run_pattern(&r, suicide, n, 0, NULL, NULL);
+        if (r.res.status != CL_EPEER)
+            fail_msg("%d ranks: status %s, want CL_EPEER: %s\nreport: %s", n,
+                     cl_errname(r.res.status), r.res.diag.msg, r.report);
+        assert_contains(r.res.diag.msg, "rank 1");
+        if (REAL_KILL_SIGNAL)
+            assert_contains(r.res.diag.msg, "SIGKILL");
+        assert_int_equal(r.res.signal, 0);
+        run_release(&r);
+        assert_no_children();
+    }
+}
+
+/* ---- failed data checks and failed calls ---- */
+
+static int liar(cl_comm *c, const cl_args *a)
+{
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    if (cl_rank(c) == 0) {
+        cl_fill(c, buf, a->bytes, 1);
+        if (cl_checking(c))
+            buf[3] ^= 0xff;
+        return cl_send(c, buf, a->bytes, 1, 0);
+    }
+    CL_TRY(cl_recv(c, buf, a->bytes, 0, 0, NULL));
+    return cl_verify(c, buf, a->bytes, 1, "received");
+}
+
+static void test_check_fails(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {64, 1 * MiB};
+    for (size_t i = 0; i < 2; i++) {
+        run r;
+        run_pattern(&r, liar, 2, sizes[i], NULL, NULL);
+        assert_int_equal(r.res.status, CL_ECHECK);
+        assert_contains(r.res.diag.msg, "rank 1: data check failed: received: byte 3 of ");
+        run_release(&r);
+        assert_no_children();
+    }
+}
+
+/* Rank 1 sends to a rank that does not exist and returns the error. */
+static int bad_peer(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    char x = 0;
+    if (cl_rank(c) == 1)
+        return cl_send(c, &x, 1, 7, 0);
+    return 0;
+}
+
+static void test_pattern_error(void **state)
+{
+    (void)state;
+    run r;
+    run_pattern(&r, bad_peer, 2, 0, NULL, NULL);
+    assert_int_equal(r.res.status, CL_EINVAL);
+    assert_contains(r.res.diag.msg, "rank 1");
+    assert_contains(r.res.diag.msg, "CL_EINVAL");
+    run_release(&r);
+    assert_no_children();
+}
+
+/* ---- what a run gathers ---- */
+
+static const cl_record *find_send(const rec_log *log, uint64_t msg)
+{
+    for (size_t k = 0; k < log->n; k++)
+        if (log->v[k].op == REC_SEND && log->v[k].msg == msg)
+            return &log->v[k];
+    return NULL;
+}
+
+/* Ping-pong's records, eager and rendezvous: both ranks', only the
+ * pattern's messages, blocking, every send paired with exactly one receive
+ * by its message id, posted <= started <= finished (record.h). */
+static void test_records(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {1 * KiB, 1 * MiB};
+    for (size_t z = 0; z < 2; z++) {
+        rec_log log;
+        rec_log_init(&log, 0);
+        setup s = {.records = &log, .iters = 3, .warmup = 1};
+        run r;
+        run_pattern(&r, pingpong, 2, sizes[z], NULL, &s);
+        assert_int_equal(r.res.status, 0);
+        assert_true(log.n > 0);
+        assert_int_equal(log.dropped, 0);
+        size_t user_sends = 0, user_recvs = 0, per_rank[2] = {0, 0}, iters[2] = {0, 0};
+        for (size_t i = 0; i < log.n; i++) {
+            const cl_record *x = &log.v[i];
+            char what[160];
+            snprintf(what, sizeof what, "%llu bytes: record %zu (rank %d: %s, peer %d, iter %d, "
+                     "%llu bytes)", (unsigned long long)sizes[z], i, x->rank,
+                     rec_op_name(x->op, x->blocking), x->peer, x->iter,
+                     (unsigned long long)x->bytes);
+            if (x->rank != 0 && x->rank != 1)
+                fail_msg("%s: no such rank", what);
+            per_rank[x->rank]++;
+            if (!isfinite(x->posted) || !isfinite(x->started) || !isfinite(x->finished) ||
+                x->posted < 0)
+                fail_msg("%s: times %g %g %g", what, x->posted, x->started, x->finished);
+            /* record.h: posted <= started <= finished, for every record
+             * (a receive whose message came first starts when posted). */
+            if (!(x->posted <= x->started && x->started <= x->finished))
+                fail_msg("%s: posted %.9f, started %.9f, finished %.9f", what, x->posted,
+                         x->started, x->finished);
+            if (x->iter < -1 || x->iter > 2)
+                fail_msg("%s: iteration out of range", what);
+            if (x->op == REC_ITER)
+                iters[x->rank]++;
+            if (x->op != REC_SEND && x->op != REC_RECV)
+                continue;
+            /* Only the pattern's messages (the barrier's own show only as
+             * its span); pingpong only calls cl_send and cl_recv: blocking
+             * records, also when the operation completes inside the post. */
+            if (x->bytes != sizes[z] || !x->blocking || x->peer != 1 - x->rank || x->tag != 0)
+                fail_msg("%s: not one of the pattern's blocking messages", what);
+            if (x->op == REC_RECV) {
+                const cl_record *snd = find_send(&log, x->msg);
+                if (!snd || snd->rank != x->peer || snd->peer != x->rank)
+                    fail_msg("%s: no matching send with msg %llu", what,
+                             (unsigned long long)x->msg);
+                user_recvs++;
+                continue;
+            }
+            user_sends++;
+            assert_true(x->msg != 0);
+            size_t recvs = 0;
+            for (size_t k = 0; k < log.n; k++)
+                if (log.v[k].op == REC_RECV && log.v[k].msg == x->msg) {
+                    recvs++;
+                    assert_int_equal(log.v[k].rank, x->peer);
+                    assert_int_equal(log.v[k].peer, x->rank);
+                    assert_int_equal(log.v[k].bytes, x->bytes);
+                    assert_int_equal(log.v[k].tag, x->tag);
+                }
+            if (recvs != 1)
+                fail_msg("%s: %zu receive records have its msg id %llu", what, recvs,
+                         (unsigned long long)x->msg);
+        }
+        assert_true(per_rank[0] > 0);
+        assert_true(per_rank[1] > 0);
+        /* One iteration record per rank and iteration, warm-up included;
+         * a round trip (two messages) in each. */
+        assert_int_equal(iters[0], 4);
+        assert_int_equal(iters[1], 4);
+        assert_int_equal(user_sends, 2 * 4);
+        assert_int_equal(user_recvs, 2 * 4);
+        rec_log_release(&log);
+        run_release(&r);
+    }
+}
+
+static void test_iteration_times(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.iters = 5, .warmup = 2};
+    run_pattern(&r, ring, 4, 64 * KiB, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    assert_int_equal(r.res.iters, 5);
+    assert_non_null(r.res.iter_time);
+    for (int i = 0; i < 5; i++)
+        if (!(r.res.iter_time[i] > 0) || !isfinite(r.res.iter_time[i]))
+            fail_msg("iter_time[%d] = %g", i, r.res.iter_time[i]);
+    /* Ring: every rank sends one message per iteration, 7 iterations. */
+    assert_int_equal(r.res.messages, 4 * 7);
+    assert_int_equal(r.res.bytes, 4 * 7 * 64 * KiB);
+    run_release(&r);
+}
+
+/* Bad options are refused before anything is forked. */
+static void test_bad_opts(void **state)
+{
+    (void)state;
+    real_result res;
+    real_opts o = {.backend = "carrier-pigeon", .nranks = 2, .iters = 1};
+    cl_args a = {0};
+    assert_int_equal(real_run(&o, pingpong, &a, &res), CL_EINVAL);
+    assert_contains(res.diag.msg, "carrier-pigeon");
+    real_result_release(&res);
+    o.backend = REAL_BACKEND;
+    o.iters = 0;
+    assert_int_equal(real_run(&o, pingpong, &a, &res), CL_EINVAL);
+    real_result_release(&res);
+    assert_no_children();
+}
+
+/* The cases above, for a cmocka group. */
+#define REAL_CASES                                                                      \
+    cmocka_unit_test(test_patterns_check_data), cmocka_unit_test(test_relay_prints),    \
+        cmocka_unit_test(test_deadlock), cmocka_unit_test(test_recv_nobody_sends),      \
+        cmocka_unit_test(test_polling_deadlock), cmocka_unit_test(test_truncation),     \
+        cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_check_fails),         \
+        cmocka_unit_test(test_pattern_error), cmocka_unit_test(test_records),           \
+        cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_bad_opts)
+
+#endif
