@@ -490,6 +490,24 @@ static void fill_row(const run_opts *o, uint64_t bytes, double *iter_time, int i
     row->messages = messages / (uint64_t)(o->iters + o->warmup);
 }
 
+/* What a backend's run of one size comes to: err (the run could not be
+ * carried out) or status (the pattern's outcome) is reported, else row is
+ * filled.  Returns the status to carry on with. */
+static int size_outcome(const run_opts *o, uint64_t bytes, int err, int status,
+                        const cl_diag *diag, double *iter_time, int iters, uint64_t messages,
+                        run_row *row)
+{
+    if (err) {
+        cli_diag(diag, 0);
+        return err;
+    }
+    if (status)
+        fprintf(stderr, "commlab: %s\n", diag->msg);
+    else
+        fill_row(o, bytes, iter_time, iters, messages, row);
+    return status;
+}
+
 /* Runs one size modeled; fills row.  Returns the run's status (0, CL_E*). */
 static int run_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row)
 {
@@ -503,16 +521,8 @@ static int run_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log
     a.bytes = (size_t)bytes;
     sim_result res;
     int err = sim_run(&so, o->pattern->fn, &a, &res);
-    if (err) {
-        cli_diag(&res.diag, 0);
-        sim_result_release(&res);
-        return err;
-    }
-    int status = res.status;
-    if (status)
-        fprintf(stderr, "commlab: %s\n", res.diag.msg);
-    else
-        fill_row(o, bytes, res.iter_time, res.iters, res.messages, row);
+    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
+                              res.messages, row);
     sim_result_release(&res);
     return status;
 }
@@ -534,16 +544,8 @@ static int run_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *lo
     snprintf(env->binding, sizeof env->binding, "%s", res.binding);
     env->cores = res.cores;
     env->signal = res.signal;
-    if (err) {
-        cli_diag(&res.diag, 0);
-        real_result_release(&res);
-        return err;
-    }
-    int status = res.status;
-    if (status)
-        fprintf(stderr, "commlab: %s\n", res.diag.msg);
-    else
-        fill_row(o, bytes, res.iter_time, res.iters, res.messages, row);
+    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
+                              res.messages, row);
     real_result_release(&res);
     return status;
 }

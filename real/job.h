@@ -51,6 +51,7 @@ typedef struct job_slot {
 
 typedef struct job {
     int nranks;
+    int cores;          /* the launcher's count (hwloc): more ranks oversubscribe */
     int warmup, iters;
     double t_base;      /* CLOCK_MONOTONIC seconds at launch: records start near 0 */
     size_t rec_cap;     /* records each rank has room for (0: none kept) */

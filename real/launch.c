@@ -335,6 +335,7 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
         free(pids);
         return err;
     }
+    j.cores = res->cores;
     /* Signals come to the launcher as events (sigtimedwait), never as
      * handlers; the ranks get the old mask back. */
     sigset_t set, old;

@@ -39,7 +39,7 @@ void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool c
     /* The hand-off of a cache line between cores costs well under a
      * microsecond, a sleeping wake-up tens: spin first, but only briefly
      * when ranks take turns on a core (the peer cannot run meanwhile). */
-    r->oversubscribed = j->nranks > sysconf(_SC_NPROCESSORS_ONLN);
+    r->oversubscribed = j->nranks > j->cores;
     r->spin = r->oversubscribed ? 5e-6 : 200e-6;
 }
 

@@ -41,7 +41,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include <sched.h>
 
 #include "core/match.h"
 #include "core/units.h"
@@ -86,8 +85,7 @@ typedef struct shm_consumed {
 /* The shared area: this header, nranks bells, nranks^2 consumed counters,
  * nranks^2 rings of ring_lines lines. */
 typedef struct shm_area {
-    _Alignas(LINE) uint32_t nranks;
-    uint32_t ring_lines;
+    _Alignas(LINE) uint32_t ring_lines;
     uint32_t max_payload; /* bytes per data record */
 } shm_area;
 
@@ -162,7 +160,6 @@ static int shm_shared_init(void *mem, const real_opts *o, cl_diag *d)
 {
     (void)d;
     shm_area *a = mem;
-    a->nranks = (uint32_t)o->nranks;
     a->ring_lines = ring_lines_for(o->nranks);
     a->max_payload = a->ring_lines * LINE / 4;
     return 0;
