@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh BUILD TEST... -- SANITIZED_TEST...
-# Runs every unit test binary (cmocka), the CLI tests, then the unit tests
-# built with AddressSanitizer + UndefinedBehaviorSanitizer, and ends with one
-# line "N passed, N failed" counting test cases.
+# Runs every unit test binary (cmocka), the CLI tests (tests/cli/test_*.sh,
+# each sourcing tests/cli/lib.sh), then the unit tests built with
+# AddressSanitizer + UndefinedBehaviorSanitizer, and ends with one line
+# "N passed, N failed" counting test cases.
 build=$1
 shift
 passed=0
@@ -43,7 +44,9 @@ count() {
 san=0
 for t in "$@"; do
     if [ "$t" = "--" ]; then
-        count cli sh tests/cli/test_cli.sh "$build/commlab" "$build/tests"
+        for c in tests/cli/test_*.sh; do
+            count "cli/$(basename "$c" .sh)" sh "$c" "$build/commlab" "$build/tests"
+        done
         san=1
         continue
     fi

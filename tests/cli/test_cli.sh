@@ -2,43 +2,7 @@
 # test_cli.sh COMMLAB TOOLDIR - the command line as a user meets it: exit
 # codes, error messages, --help, and that every --json output is valid JSON.
 # Ends with "N passed, N failed".
-cl=$1
-tools=$2
-passed=0
-failed=0
-out=$(mktemp)
-err=$(mktemp)
-tmpd=$(mktemp -d)
-trap 'rm -rf "$out" "$err" "$tmpd"' EXIT
-
-ok() { passed=$((passed + 1)); }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL: $*"
-    echo "  stdout: $(head -c 600 "$out")"
-    echo "  stderr: $(head -c 600 "$err")"
-}
-
-# Every command is bounded: a hang fails its check instead of hanging the
-# suite (timeout exits 124, or 137 once -k has to kill).
-limit="timeout -k 5 120"
-
-# run RC CMD... : runs commlab with CMD, expects exit status RC.
-run() {
-    want=$1
-    shift
-    $limit "$cl" "$@" >"$out" 2>"$err"
-    rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
-}
-# has FILE TEXT : the last run's stdout/stderr contains TEXT.
-has() {
-    if grep -qF -- "$2" "$1"; then ok; else bad "expected '$2' in $(basename "$1")"; fi
-}
-json() {
-    if "$tools/tool_jsoncheck" <"$out" 2>>"$err"; then ok; else bad "invalid JSON from: $*"; fi
-}
-
+. "$(dirname "$0")/lib.sh"
 # --- help, version, unknown words ---
 run 0 --help;              has "$out" "usage: commlab COMMAND"; has "$out" "price"
 run 0 --version;           has "$out" "commlab 0."
@@ -285,5 +249,4 @@ run 0 bench --help;        has "$out" "usage: commlab bench"
 run 2 bench tcp;           has "$err" "not built yet"
 run 2 bench;               has "$err" "which benchmark"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -1,0 +1,46 @@
+# lib.sh - sourced by every tests/cli/test_*.sh: a command runner with an
+# expected exit status, output checks, and the pass/fail count.  The sourcing
+# script is called as  SCRIPT COMMLAB TOOLDIR  and ends with `finish`.
+cl=$1
+tools=$2
+passed=0
+failed=0
+out=$(mktemp)
+err=$(mktemp)
+tmpd=$(mktemp -d)
+trap 'rm -rf "$out" "$err" "$tmpd"' EXIT
+
+ok() { passed=$((passed + 1)); }
+bad() {
+    failed=$((failed + 1))
+    echo "FAIL: $*"
+    echo "  stdout: $(head -c 600 "$out")"
+    echo "  stderr: $(head -c 600 "$err")"
+}
+
+# Every command is bounded: a hang fails its check instead of hanging the
+# suite (timeout exits 124, or 137 once -k has to kill).
+limit="timeout -k 5 120"
+
+# run RC CMD... : runs commlab with CMD, expects exit status RC.
+run() {
+    want=$1
+    shift
+    $limit "$cl" "$@" >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
+}
+# has FILE TEXT : the last run's stdout/stderr contains TEXT.
+has() {
+    if grep -qF -- "$2" "$1"; then ok; else bad "expected '$2' in $(basename "$1")"; fi
+}
+json() {
+    if "$tools/tool_jsoncheck" <"$out" 2>>"$err"; then ok; else bad "invalid JSON from: $*"; fi
+}
+
+
+# finish: the one summary line; exit status says whether all passed.
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
