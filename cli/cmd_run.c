@@ -15,6 +15,7 @@
 #include "core/trace.h"
 #include "core/units.h"
 #include "real/launch.h"
+#include "real/world.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 
@@ -90,6 +91,7 @@ enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
+    OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT,
 };
 
 typedef struct run_opts {
@@ -106,6 +108,10 @@ typedef struct run_opts {
     bool check, bind;
     shm_copy copy;
     const char *listen;     /* tcp: --listen ADDR */
+    bool ranks_given;       /* -n was on the command line */
+    world_args wargs;       /* tcp: --master, --rank, --world, --join-timeout */
+    real_world world;       /* tcp: which rank of which world (size 0: a local run) */
+    boot *boot;             /* its rendezvous, joined once for every size */
     double deadlock_timeout;
     const char *model_only; /* the first sim-only option given */
     const char *real_only;  /* the first measured-only option given */
@@ -160,6 +166,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
         {"listen", required_argument, NULL, OPT_LISTEN},
+        {"master", required_argument, NULL, OPT_MASTER},
+        {"rank", required_argument, NULL, OPT_RANK},
+        {"world", required_argument, NULL, OPT_WORLD},
+        {"join-timeout", required_argument, NULL, OPT_JOIN_TIMEOUT},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -178,13 +188,30 @@ static int parse_args(int argc, char **argv, run_opts *o)
                 o->model_only = c == 't' ? "--tier" : c == 'c' ? "--config" : opts[idx].name;
             break;
         case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SHM_COPY: case OPT_LISTEN:
+        case OPT_MASTER: case OPT_RANK: case OPT_WORLD: case OPT_JOIN_TIMEOUT:
             if (!o->real_only)
                 o->real_only = opts[idx].name;
             break;
         }
         switch (c) {
         case 'b': o->backend = optarg; break;
-        case 'n': rc = parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks); break;
+        case 'n':
+            rc = parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks);
+            o->ranks_given = true;
+            break;
+        case OPT_MASTER: o->wargs.master = optarg; break;
+        case OPT_RANK:
+            rc = parse_int("--rank", optarg, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
+            break;
+        case OPT_WORLD:
+            rc = parse_int("--world", optarg, 1, WORLD_MAX_RANKS, &o->wargs.world);
+            break;
+        case OPT_JOIN_TIMEOUT:
+            if (units_parse_time(optarg, "--join-timeout", &o->wargs.join_timeout, &d))
+                rc = cli_diag(&d, CLI_EXIT_USAGE);
+            else if (!(o->wargs.join_timeout >= 0.1 && o->wargs.join_timeout <= 3600))
+                rc = cli_error("--join-timeout must be between 100ms and 1h, got '%s'", optarg);
+            break;
         case OPT_BYTES: bytes_s = optarg; break;
         case 's': sizes_s = optarg; break;
         case 'i': rc = parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
@@ -266,6 +293,51 @@ static int parse_args(int argc, char **argv, run_opts *o)
     return 0;
 }
 
+/* A tcp run whose processes were started elsewhere learns its rank and
+ * world (real/world.h); the world's size is the rank count. */
+static int find_world(run_opts *o)
+{
+    cl_diag d = {{0}};
+    bool asked = o->wargs.rank >= 0 || o->wargs.world >= 0 || o->wargs.master;
+    if (strcmp(o->backend, "tcp") != 0) {
+        if (asked || o->wargs.join_timeout > 0)
+            return cli_error("--master, --rank, --world and --join-timeout are options of "
+                             "--backend tcp: --backend %s forks every rank on this host",
+                             o->backend);
+        return 0;
+    }
+    if (world_detect(&o->world, &o->wargs, (world_getenv_fn *)getenv, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (o->world.size == 0) {
+        if (o->wargs.join_timeout > 0)
+            return cli_error("--join-timeout applies to runs whose processes were started "
+                             "elsewhere (--rank, --world, or a launcher's environment)");
+        return 0;
+    }
+    if (o->ranks_given && o->ranks != o->world.size)
+        return cli_error("-n %d disagrees with the world of %d ranks from %s: leave -n out",
+                         o->ranks, o->world.size, o->world.source);
+    o->ranks = o->world.size;
+    return 0;
+}
+
+/* What every process of a run must agree on, summed up: a process started
+ * with other options is refused at the rendezvous. */
+static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
+{
+    char buf[256];
+    auth_sha256 h;
+    auth_sha256_init(&h);
+    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%zu|",
+                     o->pattern->name, o->backend, o->ranks, o->iters, o->warmup,
+                     (unsigned long long)o->eager_limit, o->check,
+                     o->args.fix ? o->args.fix : "", o->args.microbatches,
+                     o->args.compute, o->args.chunk, o->nsizes);
+    auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    auth_sha256_add(&h, o->sizes, o->nsizes * sizeof *o->sizes);
+    auth_sha256_finish(&h, out);
+}
+
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
@@ -295,11 +367,14 @@ static int validate(run_opts *o)
         inet_pton(AF_INET6, o->listen, addr) != 1)
         return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'",
                          o->listen);
+    int rc;
+    if (o->measured && (rc = find_world(o)))
+        return rc;
     if (o->iters == 0)
         o->iters = o->measured ? 10 : 1;
     if (o->warmup < 0)
         o->warmup = o->measured ? 2 : 0;
-    if (o->measured && o->ranks > 256)
+    if (o->measured && o->ranks > 256 && !o->world.size)
         return cli_error("--backend %s runs at most 256 ranks (one process each), got -n %d",
                          o->backend, o->ranks);
     if (strcmp(o->model, "alphabeta") != 0)
@@ -535,7 +610,7 @@ static int run_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *lo
         .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
         .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
         .listen = o->listen, .deadlock_timeout = o->deadlock_timeout, .records = log,
-        .report = stderr, .warn = first ? stderr : NULL,
+        .report = stderr, .warn = first ? stderr : NULL, .boot = o->boot,
     };
     cl_args a = o->args;
     a.bytes = (size_t)bytes;
@@ -544,6 +619,12 @@ static int run_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *lo
     snprintf(env->binding, sizeof env->binding, "%s", res.binding);
     env->cores = res.cores;
     env->signal = res.signal;
+    if (res.told) {
+        /* Rank 0's process reports this failure: this one only exits with it. */
+        int told = res.status;
+        real_result_release(&res);
+        return told;
+    }
     int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
                               res.messages, row);
     real_result_release(&res);
@@ -556,6 +637,7 @@ int cmd_run(int argc, char **argv)
         .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
         .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT, .bind = true,
         .deadlock_timeout = 2.0, .args = {.microbatches = 4},
+        .wargs = {.rank = -1, .world = -1},
     };
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {
@@ -571,6 +653,18 @@ int cmd_run(int argc, char **argv)
         free(o.sizes);
         return rc;
     }
+    if (o.world.size) {
+        cl_diag d = {{0}};
+        unsigned char digest[AUTH_HASH_BYTES];
+        run_digest(&o, digest);
+        if (boot_open(&o.boot, &o.world, digest, &d)) {
+            world_release(&o.world);
+            free(o.sizes);
+            return cli_diag(&d, CLI_EXIT_FAILED);
+        }
+    }
+    /* In a run over processes started elsewhere, rank 0's prints the results. */
+    bool quiet = o.world.size && o.world.rank != 0;
     run_row *rows = calloc(o.nsizes, sizeof *rows);
     rec_log log;
     rec_log_init(&log, 4u << 20);
@@ -587,13 +681,15 @@ int cmd_run(int argc, char **argv)
         if (status)
             break;
     }
-    if (o.fmt == CLI_JSON)
+    if (quiet)
+        ;
+    else if (o.fmt == CLI_JSON)
         print_json(&o, &env, rows, done, status);
     else if (o.fmt == CLI_CSV)
         print_csv(rows, done);
     else if (done > 0)
         print_text(&o, &env, rows, done);
-    if (o.trace && status != CL_ENOMEM && !env.signal) {
+    if (o.trace && status != CL_ENOMEM && !env.signal && !quiet) {
         cl_diag d = {{0}};
         trace_meta meta = {.pattern = o.pattern->name, .backend = o.backend, .ranks = o.ranks};
         if (log.dropped)
@@ -609,6 +705,8 @@ out:
     rec_log_release(&log);
     free(rows);
     sim_net_destroy(env.net);
+    boot_close(o.boot);
+    world_release(&o.world);
     free(o.sizes);
     return rc;
 }

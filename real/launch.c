@@ -53,8 +53,10 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     size_t slots = line_up(n * sizeof(job_slot));
     size_t times = line_up(n * (size_t)o->iters * sizeof(double));
     size_t recs = line_up(n * j->rec_cap * sizeof(cl_record));
+    size_t addrs = line_up(n * sizeof(job_addr));
     size_t area = t->shared_bytes(o);
-    j->map_bytes = slots + times + recs + area;
+    j->map_bytes = slots + times + recs + addrs + area;
+    j->only = o->boot ? boot_rank(o->boot) : -1;
     /* Anonymous and shared: the ranks inherit it through fork, nothing is
      * named, and it is gone when the last process unmaps or exits. */
     int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE;
@@ -71,7 +73,8 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->slots = (job_slot *)p;
     j->iter_time = (double *)(p + slots);
     j->recs = (cl_record *)(p + slots + times);
-    j->transport = p + slots + times + recs;
+    j->addrs = (job_addr *)(p + slots + times + recs);
+    j->transport = p + slots + times + recs + addrs;
     j->t_base = job_now();
     int err = t->shared_init(j->transport, o, d);
     if (err)
@@ -89,6 +92,7 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != launcher)
         _exit(2);
+    boot_forget(o->boot); /* the launcher's sockets are its own */
     signal(SIGINT, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, mask, NULL);
@@ -139,6 +143,8 @@ static void fail(launcher *l, int status, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(l->res->diag.msg, sizeof l->res->diag.msg, fmt, ap);
         va_end(ap);
+        if (l->o->boot && !l->res->told)
+            l->res->told = boot_report_failure(l->o->boot, status, l->res->diag.msg);
     }
     kill_all(l);
 }
@@ -241,6 +247,20 @@ static void check_deadlock(launcher *l)
     }
 }
 
+/* What the other processes of a run over several said. */
+static void hear(launcher *l, int timeout_ms)
+{
+    boot *b = l->o->boot;
+    boot_pump(b, timeout_ms);
+    int status;
+    bool from_master;
+    char msg[sizeof l->res->diag.msg];
+    if (boot_failure(b, &status, msg, sizeof msg, &from_master)) {
+        l->res->told = from_master;
+        fail(l, status, "%s", msg);
+    }
+}
+
 static void reap(launcher *l)
 {
     int st;
@@ -258,9 +278,17 @@ static void reap(launcher *l)
 
 static void watch(launcher *l, const sigset_t *set)
 {
-    struct timespec tick = {0, TICK_NS};
-    while (l->alive > 0) {
-        int sig = sigtimedwait(set, NULL, &tick);
+    struct timespec tick = {0, TICK_NS}, zero = {0, 0};
+    boot *b = l->o->boot;
+    bool done_told = false;
+    while (l->alive > 0 || (b && boot_waiting(b))) {
+        int sig;
+        if (b) {
+            hear(l, (int)(TICK_NS / 1000000L));
+            sig = sigtimedwait(set, NULL, &zero);
+        } else {
+            sig = sigtimedwait(set, NULL, &tick);
+        }
         if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
             if (!l->res->signal)
                 l->res->signal = sig;
@@ -268,8 +296,18 @@ static void watch(launcher *l, const sigset_t *set)
                  sigabbrev_np(sig));
         }
         reap(l);
-        if (!l->res->status && l->alive > 0)
+        if (b && l->alive == 0 && !l->res->status && !done_told) {
+            boot_report_done(b);
+            done_told = true;
+        }
+        if (!l->res->status && (!b || boot_rank(b) == 0))
             check_deadlock(l);
+    }
+    if (b)
+        boot_run_end(b, l->res->status);
+    if (b && !l->res->status && boot_run_status(b)) {
+        l->res->status = boot_run_status(b); /* the master's word */
+        l->res->told = true;
     }
 }
 
@@ -319,14 +357,18 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     }
     real_binder *b = NULL;
     job j;
-    int err = real_binder_create(&b, o->nranks, o->bind, &res->diag);
+    /* Under someone else's launcher, placing the processes is its job. */
+    int err = real_binder_create(&b, o->nranks, o->bind && !o->boot, &res->diag);
     if (err) {
         free(pids);
         return err;
     }
     res->cores = real_binder_cores(b);
     real_binder_describe(b, res->binding, sizeof res->binding);
-    if (o->warn && o->nranks > res->cores)
+    if (o->boot)
+        snprintf(res->binding, sizeof res->binding, "left to the launcher that started the "
+                 "processes");
+    if (o->warn && o->nranks > res->cores && !o->boot)
         fprintf(o->warn, "commlab: warning: %d ranks on %d cores: ranks take turns on a core, "
                 "so waits spin briefly, then yield and sleep, and timings include the "
                 "scheduler\n", o->nranks, res->cores);
@@ -349,7 +391,11 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     launcher l = {.o = o, .j = &j, .pids = pids, .failed_rank = -1, .res = res,
                   .last_progress = UINT64_MAX, .last_change = job_now()};
     pid_t self = getpid();
+    if (o->boot)
+        boot_run_begin(o->boot, &j);
     for (int i = 0; i < o->nranks; i++) {
+        if (j.only >= 0 && i != j.only)
+            continue;
         pid_t pid = fork();
         if (pid == 0)
             rank_process(&j, o, t, b, i, fn, args, &old, self);

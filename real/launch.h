@@ -11,8 +11,12 @@
  * and cause and the others are stopped.  No process outlives the call, and
  * nothing it made has a name anywhere.
  *
- * Transports (shm, tcp; rdma later) plug in through real_transport.  Runs
- * across hosts, where no launcher forks the ranks, are not built yet.
+ * Transports (shm, tcp; rdma later) plug in through real_transport.
+ *
+ * A run whose processes were started elsewhere (by hand on several hosts,
+ * mpirun, srun: real/world.h) passes the rendezvous it joined (real/boot.h)
+ * in real_opts.boot: each process then forks only its own rank, and rank 0's
+ * process watches the whole world through what the others report.
  */
 #ifndef REAL_LAUNCH_H
 #define REAL_LAUNCH_H
@@ -24,6 +28,7 @@
 #include "commlab.h"
 #include "core/diag.h"
 #include "core/record.h"
+#include "real/boot.h"
 #include "real/job.h"
 #include "real/rank.h"
 
@@ -47,11 +52,15 @@ typedef struct real_opts {
     rec_log *records;        /* where records go; NULL keeps none */
     FILE *report;            /* the deadlock report */
     FILE *warn;              /* warnings (more ranks than cores); NULL: none */
+    boot *boot;              /* a run over processes started elsewhere (nranks is the
+                                world's size; this process runs one rank); NULL: local */
 } real_opts;
 
 typedef struct real_result {
     int status;        /* 0, CL_EDEADLOCK, CL_ECHECK, CL_EPEER (a rank died), ... */
     cl_diag diag;      /* what failed (status != 0) */
+    bool told;         /* a run over processes: rank 0's process reports this failure,
+                          this one only exits with its status */
     int signal;        /* the launcher was interrupted by this signal (0: not) */
     double *iter_time; /* iters entries, seconds: the slowest rank's time */
     int iters;

@@ -1,6 +1,7 @@
 /* rank.c - the part of a measured rank that does not move messages. */
 #include "real/rank.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,31 @@ double job_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void job_addr_publish(const job *j, int rank, const void *addr, size_t len)
+{
+    assert(len <= JOB_ADDR_MAX);
+    job_addr *a = &j->addrs[rank];
+    memcpy(a->bytes, addr, len);
+    a->len = (uint32_t)len;
+    atomic_store_explicit(&a->ready, 1, memory_order_release);
+}
+
+int job_addr_wait(const job *j, int rank, void *out, size_t cap, size_t *len, double deadline)
+{
+    const job_addr *a = &j->addrs[rank];
+    while (!atomic_load_explicit(&a->ready, memory_order_acquire)) {
+        if (job_now() > deadline)
+            return CL_ETIMEOUT;
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (a->len > cap || a->len > JOB_ADDR_MAX)
+        return CL_EPROTO;
+    memcpy(out, a->bytes, a->len);
+    *len = a->len;
+    return 0;
 }
 
 void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool check_all)

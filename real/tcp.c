@@ -747,7 +747,7 @@ static int tcp_rank_open(real_rank **out, const job *j, int rank, const real_opt
     if ((t->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
         err = diag_set(d, CL_EIO, "rank %d: epoll_create1: %s", rank, strerror(errno));
     if (!err)
-        err = tcp__connect(t, d);
+        err = tcp__connect(t, j, d);
     if (err) {
         t->closing = true;
         tcp_rank_close(&t->x.base);

@@ -2,10 +2,9 @@
  * tcp.h - what the two halves of the tcp transport share; internal to real/
  * (hence the tcp__ names).
  *
- *   tcp_conn.c  connections: the address every rank listens on, the
- *               bootstrap that tells a rank where the others listen and the
- *               job's secret (boot_local(): the launcher's shared area; a
- *               multi-host bootstrap replaces that one function), one
+ *   tcp_conn.c  connections: the address every rank listens on, published
+ *               in the job's address slots (the launcher relays them between
+ *               hosts, real/boot.h), the job's secret, one
  *               connection per pair of ranks made by the lower rank, and the
  *               handshake that proves the secret on each of them and turns
  *               strangers away.
@@ -68,21 +67,15 @@ typedef struct tcp_frame { /* a decoded header */
     uint64_t a, b;   /* protocol words (see the kinds) */
 } tcp_frame;
 
-/* ---- the launcher's shared area (the local bootstrap) ---- */
-
-typedef struct tcp_slot {         /* where one rank listens */
-    _Atomic uint32_t ready;       /* addr is written (release/acquire) */
-    uint32_t len;                 /* bytes of addr in use */
-    struct sockaddr_storage addr;
-} tcp_slot;
+/* ---- the launcher's shared area ---- */
 
 typedef struct tcp_area {
     uint32_t nranks;
     uint32_t listen_len;                  /* bytes of listen in use */
     struct sockaddr_storage listen;       /* the address to listen on, port 0 */
-    unsigned char secret[AUTH_KEY_BYTES]; /* the job's secret (getrandom) */
+    unsigned char secret[AUTH_KEY_BYTES]; /* the job's secret (getrandom, or the
+                                             rendezvous's: real/boot.h) */
     _Atomic uint32_t refusals;            /* connections refused, all ranks */
-    tcp_slot slot[];                      /* nranks */
 } tcp_area;
 
 /* ---- a rank ---- */
@@ -164,7 +157,7 @@ int tcp__shared_init(void *area, const real_opts *o, cl_diag *d);
 /* Listens, learns where every rank listens and the secret, and connects
  * with every peer, each connection proven.  0, or a CL_E* with d saying
  * why ("rank 2: ..."); what was opened is closed by tcp__disconnect. */
-int tcp__connect(tcp_rank *t, cl_diag *d);
+int tcp__connect(tcp_rank *t, const job *j, cl_diag *d);
 /* The listening socket is readable: handshakes begin. */
 void tcp__accept(tcp_rank *t);
 /* An epoll event for a connection in its handshake. */

@@ -3,10 +3,11 @@
  * bootstrap, and the handshake that proves every connection.
  *
  * Every rank listens on one TCP socket (127.0.0.1 and a port the kernel
- * picks, or the --listen address) and learns every other rank's listening
- * address and the job's secret from the bootstrap: for local runs the
- * launcher's shared area, where each rank publishes its own address
- * (boot_local(); a multi-host bootstrap replaces that one function).  Each
+ * picks, or the --listen address; across hosts, the address that reaches
+ * rank 0's rendezvous) and learns every other rank's listening address
+ * from the job's address slots, where each rank publishes its own (the
+ * launcher relays them between hosts: real/boot.c), and the job's secret
+ * from the launcher's shared area.  Each
  * pair of ranks then shares one connection, made by the lower rank;
  * TCP_NODELAY, non-blocking, in the rank's epoll set.  All connections are
  * made at once, event-driven, so no rank waits on another's handshake.  The
@@ -464,7 +465,8 @@ static void hs_connect(tcp_rank *t, int peer)
 
 size_t tcp__shared_bytes(const real_opts *o)
 {
-    return sizeof(tcp_area) + (size_t)o->nranks * sizeof(tcp_slot);
+    (void)o;
+    return sizeof(tcp_area);
 }
 
 /* o->listen (NULL: 127.0.0.1), numeric, port 0; tried once here so that a
@@ -502,10 +504,15 @@ int tcp__shared_init(void *mem, const real_opts *o, cl_diag *d)
 {
     tcp_area *a = mem;
     a->nranks = (uint32_t)o->nranks;
-    int err = parse_listen(o->listen, &a->listen, &a->listen_len, d);
+    const char *listen = o->listen;
+    if (!listen && o->boot)
+        listen = boot_listen_addr(o->boot); /* where the others reach this host */
+    int err = parse_listen(listen, &a->listen, &a->listen_len, d);
     if (err)
         return err;
-    if (auth_random(a->secret, sizeof a->secret))
+    if (o->boot)
+        memcpy(a->secret, boot_secret(o->boot), sizeof a->secret);
+    else if (auth_random(a->secret, sizeof a->secret))
         return diag_set(d, CL_EIO, "cannot draw the job's secret from getrandom: %s",
                         strerror(errno));
     return 0;
@@ -543,35 +550,28 @@ static int open_listener(tcp_rank *t, struct sockaddr_storage *mine, socklen_t *
     return 0;
 }
 
-/* The bootstrap of a local run: what a rank needs before it can connect,
- * from the launcher's shared area.  It publishes where this rank listens,
- * then waits until every rank has, and fills t->secret, t->addrs and
- * t->addr_len, and the grace of lost().  A multi-host bootstrap
- * (MASTER_ADDR, an MPI launcher's environment) replaces this function and
- * nothing else. */
-static int boot_local(tcp_rank *t, const struct sockaddr_storage *mine, socklen_t len,
-                      cl_diag *d)
+/* What a rank needs before it can connect: it publishes where it listens
+ * in the job's address slot, waits until every rank has (the launcher
+ * relays the slots of other hosts), and fills t->secret, t->addrs and
+ * t->addr_len, and the grace of lost(). */
+static int learn_addresses(tcp_rank *t, const job *j, const struct sockaddr_storage *mine,
+                           socklen_t len, cl_diag *d)
 {
-    tcp_slot *slot = &t->area->slot[t->me];
-    memcpy(&slot->addr, mine, len);
-    slot->len = (uint32_t)len;
-    atomic_store_explicit(&slot->ready, 1, memory_order_release);
+    job_addr_publish(j, t->me, mine, len);
     memcpy(t->secret, t->area->secret, sizeof t->secret);
     t->loss_grace_ns = LOSS_GRACE_NS;
     double deadline = job_now() + SETUP_SECONDS;
     for (int i = 0; i < t->n; i++) {
-        const tcp_slot *s = &t->area->slot[i];
-        while (!atomic_load_explicit(&s->ready, memory_order_acquire)) {
-            if (job_now() > deadline)
-                return diag_set(d, CL_ETIMEOUT, "rank %d: rank %d published no address within "
-                                "%.0f s", t->me, i, SETUP_SECONDS);
-            struct timespec ts = {0, 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        if (s->len > sizeof t->addrs[i])
+        size_t n = 0;
+        int err = job_addr_wait(j, i, &t->addrs[i], sizeof t->addrs[i], &n, deadline);
+        if (err == CL_ETIMEOUT)
+            return diag_set(d, CL_ETIMEOUT, "rank %d: rank %d published no address within "
+                            "%.0f s", t->me, i, SETUP_SECONDS);
+        sa_family_t fam = t->addrs[i].ss_family;
+        if (err || (fam != AF_INET && fam != AF_INET6) ||
+            n != (fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)))
             return diag_set(d, CL_EPROTO, "rank %d: rank %d published a bad address", t->me, i);
-        memcpy(&t->addrs[i], &s->addr, s->len);
-        t->addr_len[i] = (socklen_t)s->len;
+        t->addr_len[i] = (socklen_t)n;
     }
     return 0;
 }
@@ -603,13 +603,13 @@ static int connect_all(tcp_rank *t, cl_diag *d)
     return 0;
 }
 
-int tcp__connect(tcp_rank *t, cl_diag *d)
+int tcp__connect(tcp_rank *t, const job *j, cl_diag *d)
 {
     struct sockaddr_storage mine;
     socklen_t len = 0;
     int err = open_listener(t, &mine, &len, d);
     if (!err)
-        err = boot_local(t, &mine, len, d);
+        err = learn_addresses(t, j, &mine, len, d);
     if (!err)
         err = connect_all(t, d);
     return err;

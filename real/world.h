@@ -1,0 +1,77 @@
+/*
+ * world.h - which rank of which world this process is, when something other
+ * than commlab started it.
+ *
+ * A local run forks every rank itself (real/launch.c).  A run spread over
+ * processes started elsewhere - one per host by hand, by torchrun's
+ * convention, by mpirun or by srun - has one commlab process per rank; each
+ * learns its rank, the world's size and where rank 0 holds the rendezvous
+ * (real/boot.c) from, in this order:
+ *
+ *   --rank R --world N [--master HOST:PORT]     the command line
+ *   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT   torchrun's convention
+ *   OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE   Open MPI's mpirun
+ *   PMI_RANK, PMI_SIZE                           PMI launchers (MPICH's hydra)
+ *   SLURM_PROCID, SLURM_NTASKS                   Slurm's srun
+ *
+ * Where the rendezvous is.  With a master address (--master, or
+ * MASTER_ADDR and MASTER_PORT), rank 0 listens there over TCP and every
+ * process proves COMMLAB_SECRET (at least 16 characters, shared by hand)
+ * in a challenge-response; a run whose master is not a loopback address
+ * refuses to start without it.  With no secret and a loopback master, or
+ * with no master under a launcher that placed every rank on this host
+ * (Open MPI's local size, Slurm's node count), the rendezvous is a private
+ * local socket (an abstract Unix socket named after the user and the
+ * launcher's job, or the port) whose peers' user id is checked by the
+ * kernel, and rank 0 draws the job's secret and hands it out there.
+ *
+ * Nothing here has global state: the environment is read through the
+ * caller's lookup function, so tests can pass their own.
+ */
+#ifndef REAL_WORLD_H
+#define REAL_WORLD_H
+
+#include <stdbool.h>
+
+#include "commlab.h"
+#include "core/diag.h"
+#include "real/auth.h"
+
+#define WORLD_MAX_RANKS 4096
+
+typedef enum world_rdv {
+    WORLD_RDV_TCP,  /* rank 0 listens on master_host:master_port */
+    WORLD_RDV_UNIX, /* an abstract Unix socket called unix_name, this host only */
+} world_rdv;
+
+typedef struct real_world {
+    int rank, size;     /* 0 <= rank < size <= WORLD_MAX_RANKS */
+    int local_rank;     /* among this host's ranks, or -1 when unknown */
+    char source[64];    /* where rank and size came from: "Open MPI", ... */
+    world_rdv rdv;
+    char master_host[256];
+    char master_port[8];
+    char unix_name[100];   /* without the leading NUL */
+    bool have_secret;      /* secret holds COMMLAB_SECRET's hash (TCP) */
+    unsigned char secret[AUTH_KEY_BYTES];
+    double join_timeout;   /* seconds for every rank to reach the rendezvous */
+} real_world;
+
+/* What the command line said; -1 and NULL for what it did not. */
+typedef struct world_args {
+    int rank, world;
+    const char *master;     /* "HOST:PORT" or "[V6]:PORT" */
+    double join_timeout;    /* 0: the default, 60 s */
+} world_args;
+
+typedef const char *world_getenv_fn(const char *name);
+
+/* Fills *w from a and the environment.  Returns 0 with w->size == 0 when
+ * nothing names a world (a plain local run), 0 with w filled for a world,
+ * or CL_EINVAL with d saying which variable or option is wrong or missing. */
+int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_diag *d);
+
+/* Wipes the secret. */
+void world_release(real_world *w);
+
+#endif
