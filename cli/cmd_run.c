@@ -50,6 +50,15 @@ const char cmd_run_usage[] =
     "                           shm only\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on (default\n"
     "                           127.0.0.1); every connection proves a per-job secret\n"
+    "processes started elsewhere (tcp; one process per rank):\n"
+    "      --rank R --world N   this process is rank R of N; or from the environment:\n"
+    "                           RANK/WORLD_SIZE (torchrun's), OMPI_COMM_WORLD_RANK/\n"
+    "                           SIZE (mpirun), PMI_RANK/SIZE, SLURM_PROCID/NTASKS (srun)\n"
+    "      --master HOST:PORT   rank 0's rendezvous (or MASTER_ADDR and MASTER_PORT);\n"
+    "                           not needed when mpirun or srun put every rank on this\n"
+    "                           host.  Across hosts, set COMMLAB_SECRET (16+ chars,\n"
+    "                           the same everywhere): every process proves it\n"
+    "      --join-timeout TIME  how long rank 0 waits for the others (default 60s)\n"
     "model (sim):\n"
     "  -t, --tier NAME          every pair of ranks on its own link of this tier\n"
     "                           (default nvlink; tiers from configs/tiers.yaml)\n"
@@ -80,6 +89,9 @@ const char cmd_run_usage[] =
     "  commlab run pingpong --backend shm --sizes 8:4MiB:x8\n"
     "  commlab run deadlock --backend shm --bytes 1MiB   # measured: exit 3 too\n"
     "  commlab run pingpong --backend tcp --sizes 8:4MiB:x8\n"
+    "  mpirun -np 4 commlab run ring --backend tcp\n"
+    "  COMMLAB_SECRET=... commlab run ring --backend tcp --rank 1 --world 2 \\\n"
+    "      --master node0:29500                          # on the second host\n"
     "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n";
 
 const char cmd_patterns_usage[] =
@@ -657,10 +669,11 @@ int cmd_run(int argc, char **argv)
         cl_diag d = {{0}};
         unsigned char digest[AUTH_HASH_BYTES];
         run_digest(&o, digest);
-        if (boot_open(&o.boot, &o.world, digest, &d)) {
+        int err = boot_open(&o.boot, &o.world, digest, &d);
+        if (err) {
             world_release(&o.world);
             free(o.sizes);
-            return cli_diag(&d, CLI_EXIT_FAILED);
+            return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
         }
     }
     /* In a run over processes started elsewhere, rank 0's prints the results. */

@@ -421,6 +421,8 @@ static int admit(boot *b, int fd, double deadline, const char **why, char *detai
         unsigned char want[AUTH_MAC_BYTES];
         mac(b, "commlab-boot join", na, body, want);
         if (!auth_equal(want, body + NONCE, AUTH_MAC_BYTES)) {
+            static const char no[] = "its COMMLAB_SECRET is not rank 0's";
+            send_frame(b, fd, K_REJECT, no, sizeof no - 1, deadline);
             *why = "a wrong secret";
             return -1;
         }
@@ -508,7 +510,7 @@ static int master_join(boot *b, cl_diag *d)
                            rdv_name(b, name, sizeof name), b->w.join_timeout, missing);
             break;
         }
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             continue;
         const char *why = NULL;
@@ -537,8 +539,7 @@ static int master_join(boot *b, cl_diag *d)
     }
     close(lfd); /* nobody joins later: strangers find nothing */
     for (int r = 1; r < b->w.size && !err; r++)
-        if (send_frame(b, b->conns[r].fd, K_GO, NULL, 0, now() + HANDSHAKE_SECONDS) ||
-            set_nonblock(b->conns[r].fd))
+        if (send_frame(b, b->conns[r].fd, K_GO, NULL, 0, now() + HANDSHAKE_SECONDS))
             err = diag_set(d, CL_EPEER, "rank 0: rank %d (host %s) went away while joining", r,
                            b->conns[r].host);
     return err;
@@ -572,6 +573,7 @@ static int agent_join(boot *b, cl_diag *d)
         nanosleep(&ts, NULL);
     }
     b->conns[0].fd = fd;
+    set_nonblock(fd); /* every read below is bounded by the deadline */
     if (family != AF_UNIX) {
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -621,15 +623,14 @@ static int agent_join(boot *b, cl_diag *d)
         goto refused;
     if (kind == K_REJECT)
         goto rejected;
-    set_nonblock(fd);
     return 0;
 rejected:
     body[len < MSG_MAX ? len : MSG_MAX] = '\0';
     return diag_set(d, CL_EINVAL, "rank %d: refused by rank 0: %s", b->w.rank, body);
 refused:
-    return diag_set(d, CL_EPEER, "rank %d: rank 0's rendezvous on %s %s", b->w.rank,
-                    rdv_name(b, name, sizeof name),
-                    why ? why : "answered something unexpected");
+    return diag_set(d, CL_EPEER, "rank %d: joining rank 0's rendezvous on %s failed: %s",
+                    b->w.rank, rdv_name(b, name, sizeof name),
+                    why ? why : "it answered something unexpected");
 }
 
 int boot_open(boot **out, const real_world *w, const unsigned char digest[AUTH_HASH_BYTES],
@@ -931,22 +932,21 @@ static void handle(boot *b, conn *c, int kind, const unsigned char *p, size_t le
 /* Reads what c has; frames of the current run are handled. */
 static void drain(boot *b, conn *c)
 {
-    for (;;) {
+    bool gone = false; /* the frames that came before the end still count */
+    while (!gone) {
         if (grow(&c->in, &c->in_cap, c->in_len + 65536)) {
             lost(b, c);
             return;
         }
         ssize_t k = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
-        if (k > 0) {
+        if (k > 0)
             c->in_len += (size_t)k;
-        } else if (k < 0 && errno == EINTR) {
+        else if (k < 0 && errno == EINTR)
             continue;
-        } else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        } else {
-            lost(b, c);
-            return;
-        }
+        else
+            gone = true;
     }
     size_t off = 0;
     while (c->in_len - off >= HDR) {
@@ -968,6 +968,8 @@ static void drain(boot *b, conn *c)
     }
     memmove(c->in, c->in + off, c->in_len - off);
     c->in_len -= off;
+    if (gone)
+        lost(b, c);
 }
 
 /* An agent reports its rank's address and slot when they change. */
