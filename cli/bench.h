@@ -4,7 +4,8 @@
 
 #include <stdbool.h>
 
-/* `commlab bench shm`: prints the table; returns a CLI_EXIT_* code. */
-int bench_shm(bool quick);
+/* `commlab bench shm` or `bench tcp` (backend "shm" or "tcp"): prints the
+ * table beside Open MPI's; returns a CLI_EXIT_* code. */
+int bench_transport(const char *backend, bool quick);
 
 #endif

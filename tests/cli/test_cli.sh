@@ -246,7 +246,6 @@ run 2 run pingpong --backend shm -n 1; has "$err" "needs at least 2 ranks"
 # --- end of run --backend shm ---
 
 run 0 bench --help;        has "$out" "usage: commlab bench"
-run 2 bench tcp;           has "$err" "not built yet"
 run 2 bench;               has "$err" "which benchmark"
 
 finish

@@ -1,6 +1,8 @@
-/* bench_shm.c - `commlab bench shm`: ping-pong latency and windowed
- * bandwidth over the shared-memory transport, side by side with Open MPI's
- * shared memory measured the same way in the same run.
+/* bench_real.c - `commlab bench shm|tcp`: ping-pong latency and windowed
+ * bandwidth over a measured transport, side by side with Open MPI's
+ * transport of the same kind (shared memory: vader; TCP: tcp) measured the
+ * same way in the same run, and for tcp with sockperf and iperf3 where they
+ * are installed.
  *
  * The method is the one of real/mpi/mpi_pingpong.c (the OSU benchmarks'):
  *   latency    K = size <= 8 KiB ? 1000 : max(10, 1000 * 8 KiB / size)
@@ -89,10 +91,11 @@ typedef struct bench_point {
 
 /* One sample per iteration; per-sample values through `scale`: seconds
  * per one-way message (latency) or bytes per second (bandwidth). */
-static int measure(cl_pattern_fn *fn, size_t bytes, bool latency, cl_stats *out)
+static int measure(const char *backend, cl_pattern_fn *fn, size_t bytes, bool latency,
+                   cl_stats *out)
 {
     real_opts o = {
-        .backend = "shm", .nranks = 2, .warmup = 1, .iters = SAMPLES,
+        .backend = backend, .nranks = 2, .warmup = 1, .iters = SAMPLES,
         .eager_limit = 64 * 1024, .bind = true, .copy = SHM_COPY_AUTO,
         .deadlock_timeout = 5, .report = stderr,
     };
@@ -100,7 +103,7 @@ static int measure(cl_pattern_fn *fn, size_t bytes, bool latency, cl_stats *out)
     real_result res;
     int err = real_run(&o, fn, &a, &res);
     if (!err && res.status) {
-        fprintf(stderr, "commlab: bench shm at %zu bytes: %s\n", bytes, res.diag.msg);
+        fprintf(stderr, "commlab: bench %s at %zu bytes: %s\n", backend, bytes, res.diag.msg);
         err = res.status;
     } else if (err) {
         cli_diag(&res.diag, 0);
@@ -188,8 +191,42 @@ static const char *range(char *buf, size_t len, const cl_stats *s, bool time)
     return buf;
 }
 
-int bench_shm(bool quick)
+/* The tools beside Open MPI for tcp: their own figures, printed as they
+ * report them, where they are installed. */
+static void run_socket_tools(void)
 {
+    static const struct {
+        const char *tool, *what, *cmd;
+    } tools[] = {
+        {"sockperf", "TCP ping-pong over loopback, 16 B (its smallest is 14 B), 3 s; "
+                     "half a round trip",
+         "sockperf server --tcp -i 127.0.0.1 -p 11117 >/dev/null 2>&1 & s=$!; sleep 0.5; "
+         "sockperf ping-pong --tcp -i 127.0.0.1 -p 11117 -m 16 -t 3 2>&1 | "
+         "grep -E 'Summary|percentile 50.000' | sed 's/^sockperf: /  /'; "
+         "kill $s 2>/dev/null; wait $s 2>/dev/null; true"},
+        {"iperf3", "bulk TCP over loopback, 3 s",
+         "iperf3 -s -1 -p 11118 >/dev/null 2>&1 & s=$!; sleep 0.3; "
+         "iperf3 -c 127.0.0.1 -p 11118 -t 3 2>&1 | grep -E 'receiver' | sed 's/^/  /'; "
+         "wait $s 2>/dev/null"},
+    };
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+        char probe[128];
+        snprintf(probe, sizeof probe, "command -v %s >/dev/null 2>&1", tools[i].tool);
+        if (system(probe) != 0) {
+            printf("%s: not installed, skipped (apt-get install %s)\n", tools[i].tool,
+                   tools[i].tool);
+            continue;
+        }
+        printf("%s (%s):\n", tools[i].tool, tools[i].what);
+        fflush(stdout);
+        if (system(tools[i].cmd) != 0)
+            printf("  %s failed\n", tools[i].tool);
+    }
+}
+
+int bench_transport(const char *backend, bool quick)
+{
+    bool tcp = strcmp(backend, "tcp") == 0;
     size_t max = quick ? 65536 : 4u << 20, n = 0;
     while (((size_t)1 << n) <= max)
         n++;
@@ -199,19 +236,20 @@ int bench_shm(bool quick)
         free(mpi);
         return cli_error("out of memory");
     }
-    printf("shm: ping-pong between 2 ranks bound to cores; latency is one-way (K round\n"
+    printf("%s: ping-pong between 2 ranks bound to cores%s; latency is one-way (K round\n"
            "trips per sample), bandwidth uses windows of %d non-blocking sends; %d samples,\n"
            "median [min-max].  Open MPI runs the same method (real/mpi/mpi_pingpong.c)\n"
-           "with --mca btl self,vader in the same run.\n\n", WINDOW, SAMPLES);
+           "with --mca btl self,%s in the same run.\n\n", backend, tcp ? ", over loopback" : "",
+           WINDOW, SAMPLES, tcp ? "tcp" : "vader");
     int rc = CLI_EXIT_OK;
     for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
         size_t bytes = (size_t)1 << i;
-        if (measure(latency_pattern, bytes, true, &ours[i].lat) ||
-            measure(bandwidth_pattern, bytes, false, &ours[i].bw))
+        if (measure(backend, latency_pattern, bytes, true, &ours[i].lat) ||
+            measure(backend, bandwidth_pattern, bytes, false, &ours[i].bw))
             rc = CLI_EXIT_FAILED;
         ours[i].ok = rc == CLI_EXIT_OK;
     }
-    bool have_mpi = rc == CLI_EXIT_OK && run_mpi("self,vader", max, mpi, n);
+    bool have_mpi = rc == CLI_EXIT_OK && run_mpi(tcp ? "self,tcp" : "self,vader", max, mpi, n);
     printf("%-8s %-30s %-12s %-6s %-36s %-12s %-6s\n", "size", "commlab latency", "Open MPI",
            "ratio", "commlab bandwidth", "Open MPI", "ratio");
     for (size_t i = 0; i < n && ours[i].ok; i++) {
@@ -230,6 +268,10 @@ int bench_shm(bool quick)
     if (have_mpi)
         printf("\nratio: commlab / Open MPI (latency: below 1 is faster; bandwidth: above 1 "
                "is faster)\n");
+    if (tcp && rc == CLI_EXIT_OK) {
+        printf("\n");
+        run_socket_tools();
+    }
     free(ours);
     free(mpi);
     return rc;
