@@ -24,7 +24,7 @@ if (output ne '') set output output
 set datafile separator comma
 set datafile commentschars '#'
 set datafile columnheaders
-set grid xtics ytics mxtics mytics lc rgb '#dddddd' lw 1, lc rgb '#eeeeee' lw 1
+if (term ne 'dumb') { set grid xtics ytics mxtics mytics lc rgb '#dddddd' lw 1, lc rgb '#eeeeee' lw 1 }
 set border lc rgb '#555555'
 set key opaque box lc rgb '#bbbbbb'
 set style fill solid 0.85 border -1

@@ -10,7 +10,7 @@ set yrange [0 : tmax * 1.15]
 set bmargin 4
 set format y '%.0s %cs'
 unset mytics
-set grid noxtics nomxtics
+if (term ne 'dumb') { set grid noxtics nomxtics }
 set boxwidth 0.6
 set title plottitle
 unset xlabel

@@ -57,7 +57,7 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     set ytics 1 out nomirror
     set format y 'rank %.0f'
     set mytics 1
-    set grid xtics noytics nomytics
+    if (term ne 'dumb') { set grid xtics noytics nomytics }
     set format x '%g'
     set xlabel 'time since the iteration began ('.unit.')'
     set ylabel ''
