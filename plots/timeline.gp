@@ -36,6 +36,8 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     set autoscale xy
     stats f using 1 nooutput
     nranks = STATS_max + 1
+    # Outlines help few bars and blacken many.
+    many = STATS_records >= 400
     stats f using 5 nooutput
     tend = STATS_max > 0 ? STATS_max : 1e-9
     stats f using ((isop('send') || isop('recv')) && $4 > $3 ? 1 : 0) nooutput
@@ -54,7 +56,7 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     unset label
     set xrange [0 : tend * sc * (deadlock ? 1.5 : 1.02)]
     set yrange [nranks - 0.45 : -0.55]
-    set ytics 1 out nomirror
+    set ytics 0, (nranks > 24 ? ceil(nranks / 16.0) : 1), nranks - 1 out nomirror
     set format y 'rank %.0f'
     set mytics 1
     if (term ne 'dumb') { set grid xtics noytics nomytics }
@@ -84,7 +86,8 @@ do for [p = 1 : (stacked ? 2 : 1)] {
          for [k = 1 : words(bars)] f \
              using (isop(word(bars, k)) ? $4 * sc : NaN):1:((main(word(bars, k)) ? $4 : $3) * sc):($5 * sc): \
                    ($1 + (main(word(bars, k)) ? -h : h + 0.03)):($1 + (main(word(bars, k)) ? h : 0.44)) \
-             with boxxyerror fs solid 0.9 border lc rgb '#333333' fc rgb (opcolor(word(bars, k))) \
+             with boxxyerror fc rgb (opcolor(word(bars, k))) \
+             fs solid 0.9 border lc rgb (many ? opcolor(word(bars, k)) : '#333333') \
              title word(bars, k)
 }
 if (stacked) { unset multiplot }
