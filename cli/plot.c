@@ -113,7 +113,7 @@ const char *plot_kind_name(int kind)
 
 const char *plot_kind_header(int kind)
 {
-    /* Built once per kind into a small table; the specs are constant. */
+    /* Spelt out once more than the specs: test_plot checks the two agree. */
     static const char *const headers[PLOT_KIND_COUNT] = {
         [PLOT_COMPARE] = "pattern,backend,ranks,bytes,modeled_s,measured_median_s,"
                          "measured_min_s,measured_max_s,error_pct",
