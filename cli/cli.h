@@ -11,6 +11,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/diag.h"
@@ -63,17 +64,39 @@ int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d);
 struct tier_set;
 int cli_load_tiers(struct tier_set *ts, const char *config, const char *list);
 
+/* ---- plots (cmd_plot.c) ---- */
+
+/* Parses a --term list (NULL: png,svg) into PLOT_* bits; prints the error
+ * and returns CLI_EXIT_USAGE on a bad word. */
+int cli_plot_terms(const char *text, unsigned *terms);
+/* price --plot and sweep --plot: write plots/out/price.csv (sweep.csv) and
+ * draw it; the paths written go to report, one a line.  0, or an exit code
+ * with the error printed. */
+int cli_plot_tiers(const struct tier_set *ts, uint64_t bytes, unsigned terms, FILE *report);
+int cli_plot_sweep(const struct tier_set *ts, const uint64_t *sizes, size_t n, unsigned terms,
+                   FILE *report);
+/* run --timeline FILE: the last iteration's records as a timeline CSV,
+ * titled with the pattern, backend (where: the modeled network, or NULL),
+ * ranks, size and host; status is the run's outcome (0, CL_EDEADLOCK...).
+ * 0, or CLI_EXIT_USAGE with the error printed and no file left. */
+struct rec_log;
+int cli_timeline_write(const char *path, const struct rec_log *log, const char *pattern,
+                       const char *backend, const char *where, int ranks, uint64_t bytes,
+                       int status);
+
 /* The commands. */
 int cmd_price(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_patterns(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];
 extern const char cmd_run_usage[];
 extern const char cmd_patterns_usage[];
 extern const char cmd_bench_usage[];
+extern const char cmd_plot_usage[];
 
 #endif

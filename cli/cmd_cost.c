@@ -13,6 +13,7 @@
 
 const char cmd_price_usage[] =
     "usage: commlab price [--bytes SIZE] [--tiers LIST] [--config FILE] [--csv|--json]\n"
+    "                     [--plot[=TERMS]]\n"
     "\n"
     "Prices one message of SIZE bytes on each tier with the alpha-beta model\n"
     "T = alpha + n / bandwidth, and its ratio to the fastest tier.\n"
@@ -23,6 +24,9 @@ const char cmd_price_usage[] =
     "  -c, --config FILE   tiers file (default: configs/tiers.yaml)\n"
     "      --csv           print CSV (bytes, seconds, bytes per second)\n"
     "      --json          print JSON\n"
+    "      --plot[=TERMS]  also write plots/out/price.csv and draw it as bars\n"
+    "                      (png,svg by default; dumb draws in the terminal;\n"
+    "                      see commlab help plot)\n"
     "  -h, --help          this text\n"
     "\n"
     "example: commlab price --bytes 256MiB --tiers nvlink,ethernet\n";
@@ -30,6 +34,7 @@ const char cmd_price_usage[] =
 const char cmd_sweep_usage[] =
     "usage: commlab sweep [--from SIZE] [--to SIZE] [--factor N | --sizes LIST]\n"
     "                     [--tiers LIST] [--config FILE] [--csv|--json]\n"
+    "                     [--plot[=TERMS]]\n"
     "\n"
     "Prints T(n) = alpha + n / bandwidth on each tier over a range of sizes,\n"
     "marks each time latency-bound (L: n below the crossover) or bandwidth-\n"
@@ -44,9 +49,12 @@ const char cmd_sweep_usage[] =
     "  -c, --config FILE   tiers file (default: configs/tiers.yaml)\n"
     "      --csv           print CSV (one row per size and tier)\n"
     "      --json          print JSON\n"
+    "      --plot[=TERMS]  also write plots/out/sweep.csv and draw T(n) per tier\n"
+    "                      with the crossovers (png,svg by default; dumb draws in\n"
+    "                      the terminal; see commlab help plot)\n"
     "  -h, --help          this text\n";
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_FROM, OPT_TO, OPT_FACTOR };
+enum { OPT_CSV = 256, OPT_JSON, OPT_FROM, OPT_TO, OPT_FACTOR, OPT_PLOT };
 
 /* The unit in which the largest time reads between 1 and 1000. */
 static void time_unit(double max_s, double *scale, const char **name)
@@ -142,11 +150,12 @@ int cmd_price(int argc, char **argv)
         {"bytes", required_argument, NULL, 'b'}, {"tiers", required_argument, NULL, 't'},
         {"config", required_argument, NULL, 'c'}, {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},    {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"plot", optional_argument, NULL, OPT_PLOT}, {NULL, 0, NULL, 0},
     };
     const char *bytes_s = "256MiB", *tiers = NULL, *config = NULL;
     cli_format fmt = CLI_TEXT;
-    int c;
+    unsigned plot = 0;
+    int c, rc;
     while ((c = getopt_long(argc, argv, ":b:t:c:h", opts, NULL)) != -1) {
         switch (c) {
         case 'b': bytes_s = optarg; break;
@@ -154,11 +163,15 @@ int cmd_price(int argc, char **argv)
         case 'c': config = optarg; break;
         case OPT_CSV: fmt = CLI_CSV; break;
         case OPT_JSON: fmt = CLI_JSON; break;
+        case OPT_PLOT:
+            if ((rc = cli_plot_terms(optarg, &plot)))
+                return rc;
+            break;
         case 'h': fputs(cmd_price_usage, stdout); return CLI_EXIT_OK;
         default: return cli_bad_option("price", argv, c);
         }
     }
-    int rc = cli_no_extra("price", argc, argv);
+    rc = cli_no_extra("price", argc, argv);
     if (rc)
         return rc;
     uint64_t bytes;
@@ -169,8 +182,10 @@ int cmd_price(int argc, char **argv)
     if ((rc = cli_load_tiers(&ts, config, tiers)))
         return rc;
     print_price(&ts, bytes, fmt);
+    if (plot)
+        rc = cli_plot_tiers(&ts, bytes, plot, fmt == CLI_TEXT ? stdout : stderr);
     tier_set_release(&ts);
-    return CLI_EXIT_OK;
+    return rc;
 }
 
 static const char *regime(const cl_tier *t, uint64_t bytes)
@@ -283,6 +298,7 @@ int cmd_sweep(int argc, char **argv)
         {"config", required_argument, NULL, 'c'},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
+        {"plot", optional_argument, NULL, OPT_PLOT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -290,7 +306,8 @@ int cmd_sweep(int argc, char **argv)
     const char *tiers = NULL, *config = NULL;
     bool range_given = false;
     cli_format fmt = CLI_TEXT;
-    int c;
+    unsigned plot = 0;
+    int c, rc;
     while ((c = getopt_long(argc, argv, ":s:t:c:h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_FROM: from_s = optarg; range_given = true; break;
@@ -301,11 +318,15 @@ int cmd_sweep(int argc, char **argv)
         case 'c': config = optarg; break;
         case OPT_CSV: fmt = CLI_CSV; break;
         case OPT_JSON: fmt = CLI_JSON; break;
+        case OPT_PLOT:
+            if ((rc = cli_plot_terms(optarg, &plot)))
+                return rc;
+            break;
         case 'h': fputs(cmd_sweep_usage, stdout); return CLI_EXIT_OK;
         default: return cli_bad_option("sweep", argv, c);
         }
     }
-    int rc = cli_no_extra("sweep", argc, argv);
+    rc = cli_no_extra("sweep", argc, argv);
     if (rc)
         return rc;
     if (sizes_s && range_given)
@@ -335,7 +356,9 @@ int cmd_sweep(int argc, char **argv)
         sweep_csv(&ts, sizes, n);
     else
         sweep_text(&ts, sizes, n);
+    if (plot)
+        rc = cli_plot_sweep(&ts, sizes, n, plot, fmt == CLI_TEXT ? stdout : stderr);
     tier_set_release(&ts);
     free(sizes);
-    return CLI_EXIT_OK;
+    return rc;
 }

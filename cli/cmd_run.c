@@ -76,6 +76,9 @@ const char cmd_run_usage[] =
     "      --chunk SIZE         chunked: bytes per piece (default SIZE/8)\n"
     "output:\n"
     "      --trace FILE.json    Perfetto / chrome://tracing timeline (one size only)\n"
+    "      --timeline FILE.csv  the last iteration's records per rank, for\n"
+    "                           `commlab plot` (one size only; written for a\n"
+    "                           deadlocked run too)\n"
     "      --csv, --json        machine-readable results\n"
     "  -h, --help               this text\n"
     "\n"
@@ -103,7 +106,7 @@ enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
-    OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT,
+    OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE,
 };
 
 typedef struct run_opts {
@@ -114,6 +117,7 @@ typedef struct run_opts {
     size_t nsizes;
     int iters, warmup;
     const char *tier, *topology, *config, *model, *trace;
+    const char *timeline;   /* --timeline FILE.csv */
     uint64_t eager_limit, stack;
     bool handshake, payload;
     bool measured;          /* a real backend, not sim */
@@ -173,6 +177,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
         {"trace", required_argument, NULL, OPT_TRACE},
+        {"timeline", required_argument, NULL, OPT_TIMELINE},
         {"check", no_argument, NULL, OPT_CHECK},
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
@@ -251,6 +256,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
                 rc = cli_error("--chunk must be at least 1 byte");
             break;
         case OPT_TRACE: o->trace = optarg; break;
+        case OPT_TIMELINE: o->timeline = optarg; break;
         case OPT_CHECK: o->check = true; break;
         case OPT_BIND:
             if (strcmp(optarg, "core") == 0 || strcmp(optarg, "none") == 0)
@@ -411,6 +417,8 @@ static int validate(run_opts *o)
         return cli_error("run: give either --tier or --topology, not both");
     if (o->trace && o->nsizes > 1)
         return cli_error("--trace records one run: give one size with --bytes");
+    if (o->timeline && o->nsizes > 1)
+        return cli_error("--timeline records one run: give one size with --bytes");
     for (size_t i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > SIZE_MAX / 4)
             return cli_error("size %llu is too large", (unsigned long long)o->sizes[i]);
@@ -688,7 +696,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     for (; done < o.nsizes && status == 0; done++) {
-        rec_log *l = o.trace ? &log : NULL;
+        rec_log *l = o.trace || o.timeline ? &log : NULL;
         status = o.measured ? run_real(&o, &env, o.sizes[done], l, done == 0, &rows[done])
                             : run_sim(&o, &env, o.sizes[done], l, &rows[done]);
         if (status)
@@ -714,6 +722,16 @@ int cmd_run(int argc, char **argv)
             printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o.trace);
     }
     rc = exit_code(status, &env);
+    if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
+        int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend,
+                                     o.measured ? NULL : sim_net_describe(env.net), o.ranks,
+                                     o.sizes[0], status);
+        if (wrc && rc == CLI_EXIT_OK)
+            rc = wrc;
+        else if (!wrc && o.fmt == CLI_TEXT)
+            printf("%stimeline: %s (draw it with commlab plot)\n", o.trace ? "" : "\n",
+                   o.timeline);
+    }
 out:
     rec_log_release(&log);
     free(rows);

@@ -1,0 +1,93 @@
+# timeline.gp - timeline: what every rank did during one iteration, one row
+# of bars per rank (rank 0 on top), time from the iteration's first call.
+#
+#   a filled bar        a blocking call or compute, from the moment its data
+#                       started moving (or it began) to its end
+#   a pale bar          a send or receive posted but waiting for its peer
+#                       (rendezvous: the data moves once both sides are there)
+#   a thin bar below    a non-blocking isend/irecv, from post to completion
+#   an outline          the whole iteration on that rank (measured runs only)
+#   the red zone        a deadlock: nothing completed after its left edge
+#
+# Gaps between a rank's bars are time it spent idle: a pipeline's bubble.
+# With datafile2 set, the second file is drawn below the first (modeled
+# above measured); each has its own time axis.
+if (!exists("datafile2")) datafile2 = ''
+stacked = datafile2 ne ''
+height = stacked ? 1000 : 560
+load plotdir.'/common.gp'
+
+# A colour per op.
+opcolor(op) = op eq 'compute' ? '#2ca02c' : op eq 'send' ? '#1f77b4' : \
+              op eq 'recv' ? '#ff7f0e' : op eq 'wait' ? '#9467bd' : \
+              op eq 'isend' ? '#6baed6' : op eq 'irecv' ? '#fdae6b' : '#7f7f7f'
+isop(op) = strcol(2) eq op
+main(op) = op ne 'isend' && op ne 'irecv' && op ne 'iter'
+h = 0.28     # half the height of a main bar
+sideword(s) = s eq 'sim' ? 'modeled: ' : s ne '' ? 'measured: ' : ''
+
+if (stacked) { set multiplot layout 2, 1 }
+do for [p = 1 : (stacked ? 2 : 1)] {
+    f = p == 1 ? datafile : datafile2
+    ttl = p == 1 ? plottitle : plottitle2
+    sd = p == 1 ? side : side2
+    st = p == 1 ? status : status2
+    ops = p == 1 ? series : series2
+    set autoscale xy
+    stats f using 1 nooutput
+    nranks = STATS_max + 1
+    # Outlines help few bars and blacken many.
+    many = STATS_records >= 400
+    stats f using 5 nooutput
+    tend = STATS_max > 0 ? STATS_max : 1e-9
+    stats f using ((isop('send') || isop('recv')) && $4 > $3 ? 1 : 0) nooutput
+    nwaiting = STATS_sum
+    stats f using (isop('iter') ? 1 : 0) nooutput
+    niter = STATS_sum
+    deadlock = st eq 'deadlock'
+    # Times in the unit that suits the panel: x = seconds * sc.
+    sc = tend >= 1 ? 1 : tend >= 1e-3 ? 1e3 : tend >= 1e-6 ? 1e6 : 1e9
+    unit = tend >= 1 ? 's' : tend >= 1e-3 ? 'ms' : tend >= 1e-6 ? 'us' : 'ns'
+    bars = ''
+    do for [k = 1 : words(ops)] { if (word(ops, k) ne 'iter') { bars = bars.' '.word(ops, k) } }
+
+    unset object
+    unset arrow
+    unset label
+    set xrange [0 : tend * sc * (deadlock ? 1.5 : 1.02)]
+    set yrange [nranks - 0.45 : -0.55]
+    set ytics 0, (nranks > 24 ? ceil(nranks / 16.0) : 1), nranks - 1 out nomirror
+    set format y 'rank %.0f'
+    set mytics 1
+    if (term ne 'dumb') { set grid xtics noytics nomytics }
+    set format x '%g'
+    set xlabel 'time since the iteration began ('.unit.')'
+    set ylabel ''
+    set title sideword(sd).ttl.(deadlock ? '  [deadlock]' : '')
+    set key outside right top vertical Left reverse
+    if (deadlock) {
+        set object 1 rect from tend * sc, graph 0 to graph 1, graph 1 \
+            fc rgb '#fbe3e0' fs solid 1.0 noborder behind
+        set arrow 1 from tend * sc, graph 0 to tend * sc, graph 1 nohead lc rgb '#d62728' lw 2
+        set label 1 "deadlock:\nnothing completes\nafter this" \
+            at tend * sc, graph 0.5 offset 1, 0 left tc rgb '#d62728'
+    }
+    # "for [q = 1 : n > 0]" draws an element only when it has rows: gnuplot
+    # warns about elements without any.
+    plot for [q = 1 : niter > 0] f \
+             using (isop('iter') ? $3 * sc : NaN):1:($3 * sc):($5 * sc):($1 - 0.45):($1 + 0.45) \
+             with boxxyerror fs empty border rgb '#888888' lc rgb '#888888' \
+             title 'iteration', \
+         for [q = 1 : nwaiting > 0] f \
+             using ((isop('send') || isop('recv')) && $4 > $3 ? $3 * sc : NaN):1:($3 * sc):($4 * sc): \
+                   ($1 - h):($1 + h) \
+             with boxxyerror fs solid 1.0 border lc rgb '#bbbbbb' fc rgb '#e6e6e6' \
+             title 'waiting for the peer', \
+         for [k = 1 : words(bars)] f \
+             using (isop(word(bars, k)) ? $4 * sc : NaN):1:((main(word(bars, k)) ? $4 : $3) * sc):($5 * sc): \
+                   ($1 + (main(word(bars, k)) ? -h : h + 0.03)):($1 + (main(word(bars, k)) ? h : 0.44)) \
+             with boxxyerror fc rgb (opcolor(word(bars, k))) \
+             fs solid 0.9 border lc rgb (many ? opcolor(word(bars, k)) : '#333333') \
+             title word(bars, k)
+}
+if (stacked) { unset multiplot }

@@ -1,0 +1,146 @@
+#!/bin/sh
+# test_plot.sh COMMLAB TOOLDIR - plots: every template renders a PNG and an
+# SVG from a small CSV, --term dumb draws in the terminal, bad CSVs are
+# refused with the line and value, run --timeline writes one row per record.
+# Ends with "N passed, N failed".  Rendering checks are skipped, with a
+# message, where gnuplot is not installed; the error paths are not.
+. "$(dirname "$0")/lib.sh"
+data=$(cd "$(dirname "$0")/../data/plots" && pwd)
+case $cl in /*) ;; *) cl=$PWD/$cl ;; esac
+case $tools in /*) ;; *) tools=$PWD/$tools ;; esac
+cd "$tmpd" || exit 1 # figures go to ./plots/out: keep them in the temporary folder
+
+# png FILE: FILE starts with the 8 bytes of the PNG signature.
+png() {
+    if [ "$(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]
+    then ok; else bad "$1 is not a PNG"; fi
+}
+# svg FILE: FILE is a non-empty SVG document.
+svg() {
+    if [ -s "$1" ] && grep -q "<svg" "$1" && grep -q "</svg>" "$1"; then ok; else
+        bad "$1 is not an SVG"; fi
+}
+# rows FILE N: FILE has N data rows (lines not starting with '#', less the header).
+rows() {
+    n=$(grep -vc '^#' "$1")
+    if [ "$((n - 1))" -eq "$2" ]; then ok; else bad "$1 has $((n - 1)) rows, want $2"; fi
+}
+# absent PATH: nothing was written there.
+absent() {
+    if [ ! -e "$1" ]; then ok; else bad "$1 should not exist"; fi
+}
+
+# --- help ---
+run 0 plot --help;          has "$out" "usage: commlab plot FILE.csv"; has "$out" "--term"
+run 0 help plot;            has "$out" "timeline"
+run 0 --help;               has "$out" "plot"
+run 0 price --help;         has "$out" "--plot"
+run 0 sweep --help;         has "$out" "--plot"
+run 0 run --help;           has "$out" "--timeline FILE.csv"
+
+# --- bad input: checked in C before gnuplot runs (exit 2, line and value) ---
+run 2 plot;                 has "$err" "which file?"
+run 2 plot "$tmpd/none.csv"; has "$err" "cannot open '$tmpd/none.csv'"
+run 2 plot a.csv b.csv c.csv; has "$err" "got 3 files"
+run 2 plot --term jpeg "$data/compare.csv"; has "$err" "unknown --term 'jpeg'"
+run 2 price --plot=gif;     has "$err" "unknown --term 'gif'"
+printf 'pattern,backend\n' >"$tmpd/nokind.csv"
+run 2 plot "$tmpd/nokind.csv"; has "$err" "nokind.csv:1: not a plot CSV"
+printf '# commlab-plot: pie\n# title: t\na,b\n1,2\n' >"$tmpd/pie.csv"
+run 2 plot "$tmpd/pie.csv"; has "$err" "pie.csv:1: unknown plot kind 'pie'"
+printf '# commlab-plot: sweep\n# title: t\n' >"$tmpd/nohead.csv"
+run 2 plot "$tmpd/nohead.csv"; has "$err" "nohead.csv:2: the header line is missing"
+printf '# commlab-plot: sweep\n# title: t\nbytes,tier\n8,a\n' >"$tmpd/head.csv"
+run 2 plot "$tmpd/head.csv"; has "$err" "head.csv:3: a sweep CSV's header must be"
+sed '5s/,-8$//' "$data/compare.csv" >"$tmpd/cols.csv"
+run 2 plot "$tmpd/cols.csv"; has "$err" "cols.csv:5: expected 9 columns"; has "$err" "got 8"
+sed '5s/,2.5e-07,/,fast,/' "$data/compare.csv" >"$tmpd/num.csv"
+run 2 plot "$tmpd/num.csv"
+has "$err" "num.csv:5: column 'measured_median_s' must be a number, got 'fast'"
+sed '4s/,2,8,/,2,0,/' "$data/compare.csv" >"$tmpd/zero.csv"
+run 2 plot "$tmpd/zero.csv"; has "$err" "zero.csv:4: column 'bytes' must be an integer >= 1, got '0'"
+sed '6s/,3e-07,/,5e-07,/' "$data/compare.csv" >"$tmpd/minmax.csv"
+run 2 plot "$tmpd/minmax.csv"; has "$err" "minmax.csv:6: measured_min_s <= measured_median_s"
+printf '# commlab-plot: tiers\n# title: t\n%s\n' "$(sed -n 3p "$data/tiers.csv")" >"$tmpd/empty.csv"
+run 2 plot "$tmpd/empty.csv"; has "$err" "empty.csv: no data rows"
+run 2 plot "$data/compare.csv" "$data/tiers.csv"
+has "$err" "only when both are timelines; got compare and tiers"
+absent plots/out
+
+# --- no gnuplot: a clear error naming the package (exit 2) ---
+# (export and unset: sh keeps an assignment put before a function call.)
+export COMMLAB_GNUPLOT=/nonexistent/gnuplot
+run 2 plot "$data/tiers.csv"
+has "$err" "cannot find '/nonexistent/gnuplot'"; has "$err" "gnuplot-nox"
+COMMLAB_GNUPLOT=no-such-gnuplot-here # a name is looked up on PATH
+run 2 plot "$data/tiers.csv"; has "$err" "cannot find 'no-such-gnuplot-here'"
+# gnuplot failing: exit 4 and nothing half-written kept.
+COMMLAB_GNUPLOT=/bin/false
+run 4 plot "$data/tiers.csv" --out "$tmpd/failed"
+has "$err" "gnuplot failed on"; absent "$tmpd/failed/tiers.png"
+unset COMMLAB_GNUPLOT
+
+# --- run --timeline: one row per record of the last iteration ---
+# pingpong modeled, 1 iteration: each rank a barrier (before the
+# iteration), a send and a receive: 6 records.
+run 0 run pingpong --timeline pp.csv; has "$out" "timeline: pp.csv"
+has pp.csv "# commlab-plot: timeline"; has pp.csv "# side: sim"; has pp.csv "# status: ok"
+has pp.csv "pingpong, sim"; has pp.csv "2 ranks"; has pp.csv "host "
+rows pp.csv 6
+run 0 plot pp.csv --term dumb --out "$tmpd/unused"  # the file reads back
+# Measured, 3 iterations: only the last (iteration 2) is kept; each rank
+# a barrier, the iteration, a send and a receive: 8 records.
+run 0 run pingpong --backend shm --bind none --iters 3 --warmup 1 --bytes 4KiB --timeline ps.csv
+has ps.csv "# side: shm"; has ps.csv "# iteration: 2"; rows ps.csv 8
+run 0 run pingpong --backend tcp --bind none --iters 2 --warmup 0 --bytes 4KiB --timeline pt.csv
+has pt.csv "# side: tcp"; has pt.csv "# iteration: 1"; rows pt.csv 8
+# A deadlock's records are written too: the barrier each rank finished.
+run 3 run deadlock --bytes 1MiB --timeline dl.csv
+has dl.csv "# status: deadlock"; rows dl.csv 2
+run 2 run pingpong --sizes 8,16 --timeline x.csv; has "$err" "--timeline records one run"
+run 2 run pingpong --timeline "$tmpd/no/such/dir/x.csv"; has "$err" "cannot write"
+absent "$tmpd/no"
+
+if ! command -v gnuplot >/dev/null 2>&1; then
+    echo "skip: gnuplot is not installed, figures not rendered (make deps installs gnuplot-nox)"
+    finish
+    exit $?
+fi
+
+# --- every template renders a PNG and an SVG ---
+run 0 plot "$data/compare.csv"
+for f in latency bandwidth error; do
+    has "$out" "plots/out/compare-$f.png"; png "plots/out/compare-$f.png"
+    svg "plots/out/compare-$f.svg"
+done
+run 0 plot "$data/tiers.csv"; png plots/out/tiers.png; svg plots/out/tiers.svg
+run 0 plot "$data/sweep.csv"; png plots/out/sweep.png; svg plots/out/sweep.svg
+run 0 plot "$data/timeline-sim.csv"; png plots/out/timeline-sim.png
+svg plots/out/timeline-sim.svg
+run 0 plot "$data/timeline-sim.csv" "$data/timeline-shm.csv" --out "$tmpd/stack"
+has "$out" "$tmpd/stack/timeline-sim-vs-timeline-shm.png"
+png "$tmpd/stack/timeline-sim-vs-timeline-shm.png"
+svg "$tmpd/stack/timeline-sim-vs-timeline-shm.svg"
+run 0 plot dl.csv ps.csv --term png; png plots/out/dl-vs-ps.png; absent plots/out/dl-vs-ps.svg
+
+# --- price --plot and sweep --plot write the CSV next to the figures ---
+run 0 price --bytes 256MiB --plot
+has "$out" "plots/out/price.csv"; has plots/out/price.csv "# commlab-plot: tiers"
+rows plots/out/price.csv 4; png plots/out/price.png; svg plots/out/price.svg
+run 0 price --plot=svg --json; json price-plot; has "$err" "plots/out/price.svg"
+run 0 sweep --sizes 8:1GiB:x4 --plot
+has plots/out/sweep.csv "# commlab-plot: sweep"; png plots/out/sweep.png
+run 0 plot plots/out/sweep.csv --out "$tmpd/again"; png "$tmpd/again/sweep.png"
+
+# --- --term dumb draws in the terminal and writes no file ---
+run 0 plot "$data/compare.csv" --term dumb --out "$tmpd/dumb"
+has "$out" "latency vs message size: pingpong"; has "$out" "message size (bytes, log scale)"
+absent "$tmpd/dumb"
+run 0 price --plot=dumb; has "$out" "bandwidth term n / B"
+run 0 plot "$data/timeline-sim.csv" "$data/timeline-shm.csv" --term dumb
+has "$out" "modeled: pipeline"; has "$out" "measured: pipeline"
+# Titles reach gnuplot as data, quotes and all.
+sed "2s/.*/# title: it's \"quoted\" @x \$y \`z\`/" "$data/tiers.csv" >"$tmpd/quote.csv"
+run 0 plot "$tmpd/quote.csv" --term dumb; has "$out" "it's \"quoted\" @x \$y \`z\`"
+
+finish
