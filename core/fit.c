@@ -171,13 +171,14 @@ int fit_piecewise(const double *x, const double *y, size_t n, const double *brea
     while (r.n < o->max_segments) {
         size_t pick = r.n;
         fit_segment left = {0}, right = {0};
-        double worst = o->split_above;
+        double gain = 0;
         for (size_t i = 0; i < r.n; i++) {
             fit_segment l = {0}, rt = {0};
-            if (r.seg[i].max_residual > worst &&
+            if (r.seg[i].max_residual > o->split_above &&
                 best_split(x, y, &r.seg[i], o->min_points, &l, &rt) &&
-                l.sse + rt.sse <= o->min_gain * r.seg[i].sse) {
-                worst = r.seg[i].max_residual;
+                l.sse + rt.sse <= o->min_gain * r.seg[i].sse &&
+                r.seg[i].sse - (l.sse + rt.sse) > gain) {
+                gain = r.seg[i].sse - (l.sse + rt.sse);
                 pick = i;
                 left = l;
                 right = rt;

@@ -12,11 +12,13 @@
  *
  * Piecewise (the way SimGrid's SMPI calibrates its piecewise factors):
  * the points are first cut at the forced breakpoints (the eager limit:
- * eager and rendezvous are different protocols), then, while some segment
- * leaves a relative residual above opts.split_above, the segment with the
- * largest one is split where the two halves' summed squared residuals are
- * smallest, provided that cuts them to at most opts.min_gain of the whole
- * segment's and each half keeps opts.min_points points.  Everything is
+ * eager and rendezvous are different protocols).  Then, repeatedly, each
+ * segment that leaves a relative residual above opts.split_above finds the
+ * cut where its two halves' summed squared residuals are smallest; a cut
+ * counts if it brings them to at most opts.min_gain of the segment's and
+ * each half keeps opts.min_points points; the cut that removes the most
+ * squared residual is made.  This stops when no cut counts or at
+ * opts.max_segments.  Everything is
  * deterministic: ties go to the lowest index.
  *
  * A segment's R^2 is that of the weighted fit: 1 - sum(r^2) / sum(w (y -
@@ -53,8 +55,8 @@ typedef struct fit_opts {
 } fit_opts;
 
 /* 5 % residuals, a split must at least halve the squared residuals, 3
- * points a side, 6 segments at most. */
-#define FIT_OPTS_DEFAULT ((fit_opts){0.05, 0.5, 3, 6})
+ * points a side, 8 segments at most. */
+#define FIT_OPTS_DEFAULT ((fit_opts){0.05, 0.5, 3, 8})
 
 typedef struct fit_result {
     fit_segment seg[FIT_MAX_SEGMENTS]; /* in increasing size order */
