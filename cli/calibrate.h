@@ -27,7 +27,7 @@
 typedef struct calib_opts {
     const char *backend;  /* "shm" or "tcp" */
     uint64_t eager_limit; /* bytes: the transport's, and the forced break */
-    bool quick;           /* 1 B..4 MiB by 4x and a small budget: a few seconds */
+    bool quick;           /* 1 B..4 MiB by 2x and a small budget: a few seconds */
     bool bind;            /* pin the 2 ranks to cores */
     const char *listen;   /* tcp: the address ranks listen on; NULL: loopback */
     bool progress;        /* draw a progress bar on stderr */

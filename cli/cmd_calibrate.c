@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/calibrate.h"
@@ -34,8 +35,8 @@ const char cmd_calibrate_usage[] =
     "                           configs/machines/<host>-<backend>.yaml)\n"
     "      --eager-limit SIZE   the transport's eager limit while measuring, and the\n"
     "                           model's (default 64KiB)\n"
-    "      --quick              1 B..4 MiB by factors of 4, fewer iterations: a few\n"
-    "                           seconds instead of about half a minute\n"
+    "      --quick              1 B..4 MiB by factors of 2, 10 to 500 iterations of\n"
+    "                           about 0.05 s a size: a few seconds instead of ten or more\n"
     "      --bind WHERE         core (the default) or none\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
     "      --csv                the points and the fit, in the schema of compare --csv\n"
@@ -72,14 +73,14 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The sizes: 1 B and 2^k, 1.5 x 2^k to 64 MiB (quick: 4^k to 4 MiB), plus
+/* The sizes: 1 B and 2^k, 1.5 x 2^k to 64 MiB (quick: 2^k to 4 MiB), plus
  * the eager limit so the forced break falls on a point.  v has room for
  * 128. */
 static size_t plan_sizes(bool quick, uint64_t eager, uint64_t *v)
 {
     size_t n = 0;
     uint64_t top = quick ? 4u << 20 : 64u << 20;
-    for (uint64_t s = 1; s <= top; s *= quick ? 4 : 2) {
+    for (uint64_t s = 1; s <= top; s *= 2) {
         add_size(v, &n, s);
         if (!quick && s >= 2 && s + s / 2 < top)
             add_size(v, &n, s + s / 2);
@@ -114,8 +115,8 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
         return cli_error("out of memory");
     /* A size runs about budget seconds: its iterations follow from the
      * previous size's time (plus a barrier's few microseconds). */
-    const double budget = o->quick ? 0.02 : 0.2;
-    const int lo = o->quick ? 5 : 10, hi = o->quick ? 200 : 1000;
+    const double budget = o->quick ? 0.05 : 0.2;
+    const int lo = 10, hi = o->quick ? 500 : 1000;
     run_opts ro = {
         .pattern = patterns_find("pingpong"), .backend = o->backend, .ranks = 2, .warmup = 2,
         .eager_limit = o->eager_limit, .measured = true, .bind = o->bind,
@@ -377,26 +378,31 @@ int calibrate_check_backend(const char *backend, const char *listen)
     return 0;
 }
 
-/* Fails before half a minute of measuring rather than after it. */
+/* Fails before the measuring rather than after it: makes the folder (as
+ * machine_save would) and opens a probe file there, then removes it. */
 static int check_writable(const char *path)
 {
     char probe[1200];
     snprintf(probe, sizeof probe, "%s", path);
     char *slash = strrchr(probe, '/');
-    const char *dir = slash ? (slash == probe ? "/" : (*slash = 0, probe)) : ".";
-    if (access(dir, W_OK) == 0)
-        return 0;
-    if (errno == ENOENT) {
-        /* machine_save makes the last folder: its parent must be writable. */
-        char parent[1200];
-        snprintf(parent, sizeof parent, "%s", dir);
-        char *s2 = strrchr(parent, '/');
-        const char *pd = s2 ? (s2 == parent ? "/" : (*s2 = 0, parent)) : ".";
-        if (access(pd, W_OK) == 0)
-            return 0;
+    if (slash && slash != probe) {
+        *slash = 0;
+        if (mkdir(probe, 0777) != 0 && errno != EEXIST)
+            return cli_error("cannot write the machine file '%s': cannot create its folder: "
+                             "%s (choose another with --out)", path, strerror(errno));
     }
-    return cli_error("cannot write the machine file '%s': %s (choose another with --out)", path,
-                     strerror(errno));
+    snprintf(probe, sizeof probe, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f)
+        return cli_error("cannot write the machine file '%s': %s (choose another with --out)",
+                         path, strerror(errno));
+    fclose(f);
+    unlink(probe);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_error("cannot write the machine file '%s': it is a folder (choose another "
+                         "with --out)", path);
+    return 0;
 }
 
 int cmd_calibrate(int argc, char **argv)
