@@ -91,6 +91,8 @@ int cmd_run(int argc, char **argv);
 int cmd_patterns(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];
@@ -98,5 +100,7 @@ extern const char cmd_run_usage[];
 extern const char cmd_patterns_usage[];
 extern const char cmd_bench_usage[];
 extern const char cmd_plot_usage[];
+extern const char cmd_calibrate_usage[];
+extern const char cmd_compare_usage[];
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/patterns.h"
+#include "cli/run_size.h"
 #include "core/json.h"
 #include "core/record.h"
 #include "core/table.h"
@@ -65,6 +66,10 @@ const char cmd_run_usage[] =
     "      --topology FILE      hosts, switches and links from a YAML file instead\n"
     "  -c, --config FILE        tiers file (default configs/tiers.yaml)\n"
     "      --model NAME         alphabeta (the default; flow is not built yet)\n"
+    "      --model FILE.yaml    a machine file from `commlab calibrate`: every pair of\n"
+    "                           ranks costs its calibrated piecewise alpha + n/B (the\n"
+    "                           rendezvous handshake is inside it); its eager limit is\n"
+    "                           the default; not with --tier, --topology, --config\n"
     "      --rendezvous-handshake  rendezvous also pays the 2 alpha request/clear-to-\n"
     "                           send round trip (off: the course's figures stay exact)\n"
     "      --no-payload         move no bytes, skip data checks (scale runs)\n"
@@ -108,33 +113,6 @@ enum {
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE,
 };
-
-typedef struct run_opts {
-    const pattern_info *pattern;
-    const char *backend;
-    int ranks;
-    uint64_t *sizes;
-    size_t nsizes;
-    int iters, warmup;
-    const char *tier, *topology, *config, *model, *trace;
-    const char *timeline;   /* --timeline FILE.csv */
-    uint64_t eager_limit, stack;
-    bool handshake, payload;
-    bool measured;          /* a real backend, not sim */
-    bool check, bind;
-    shm_copy copy;
-    const char *listen;     /* tcp: --listen ADDR */
-    bool ranks_given;       /* -n was on the command line */
-    world_args wargs;       /* tcp: --master, --rank, --world, --join-timeout */
-    real_world world;       /* tcp: which rank of which world (size 0: a local run) */
-    boot *boot;             /* its rendezvous, joined once for every size */
-    double deadlock_timeout;
-    const char *model_only; /* the first sim-only option given */
-    const char *real_only;  /* the first measured-only option given */
-    const char *shm_only;   /* --shm-copy, if given */
-    cl_args args;
-    cli_format fmt;
-} run_opts;
 
 static int parse_int(const char *opt, const char *text, int min, int max, int *out)
 {
@@ -237,7 +215,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_TOPOLOGY: o->topology = optarg; break;
         case 'c': o->config = optarg; break;
         case OPT_MODEL: o->model = optarg; break;
-        case OPT_EAGER: rc = parse_size_opt("--eager-limit", optarg, &o->eager_limit); break;
+        case OPT_EAGER:
+            rc = parse_size_opt("--eager-limit", optarg, &o->eager_limit);
+            o->eager_given = true;
+            break;
         case OPT_HANDSHAKE: o->handshake = true; break;
         case OPT_NO_PAYLOAD: o->payload = false; break;
         case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
@@ -395,7 +376,15 @@ static int validate(run_opts *o)
     if (o->measured && o->ranks > 256 && !o->world.size)
         return cli_error("--backend %s runs at most 256 ranks (one process each), got -n %d",
                          o->backend, o->ranks);
-    if (strcmp(o->model, "alphabeta") != 0)
+    size_t ml = strlen(o->model);
+    o->model_file = strchr(o->model, '/') || (ml > 5 && strcmp(o->model + ml - 5, ".yaml") == 0) ||
+                    (ml > 4 && strcmp(o->model + ml - 4, ".yml") == 0);
+    if (o->model_file && (o->tier || o->topology || o->config || o->handshake))
+        return cli_error("--model %s prices every pair of ranks itself: %s does not apply",
+                         o->model, o->tier ? "--tier" : o->topology ? "--topology"
+                                           : o->config ? "--config" : "--rendezvous-handshake "
+                                                         "(the handshake is in its alpha)");
+    if (strcmp(o->model, "alphabeta") != 0 && !o->model_file)
         return cli_error(strcmp(o->model, "flow") == 0
                              ? "--model flow (max-min link sharing) is not built yet; use "
                                "alphabeta"
@@ -425,8 +414,17 @@ static int validate(run_opts *o)
     return 0;
 }
 
-static int build_net(const run_opts *o, sim_net **net)
+static int build_net(run_opts *o, sim_net **net)
 {
+    if (o->model_file) {
+        machine m;
+        cl_diag d = {{0}};
+        if (machine_load(&m, o->model, &d) || sim_net_create_machine(net, &m, o->ranks, &d))
+            return cli_diag(&d, CLI_EXIT_USAGE);
+        if (!o->eager_given)
+            o->eager_limit = m.eager_limit;
+        return 0;
+    }
     /* With --tier, selecting the one tier also reports an unknown name
      * along with the known ones. */
     tier_set ts;
@@ -450,33 +448,6 @@ static int build_net(const run_opts *o, sim_net **net)
                          have, o->ranks);
     }
     return 0;
-}
-
-typedef struct run_row {
-    uint64_t bytes;
-    cl_stats t;        /* per-iteration times, divided by the pattern's divisor */
-    double bandwidth;  /* bytes / median time */
-    uint64_t messages; /* per iteration */
-} run_row;
-
-/* What the header line and the JSON say about where the run ran. */
-typedef struct run_env {
-    sim_net *net;      /* sim */
-    char binding[160]; /* measured */
-    int cores;
-    int signal;        /* measured: the launcher was interrupted */
-} run_env;
-
-static int exit_code(int status, const run_env *env)
-{
-    if (env->signal)
-        return 128 + env->signal;
-    switch (status) {
-    case 0: return CLI_EXIT_OK;
-    case CL_ECHECK: return CLI_EXIT_CHECK;
-    case CL_EDEADLOCK: return CLI_EXIT_DEADLOCK;
-    default: return CLI_EXIT_FAILED;
-    }
 }
 
 static const char *copy_name(shm_copy c)
@@ -574,82 +545,6 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
     json_finish(&w);
 }
 
-static void fill_row(const run_opts *o, uint64_t bytes, double *iter_time, int iters,
-                     uint64_t messages, run_row *row)
-{
-    for (int i = 0; i < iters; i++)
-        iter_time[i] /= o->pattern->time_divisor;
-    stats_compute(iter_time, (size_t)iters, &row->t);
-    row->bytes = bytes;
-    row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
-    row->messages = messages / (uint64_t)(o->iters + o->warmup);
-}
-
-/* What a backend's run of one size comes to: err (the run could not be
- * carried out) or status (the pattern's outcome) is reported, else row is
- * filled.  Returns the status to carry on with. */
-static int size_outcome(const run_opts *o, uint64_t bytes, int err, int status,
-                        const cl_diag *diag, double *iter_time, int iters, uint64_t messages,
-                        run_row *row)
-{
-    if (err) {
-        cli_diag(diag, 0);
-        return err;
-    }
-    if (status)
-        fprintf(stderr, "commlab: %s\n", diag->msg);
-    else
-        fill_row(o, bytes, iter_time, iters, messages, row);
-    return status;
-}
-
-/* Runs one size modeled; fills row.  Returns the run's status (0, CL_E*). */
-static int run_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row)
-{
-    sim_opts so = {
-        .nranks = o->ranks, .net = env->net, .eager_limit = o->eager_limit,
-        .handshake = o->handshake, .payload = o->payload, .stack_bytes = (size_t)o->stack,
-        .warmup = o->warmup, .iters = o->iters, .records = log, .out = stdout,
-        .report = stderr,
-    };
-    cl_args a = o->args;
-    a.bytes = (size_t)bytes;
-    sim_result res;
-    int err = sim_run(&so, o->pattern->fn, &a, &res);
-    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
-                              res.messages, row);
-    sim_result_release(&res);
-    return status;
-}
-
-/* Runs one size measured; fills row. */
-static int run_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
-                    run_row *row)
-{
-    real_opts ro = {
-        .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
-        .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
-        .listen = o->listen, .deadlock_timeout = o->deadlock_timeout, .records = log,
-        .report = stderr, .warn = first ? stderr : NULL, .boot = o->boot,
-    };
-    cl_args a = o->args;
-    a.bytes = (size_t)bytes;
-    real_result res;
-    int err = real_run(&ro, o->pattern->fn, &a, &res);
-    snprintf(env->binding, sizeof env->binding, "%s", res.binding);
-    env->cores = res.cores;
-    env->signal = res.signal;
-    if (res.told) {
-        /* Rank 0's process reports this failure: this one only exits with it. */
-        int told = res.status;
-        real_result_release(&res);
-        return told;
-    }
-    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
-                              res.messages, row);
-    real_result_release(&res);
-    return status;
-}
 
 int cmd_run(int argc, char **argv)
 {
@@ -697,8 +592,9 @@ int cmd_run(int argc, char **argv)
     }
     for (; done < o.nsizes && status == 0; done++) {
         rec_log *l = o.trace || o.timeline ? &log : NULL;
-        status = o.measured ? run_real(&o, &env, o.sizes[done], l, done == 0, &rows[done])
-                            : run_sim(&o, &env, o.sizes[done], l, &rows[done]);
+        status = o.measured
+                     ? run_size_real(&o, &env, o.sizes[done], l, done == 0, &rows[done])
+                     : run_size_sim(&o, &env, o.sizes[done], l, &rows[done]);
         if (status)
             break;
     }
@@ -721,7 +617,7 @@ int cmd_run(int argc, char **argv)
         else if (o.fmt == CLI_TEXT)
             printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o.trace);
     }
-    rc = exit_code(status, &env);
+    rc = run_exit_code(status, &env);
     if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
         int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend,
                                      o.measured ? NULL : sim_net_describe(env.net), o.ranks,

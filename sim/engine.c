@@ -219,7 +219,7 @@ static void cost(sim_engine *e, int src, int dst, uint64_t bytes, double *travel
     }
     double a, bw;
     int hops;
-    sim_net_path(e->o->net, src, dst, &a, &bw, &hops);
+    sim_net_cost(e->o->net, src, dst, bytes, &a, &bw, &hops);
     *inject = (double)bytes / bw;
     *travel = a + *inject;
     *alpha = a;

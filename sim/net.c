@@ -52,6 +52,7 @@ struct sim_net {
     int32_t *queue;              /* graph: BFS queue, vertices entries */
     sim_link_dir *route;         /* scratch for sim_net_route */
     char desc[512];              /* sim_net_describe */
+    machine *machine;            /* machine mesh: the piecewise cost, malloc'd */
 };
 
 /* ---- lifecycle ---- */
@@ -84,6 +85,7 @@ void sim_net_destroy(sim_net *n)
     free(n->trees);
     free(n->queue);
     free(n->route);
+    free(n->machine);
     free(n);
 }
 
@@ -107,6 +109,26 @@ int sim_net_create_tier(sim_net **out, const cl_tier *tier, int nranks, cl_diag 
     n->bw = tier->bandwidth;
     snprintf(n->desc, sizeof n->desc, "tier %s, full mesh of %d ranks", tier->name, nranks);
     *out = n;
+    return 0;
+}
+
+int sim_net_create_machine(sim_net **out, const machine *m, int nranks, cl_diag *d)
+{
+    cl_tier first = {.alpha = m->seg[0].alpha, .bandwidth = m->seg[0].bandwidth};
+    int err = sim_net_create_tier(out, &first, nranks, d);
+    if (err)
+        return err;
+    sim_net *n = *out;
+    n->machine = malloc(sizeof *n->machine);
+    if (!n->machine) {
+        sim_net_destroy(n);
+        *out = NULL;
+        return diag_set(d, CL_ENOMEM, "network: out of memory");
+    }
+    *n->machine = *m;
+    snprintf(n->desc, sizeof n->desc, "machine %.200s (%.31s on %.100s, %zu segment%s), full mesh of %d "
+             "ranks", *m->path ? m->path : "model", m->backend, m->host, m->nseg,
+             m->nseg == 1 ? "" : "s", nranks);
     return 0;
 }
 
@@ -333,11 +355,25 @@ void sim_net_path(sim_net *n, int src, int dst, double *alpha, double *bandwidth
     }
 }
 
+void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
+                  double *bandwidth, int *hops)
+{
+    if (!n->machine) {
+        sim_net_path(n, src, dst, alpha, bandwidth, hops);
+        return;
+    }
+    assert(src != dst && src >= 0 && dst >= 0 && src < n->ranks && dst < n->ranks);
+    const machine_segment *s = machine_segment_of(n->machine, bytes);
+    *alpha = s->alpha;
+    *bandwidth = s->bandwidth;
+    *hops = 1;
+}
+
 double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes)
 {
     double alpha, bw;
     int hops;
-    sim_net_path(n, src, dst, &alpha, &bw, &hops);
+    sim_net_cost(n, src, dst, bytes, &alpha, &bw, &hops);
     return alpha + (double)bytes / bw;
 }
 

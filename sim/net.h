@@ -56,6 +56,12 @@
  *    (neighbours are visited in link id order).  Every device must reach
  *    every other, checked at load.
  *
+ * 3. A machine mesh (`--model FILE`): a tier mesh whose cost is the
+ *    calibrated piecewise T(n) of a machine file (core/machine.h): a
+ *    message of n bytes pays its segment's alpha + n / bandwidth.  Only
+ *    sim_net_cost sees the segments; sim_net_path and sim_net_link report
+ *    the first one (the smallest messages').
+ *
  * Vertices are numbered devices first (vertex r is rank r), then switches.
  * Every load error names file:line:column, the key and the bad value.
  *
@@ -80,6 +86,7 @@
 #include <stdint.h>
 
 #include "core/diag.h"
+#include "core/machine.h"
 #include "core/tier.h"
 
 #define SIM_NET_MAX_DIMS 4
@@ -105,6 +112,9 @@ typedef struct sim_link_dir {
 /* A full mesh of nranks (1..SIM_NET_MAX_RANKS) ranks on tier (copied).
  * CL_EINVAL with d saying why, or CL_ENOMEM; on error *out is NULL. */
 int sim_net_create_tier(sim_net **out, const cl_tier *tier, int nranks, cl_diag *d);
+/* A full mesh of nranks ranks priced by machine m (copied).  The same
+ * errors as sim_net_create_tier; on error *out is NULL. */
+int sim_net_create_machine(sim_net **out, const machine *m, int nranks, cl_diag *d);
 /* A topology file; tiers (may be NULL) resolves `tier:` names.  On error
  * (CL_EIO, CL_EPARSE, CL_ECONFIG, CL_ENOMEM) d names file:line:column and
  * *out is NULL. */
@@ -138,7 +148,12 @@ const char *sim_net_describe(const sim_net *n);
 /* Route cost parameters: sum of alphas (s), min bandwidth (B/s), hops.
  * The hot path: called per simulated message. */
 void sim_net_path(sim_net *n, int src, int dst, double *alpha, double *bandwidth, int *hops);
-/* alpha + bytes / bandwidth of the route, seconds. */
+/* The same for a message of bytes: on a machine mesh the alpha and
+ * bandwidth of bytes' segment, elsewhere sim_net_path.  The engine prices
+ * every message through this. */
+void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
+                  double *bandwidth, int *hops);
+/* alpha + bytes / bandwidth of the route (sim_net_cost), seconds. */
 double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes);
 /* The route's links in order from src.  *hops points into n and stays
  * valid until the next query on n.  Returns 0. */

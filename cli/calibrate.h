@@ -1,0 +1,88 @@
+/*
+ * calibrate.h - measuring a transport and fitting its machine model, for
+ * `commlab calibrate` and for `commlab compare` when no machine file
+ * exists yet.
+ *
+ * The method: for each size, the pingpong pattern runs measured through
+ * real_run() (2 ranks bound to cores, 2 warm-up iterations); a size's
+ * one-way time is the median over its iterations of half the round trip,
+ * which is what `commlab run pingpong --backend B` reports.  Iterations per
+ * size follow from the previous size's time so that each size takes about
+ * the same wall time (a budget), between a floor and a ceiling.  The times
+ * are fitted by core/fit (forced break at the eager limit, more segments
+ * where one line leaves large residuals) and become a machine
+ * (core/machine.h) whose segment i ends at its last measured size.
+ */
+#ifndef CL_CALIBRATE_H
+#define CL_CALIBRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/fit.h"
+#include "core/machine.h"
+#include "core/record.h"
+
+typedef struct calib_opts {
+    const char *backend;  /* "shm" or "tcp" */
+    uint64_t eager_limit; /* bytes: the transport's, and the forced break */
+    bool quick;           /* 1 B..4 MiB by 2x and a small budget: a few seconds */
+    bool bind;            /* pin the 2 ranks to cores */
+    const char *listen;   /* tcp: the address ranks listen on; NULL: loopback */
+    bool progress;        /* draw a progress bar on stderr */
+} calib_opts;
+
+typedef struct calib_point {
+    uint64_t bytes;
+    int iters;   /* timed iterations run */
+    cl_stats t;  /* one-way seconds: median, min, max over the iterations */
+} calib_point;
+
+typedef struct calib_result {
+    calib_point *points; /* n points in increasing size, malloc'd */
+    size_t n;
+    fit_result fit;      /* segments over points' medians */
+    machine m;           /* the model, ready to save */
+} calib_result;
+
+/* Measures and fits.  Returns CLI_EXIT_OK, or the exit status after
+ * printing the error (a failed size, CLI_EXIT_FAILED; a signal, 128+N);
+ * release r either way. */
+int calibrate_measure(const calib_opts *o, calib_result *r);
+void calibrate_release(calib_result *r);
+
+/* configs/machines/<host>-<backend>.yaml under commlab's data folder (the
+ * one configs/tiers.yaml is found in), host with anything but letters,
+ * digits, '.', '_' and '-' turned into '-'.  0, or CLI_EXIT_USAGE after
+ * printing why. */
+int calibrate_default_path(char *buf, size_t len, const char *backend);
+
+/* Checks --backend (and --listen) for a measured model: shm and tcp run,
+ * rdma and mpi are not built yet.  0, or CLI_EXIT_USAGE after printing. */
+int calibrate_check_backend(const char *backend, const char *listen);
+
+/* The host name as the machine file records it. */
+void calibrate_hostname(char *buf, size_t len);
+
+/* ---- the points-and-model CSV that calibrate and compare print ----
+ *
+ * Exactly (`commlab plot FILE.csv` reads it):
+ *
+ *   # commlab-plot: compare
+ *   # title: <pattern>, <backend>, <R> ranks, host <hostname>
+ *   pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct
+ *   pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7
+ *
+ * every value with %.6g; error_pct = 100 (modeled - median) / median. */
+typedef struct compare_row {
+    uint64_t bytes;
+    double modeled;    /* seconds */
+    cl_stats measured; /* seconds */
+} compare_row;
+
+double compare_error_pct(const compare_row *r);
+void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
+                       const compare_row *rows, size_t n);
+
+#endif

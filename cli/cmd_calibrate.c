@@ -1,0 +1,454 @@
+/* cmd_calibrate.c - `commlab calibrate`: measure ping-pong on a transport,
+ * fit the piecewise alpha-beta model, write the machine file. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/calibrate.h"
+#include "cli/cli.h"
+#include "cli/patterns.h"
+#include "cli/run_size.h"
+#include "core/json.h"
+#include "core/table.h"
+#include "core/units.h"
+
+const char cmd_calibrate_usage[] =
+    "usage: commlab calibrate --backend shm|tcp [options]\n"
+    "\n"
+    "Measures the one-way time of a blocking ping-pong (the pingpong pattern, 2\n"
+    "ranks) from 1 B to 64 MiB, fits T(n) = alpha + n / bandwidth piecewise, and\n"
+    "writes a machine file the simulator replays with `--model FILE`.\n"
+    "\n"
+    "The fit: least squares on relative residuals (every size counts alike),\n"
+    "alpha >= 0; segments always break at the eager limit (eager and rendezvous\n"
+    "are different protocols), then a segment whose worst residual is above 5 %\n"
+    "splits where two lines fit best, if that at least halves its squared\n"
+    "residuals (3 points a side, 8 segments at most).  Each segment's alpha,\n"
+    "bandwidth, R^2 (of the relative fit) and residuals are printed.\n"
+    "\n"
+    "  -b, --backend NAME       shm or tcp (rdma is not built yet)\n"
+    "  -o, --out FILE           machine file to write (default\n"
+    "                           configs/machines/<host>-<backend>.yaml)\n"
+    "      --eager-limit SIZE   the transport's eager limit while measuring, and the\n"
+    "                           model's (default 64KiB)\n"
+    "      --quick              1 B..4 MiB by factors of 2, 10 to 500 iterations of\n"
+    "                           about 0.05 s a size: a few seconds instead of ten or more\n"
+    "      --bind WHERE         core (the default) or none\n"
+    "      --listen ADDR        tcp: the numeric address ranks listen on\n"
+    "      --csv                the points and the fit, in the schema of compare --csv\n"
+    "      --json               segments and points as JSON\n"
+    "  -h, --help               this text\n"
+    "\n"
+    "Sizes are 1 B and 2^k, 1.5 x 2^k up to 64 MiB; a size runs enough\n"
+    "iterations (10 to 1000) to take about 0.2 s, after 2 warm-up ones; its time\n"
+    "is their median.  A progress bar goes to stderr when it is a terminal.\n"
+    "\n"
+    "exit status: 0 ok, 2 bad usage, 4 a rank or transport failed\n"
+    "\n"
+    "examples:\n"
+    "  commlab calibrate --backend shm\n"
+    "  commlab calibrate --backend tcp --quick --out /tmp/tcp.yaml\n"
+    "  commlab run pingpong --model configs/machines/HOST-shm.yaml --sizes 8:4MiB:x8\n";
+
+enum { OPT_EAGER = 256, OPT_QUICK, OPT_BIND, OPT_LISTEN, OPT_CSV, OPT_JSON };
+
+/* ---- measuring ---- */
+
+static int add_size(uint64_t *v, size_t *n, uint64_t s)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (v[i] == s)
+            return 0;
+    v[(*n)++] = s;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sizes: 1 B and 2^k, 1.5 x 2^k to 64 MiB (quick: 2^k to 4 MiB), plus
+ * the eager limit so the forced break falls on a point.  v has room for
+ * 128. */
+static size_t plan_sizes(bool quick, uint64_t eager, uint64_t *v)
+{
+    size_t n = 0;
+    uint64_t top = quick ? 4u << 20 : 64u << 20;
+    for (uint64_t s = 1; s <= top; s *= 2) {
+        add_size(v, &n, s);
+        if (!quick && s >= 2 && s + s / 2 < top)
+            add_size(v, &n, s + s / 2);
+    }
+    if (eager >= 1 && eager <= top)
+        add_size(v, &n, eager);
+    qsort(v, n, sizeof *v, cmp_u64);
+    return n;
+}
+
+static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
+{
+    if (!o->progress)
+        return;
+    char b[UNITS_BUF];
+    int width = 30, fill = (int)(width * done / n);
+    fprintf(stderr, "\rcalibrate %s [%.*s%*s] %zu/%zu %-10s", o->backend, fill,
+            "##############################", width - fill, "", done, n,
+            done < n ? units_size_str(b, bytes) : "");
+    if (done == n)
+        fprintf(stderr, "\r%*s\r", 70, "");
+    fflush(stderr);
+}
+
+int calibrate_measure(const calib_opts *o, calib_result *r)
+{
+    memset(r, 0, sizeof *r);
+    uint64_t sizes[128];
+    size_t n = plan_sizes(o->quick, o->eager_limit, sizes);
+    r->points = calloc(n, sizeof *r->points);
+    if (!r->points)
+        return cli_error("out of memory");
+    /* A size runs about budget seconds: its iterations follow from the
+     * previous size's time (plus a barrier's few microseconds). */
+    const double budget = o->quick ? 0.05 : 0.2;
+    const int lo = 10, hi = o->quick ? 500 : 1000;
+    run_opts ro = {
+        .pattern = patterns_find("pingpong"), .backend = o->backend, .ranks = 2, .warmup = 2,
+        .eager_limit = o->eager_limit, .measured = true, .bind = o->bind,
+        .copy = SHM_COPY_AUTO, .listen = o->listen, .deadlock_timeout = 5.0,
+    };
+    run_env env = {0};
+    double prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        progress(o, i, n, sizes[i]);
+        double it = budget / (2 * prev + 2e-6);
+        ro.iters = it < lo ? lo : it > hi ? hi : (int)it;
+        run_row row;
+        int status = run_size_real(&ro, &env, sizes[i], NULL, i == 0, &row);
+        if (status) {
+            if (o->progress)
+                fputc('\n', stderr);
+            return run_exit_code(status, &env);
+        }
+        r->points[r->n++] = (calib_point){sizes[i], ro.iters, row.t};
+        prev = row.t.median;
+    }
+    progress(o, n, n, 0);
+
+    double x[128], y[128], brk = (double)o->eager_limit;
+    for (size_t i = 0; i < r->n; i++) {
+        x[i] = (double)r->points[i].bytes;
+        y[i] = r->points[i].t.median;
+    }
+    fit_opts fo = FIT_OPTS_DEFAULT;
+    cl_diag d = {{0}};
+    if (fit_piecewise(x, y, r->n, &brk, 1, &fo, &r->fit, &d))
+        return cli_error("calibrate: the fit failed: %s", d.msg);
+
+    machine *m = &r->m;
+    calibrate_hostname(m->host, sizeof m->host);
+    snprintf(m->backend, sizeof m->backend, "%s", o->backend);
+    m->eager_limit = o->eager_limit;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(m->method, sizeof m->method,
+             "pingpong, 2 ranks%s: one-way time = half the round trip, median of %d to %d "
+             "iterations per size after 2 warm-up; piecewise least squares on relative "
+             "residuals%s",
+             o->bind ? " bound to cores" : "", lo, hi, o->quick ? " (--quick)" : "");
+    m->nseg = r->fit.n;
+    for (size_t s = 0; s < r->fit.n; s++) {
+        const fit_segment *f = &r->fit.seg[s];
+        m->seg[s] = (machine_segment){
+            .upto = r->points[f->first + f->n - 1].bytes, .alpha = f->alpha,
+            .bandwidth = f->beta > 0 ? 1.0 / f->beta : INFINITY, .r2 = f->r2,
+            .max_residual_pct = 100 * f->max_residual,
+        };
+    }
+    return CLI_EXIT_OK;
+}
+
+void calibrate_release(calib_result *r)
+{
+    free(r->points);
+    r->points = NULL;
+    r->n = 0;
+}
+
+void calibrate_hostname(char *buf, size_t len)
+{
+    if (gethostname(buf, len) != 0 || !*buf)
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = 0;
+}
+
+int calibrate_default_path(char *buf, size_t len, const char *backend)
+{
+    char tiers[1024], host[256];
+    cl_diag d = {{0}};
+    if (cli_data_path(tiers, sizeof tiers, "configs/tiers.yaml", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    *strrchr(tiers, '/') = 0; /* .../configs */
+    calibrate_hostname(host, sizeof host);
+    for (char *p = host; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            *p = '-';
+    if ((size_t)snprintf(buf, len, "%s/machines/%s-%s.yaml", tiers, host, backend) >= len)
+        return cli_error("the machine file's path is too long: set COMMLAB_HOME or use --out");
+    return 0;
+}
+
+/* ---- the CSV shared with compare ---- */
+
+double compare_error_pct(const compare_row *r)
+{
+    return 100.0 * (r->modeled - r->measured.median) / r->measured.median;
+}
+
+void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
+                       const compare_row *rows, size_t n)
+{
+    char host[256];
+    calibrate_hostname(host, sizeof host);
+    fprintf(f, "# commlab-plot: compare\n# title: %s, %s, %d ranks, host %s\n", pattern,
+            backend, ranks, host);
+    fputs("pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,"
+          "measured_max_s,error_pct\n", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s,%s,%d,%llu,%.6g,%.6g,%.6g,%.6g,%.6g\n", pattern, backend, ranks,
+                (unsigned long long)rows[i].bytes, rows[i].modeled, rows[i].measured.median,
+                rows[i].measured.min, rows[i].measured.max, compare_error_pct(&rows[i]));
+}
+
+/* ---- output ---- */
+
+static void segment_range(char *buf, size_t len, const calib_result *r, const fit_segment *f)
+{
+    char a[UNITS_BUF], b[UNITS_BUF];
+    snprintf(buf, len, "%s..%s", units_size_str(a, r->points[f->first].bytes),
+             units_size_str(b, r->points[f->first + f->n - 1].bytes));
+}
+
+static void print_text(const calib_opts *o, const calib_result *r, const char *path)
+{
+    char a[UNITS_BUF], b[UNITS_BUF], e[UNITS_BUF];
+    printf("calibrate %s on %s: pingpong between 2 ranks, %zu sizes %s..%s, eager limit %s\n\n",
+           o->backend, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
+           units_size_str(b, r->points[r->n - 1].bytes), units_size_str(e, o->eager_limit));
+    const char *h[] = {"segment", "points", "alpha", "bandwidth", "R^2", "max residual",
+                       "rms residual"};
+    table t;
+    if (table_init(&t, 7, h))
+        return;
+    for (size_t s = 0; s < r->fit.n; s++) {
+        const fit_segment *f = &r->fit.seg[s];
+        char range[80], al[UNITS_BUF], bw[UNITS_BUF];
+        segment_range(range, sizeof range, r, f);
+        table_add(&t, "%s", range);
+        table_add(&t, "%zu", f->n);
+        table_add(&t, "%s", units_time_digits(al, f->alpha, 4));
+        table_add(&t, "%s", f->beta > 0 ? units_bandwidth_str(bw, 1.0 / f->beta) : "inf");
+        table_add(&t, "%.4f", f->r2);
+        table_add(&t, "%.1f %%", 100 * f->max_residual);
+        table_add(&t, "%.1f %%", 100 * f->rms_residual);
+    }
+    table_print(&t, stdout, 0);
+    table_release(&t);
+    printf("\nmodel written to %s\n", path);
+}
+
+static void print_json(const calib_opts *o, const calib_result *r, const char *path)
+{
+    json_writer w;
+    json_init(&w, stdout, true);
+    json_begin_object(&w);
+    json_kv_string(&w, "command", "calibrate");
+    json_kv_string(&w, "pattern", "pingpong");
+    json_kv_string(&w, "backend", o->backend);
+    json_kv_uint(&w, "ranks", 2);
+    json_kv_string(&w, "host", r->m.host);
+    json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
+    json_kv_string(&w, "machine_file", path);
+    json_key(&w, "segments");
+    json_begin_array(&w);
+    for (size_t s = 0; s < r->fit.n; s++) {
+        const fit_segment *f = &r->fit.seg[s];
+        json_begin_object(&w);
+        json_kv_uint(&w, "from_bytes", r->points[f->first].bytes);
+        json_kv_uint(&w, "upto_bytes", r->points[f->first + f->n - 1].bytes);
+        json_kv_uint(&w, "points", f->n);
+        json_kv_number(&w, "alpha_s", f->alpha);
+        if (f->beta > 0)
+            json_kv_number(&w, "bandwidth_Bps", 1.0 / f->beta);
+        else
+            json_kv_string(&w, "bandwidth_Bps", "inf");
+        json_kv_number(&w, "r2", f->r2);
+        json_kv_number(&w, "max_residual_pct", 100 * f->max_residual);
+        json_kv_number(&w, "rms_residual_pct", 100 * f->rms_residual);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+    json_key(&w, "results");
+    json_begin_array(&w);
+    for (size_t i = 0; i < r->n; i++) {
+        const calib_point *p = &r->points[i];
+        compare_row row = {p->bytes, machine_time(&r->m, p->bytes), p->t};
+        json_begin_object(&w);
+        json_kv_uint(&w, "bytes", p->bytes);
+        json_kv_uint(&w, "iters", (uint64_t)p->iters);
+        json_key(&w, "time_s");
+        json_begin_object(&w);
+        json_kv_number(&w, "median", p->t.median);
+        json_kv_number(&w, "min", p->t.min);
+        json_kv_number(&w, "max", p->t.max);
+        json_end_object(&w);
+        json_kv_number(&w, "modeled_s", row.modeled);
+        json_kv_number(&w, "error_pct", compare_error_pct(&row));
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+    json_finish(&w);
+}
+
+static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_format *fmt)
+{
+    static const struct option opts[] = {
+        {"backend", required_argument, NULL, 'b'},
+        {"out", required_argument, NULL, 'o'},
+        {"eager-limit", required_argument, NULL, OPT_EAGER},
+        {"quick", no_argument, NULL, OPT_QUICK},
+        {"bind", required_argument, NULL, OPT_BIND},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"csv", no_argument, NULL, OPT_CSV},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cl_diag d = {{0}};
+    int c;
+    while ((c = getopt_long(argc, argv, ":b:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o->backend = optarg; break;
+        case 'o': *out = optarg; break;
+        case OPT_EAGER:
+            if (units_parse_size(optarg, "--eager-limit", &o->eager_limit, &d))
+                return cli_diag(&d, CLI_EXIT_USAGE);
+            break;
+        case OPT_QUICK: o->quick = true; break;
+        case OPT_BIND:
+            if (strcmp(optarg, "core") != 0 && strcmp(optarg, "none") != 0)
+                return cli_error("--bind must be core or none, got '%s'", optarg);
+            o->bind = strcmp(optarg, "core") == 0;
+            break;
+        case OPT_LISTEN: o->listen = optarg; break;
+        case OPT_CSV: *fmt = CLI_CSV; break;
+        case OPT_JSON: *fmt = CLI_JSON; break;
+        case 'h': fputs(cmd_calibrate_usage, stdout); return -1;
+        default: return cli_bad_option("calibrate", argv, c);
+        }
+    }
+    int rc = cli_no_extra("calibrate", argc, argv);
+    if (rc)
+        return rc;
+    return calibrate_check_backend(o->backend, o->listen);
+}
+
+int calibrate_check_backend(const char *backend, const char *listen)
+{
+    if (!backend)
+        return cli_error("calibrate: which transport? give --backend shm or tcp");
+    if (strcmp(backend, "rdma") == 0 || strcmp(backend, "mpi") == 0)
+        return cli_error("the '%s' backend is not built yet; calibrate shm or tcp", backend);
+    if (strcmp(backend, "sim") == 0)
+        return cli_error("--backend sim is the model itself: calibrate a measured backend "
+                         "(shm or tcp)");
+    if (strcmp(backend, "shm") != 0 && strcmp(backend, "tcp") != 0)
+        return cli_error("unknown backend '%s' (shm, tcp, rdma)", backend);
+    if (listen && strcmp(backend, "tcp") != 0)
+        return cli_error("--listen is an option of --backend tcp: it does not apply to "
+                         "--backend %s", backend);
+    return 0;
+}
+
+/* Fails before the measuring rather than after it: makes the folder (as
+ * machine_save would) and opens a probe file there, then removes it. */
+static int check_writable(const char *path)
+{
+    char probe[1200];
+    snprintf(probe, sizeof probe, "%s", path);
+    char *slash = strrchr(probe, '/');
+    if (slash && slash != probe) {
+        *slash = 0;
+        if (mkdir(probe, 0777) != 0 && errno != EEXIST)
+            return cli_error("cannot write the machine file '%s': cannot create its folder: "
+                             "%s (choose another with --out)", path, strerror(errno));
+    }
+    snprintf(probe, sizeof probe, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f)
+        return cli_error("cannot write the machine file '%s': %s (choose another with --out)",
+                         path, strerror(errno));
+    fclose(f);
+    unlink(probe);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_error("cannot write the machine file '%s': it is a folder (choose another "
+                         "with --out)", path);
+    return 0;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    calib_opts o = {.eager_limit = 64 * 1024, .bind = true, .progress = isatty(2)};
+    const char *out = NULL;
+    cli_format fmt = CLI_TEXT;
+    int rc = parse(argc, argv, &o, &out, &fmt);
+    if (rc)
+        return rc == -1 ? CLI_EXIT_OK : rc;
+    if (o.eager_limit < 1 || o.eager_limit >= (o.quick ? 4u << 20 : 64u << 20))
+        return cli_error("--eager-limit must leave sizes on both sides of it: 1 B up to "
+                         "below %s, got %llu", o.quick ? "4 MiB" : "64 MiB",
+                         (unsigned long long)o.eager_limit);
+    char path[1100];
+    if (out)
+        snprintf(path, sizeof path, "%s", out);
+    else if ((rc = calibrate_default_path(path, sizeof path, o.backend)))
+        return rc;
+    if ((rc = check_writable(path)))
+        return rc;
+    calib_result r;
+    rc = calibrate_measure(&o, &r);
+    if (rc == CLI_EXIT_OK) {
+        cl_diag d = {{0}};
+        if (machine_save(&r.m, path, &d))
+            rc = cli_diag(&d, CLI_EXIT_USAGE);
+    }
+    if (rc == CLI_EXIT_OK) {
+        if (fmt == CLI_JSON) {
+            print_json(&o, &r, path);
+        } else if (fmt == CLI_CSV) {
+            compare_row *rows = calloc(r.n, sizeof *rows);
+            if (!rows) {
+                rc = cli_error("out of memory");
+            } else {
+                for (size_t i = 0; i < r.n; i++)
+                    rows[i] = (compare_row){r.points[i].bytes,
+                                            machine_time(&r.m, r.points[i].bytes), r.points[i].t};
+                compare_print_csv(stdout, "pingpong", o.backend, 2, rows, r.n);
+                free(rows);
+            }
+        } else {
+            print_text(&o, &r, path);
+        }
+    }
+    calibrate_release(&r);
+    return rc;
+}

@@ -1,0 +1,97 @@
+/* run_size.c - one size of a pattern, modeled or measured (moved here from
+ * cmd_run.c so that run and compare share it). */
+#include "cli/run_size.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/engine.h"
+
+int run_exit_code(int status, const run_env *env)
+{
+    if (env->signal)
+        return 128 + env->signal;
+    switch (status) {
+    case 0: return CLI_EXIT_OK;
+    case CL_ECHECK: return CLI_EXIT_CHECK;
+    case CL_EDEADLOCK: return CLI_EXIT_DEADLOCK;
+    default: return CLI_EXIT_FAILED;
+    }
+}
+
+static void fill_row(const run_opts *o, uint64_t bytes, double *iter_time, int iters,
+                     uint64_t messages, run_row *row)
+{
+    for (int i = 0; i < iters; i++)
+        iter_time[i] /= o->pattern->time_divisor;
+    stats_compute(iter_time, (size_t)iters, &row->t);
+    row->bytes = bytes;
+    row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
+    row->messages = messages / (uint64_t)(o->iters + o->warmup);
+}
+
+/* What a backend's run of one size comes to: err (the run could not be
+ * carried out) or status (the pattern's outcome) is reported, else row is
+ * filled.  Returns the status to carry on with. */
+static int size_outcome(const run_opts *o, uint64_t bytes, int err, int status,
+                        const cl_diag *diag, double *iter_time, int iters, uint64_t messages,
+                        run_row *row)
+{
+    if (err) {
+        cli_diag(diag, 0);
+        return err;
+    }
+    if (status)
+        fprintf(stderr, "commlab: %s\n", diag->msg);
+    else
+        fill_row(o, bytes, iter_time, iters, messages, row);
+    return status;
+}
+
+/* Runs one size modeled; fills row.  Returns the run's status (0, CL_E*). */
+int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row)
+{
+    sim_opts so = {
+        .nranks = o->ranks, .net = env->net, .eager_limit = o->eager_limit,
+        .handshake = o->handshake, .payload = o->payload, .stack_bytes = (size_t)o->stack,
+        .warmup = o->warmup, .iters = o->iters, .records = log, .out = stdout,
+        .report = stderr,
+    };
+    cl_args a = o->args;
+    a.bytes = (size_t)bytes;
+    sim_result res;
+    int err = sim_run(&so, o->pattern->fn, &a, &res);
+    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
+                              res.messages, row);
+    sim_result_release(&res);
+    return status;
+}
+
+/* Runs one size measured; fills row. */
+int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
+                  run_row *row)
+{
+    real_opts ro = {
+        .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
+        .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
+        .listen = o->listen, .deadlock_timeout = o->deadlock_timeout, .records = log,
+        .report = stderr, .warn = first ? stderr : NULL, .boot = o->boot,
+    };
+    cl_args a = o->args;
+    a.bytes = (size_t)bytes;
+    real_result res;
+    int err = real_run(&ro, o->pattern->fn, &a, &res);
+    snprintf(env->binding, sizeof env->binding, "%s", res.binding);
+    env->cores = res.cores;
+    env->signal = res.signal;
+    if (res.told) {
+        /* Rank 0's process reports this failure: this one only exits with it. */
+        int told = res.status;
+        real_result_release(&res);
+        return told;
+    }
+    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
+                              res.messages, row);
+    real_result_release(&res);
+    return status;
+}

@@ -1,0 +1,78 @@
+/*
+ * run_size.h - one size of one pattern on one backend, for the commands
+ * that run patterns (run, compare, calibrate): the options a run takes, the
+ * row a size comes to (per-iteration times divided by the pattern's
+ * divisor, then median, min and max), and the exit status it maps to.
+ *
+ * A failed size prints its error on stderr once (the CLI's one channel)
+ * and leaves its row unfilled.
+ */
+#ifndef CL_RUN_SIZE_H
+#define CL_RUN_SIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/cli.h"
+#include "cli/patterns.h"
+#include "core/record.h"
+#include "real/launch.h"
+#include "real/world.h"
+#include "sim/net.h"
+
+typedef struct run_opts {
+    const pattern_info *pattern;
+    const char *backend;
+    int ranks;
+    uint64_t *sizes;
+    size_t nsizes;
+    int iters, warmup;
+    const char *tier, *topology, *config, *model, *trace;
+    const char *timeline;   /* --timeline FILE.csv */
+    bool model_file;        /* --model names a machine file (core/machine.h) */
+    bool eager_given;       /* --eager-limit was given */
+    uint64_t eager_limit, stack;
+    bool handshake, payload;
+    bool measured;          /* a real backend, not sim */
+    bool check, bind;
+    shm_copy copy;
+    const char *listen;     /* tcp: --listen ADDR */
+    bool ranks_given;       /* -n was on the command line */
+    world_args wargs;       /* tcp: --master, --rank, --world, --join-timeout */
+    real_world world;       /* tcp: which rank of which world (size 0: a local run) */
+    boot *boot;             /* its rendezvous, joined once for every size */
+    double deadlock_timeout;
+    const char *model_only; /* the first sim-only option given */
+    const char *real_only;  /* the first measured-only option given */
+    const char *shm_only;   /* --shm-copy, if given */
+    cl_args args;
+    cli_format fmt;
+} run_opts;
+
+typedef struct run_row {
+    uint64_t bytes;
+    cl_stats t;        /* per-iteration times, divided by the pattern's divisor */
+    double bandwidth;  /* bytes / median time */
+    uint64_t messages; /* per iteration */
+} run_row;
+
+/* What the header line and the JSON say about where the run ran. */
+typedef struct run_env {
+    sim_net *net;      /* sim */
+    char binding[160]; /* measured */
+    int cores;
+    int signal;        /* measured: the launcher was interrupted */
+} run_env;
+
+/* The exit status of a run whose last status is status (0, CL_E*). */
+int run_exit_code(int status, const run_env *env);
+
+/* Runs one size modeled on env->net; fills row.  Returns the run's status
+ * (0 or a CL_E* code, already reported on stderr). */
+int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row);
+/* Runs one size measured (real_run); fills row and env's binding, cores
+ * and signal.  first: the size that may print the launcher's warnings. */
+int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
+                  run_row *row);
+
+#endif

@@ -1,0 +1,274 @@
+/* machine.c - loading, writing and pricing calibrated machine models. */
+#include "core/machine.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commlab.h"
+#include "core/config.h"
+
+/* Every key of map must be one of keys (NULL-terminated). */
+static int known_keys(cfg_doc *c, yaml_node_t *map, const char *const *keys, const char *what,
+                      cl_diag *d)
+{
+    for (size_t i = 0; i < cfg_map_len(map); i++) {
+        const char *k;
+        yaml_node_t *v;
+        cfg_map_at(c, map, i, &k, &v);
+        size_t j = 0;
+        while (keys[j] && strcmp(keys[j], k) != 0)
+            j++;
+        if (keys[j])
+            continue;
+        char list[200] = "";
+        for (j = 0; keys[j]; j++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
+                     keys[j]);
+        yaml_node_pair_t *p = map->data.mapping.pairs.start + i;
+        return cfg_error(c, yaml_document_get_node(&c->doc, p->key), d,
+                         "unknown key '%s' in %s (known: %s)", k, what, list);
+    }
+    return 0;
+}
+
+static int text_key(cfg_doc *c, yaml_node_t *root, const char *key, bool required, char *buf,
+                    size_t len, cl_diag *d)
+{
+    yaml_node_t *v;
+    const char *s;
+    int err;
+    if ((err = cfg_get(c, root, key, required, &v, d)) || !v)
+        return err;
+    if ((err = cfg_string(c, v, key, &s, d)))
+        return err;
+    if (required && !*s)
+        return cfg_error(c, v, d, "'%s' must not be empty", key);
+    if (strlen(s) >= len)
+        return cfg_error(c, v, d, "'%s' is longer than %zu characters", key, len - 1);
+    snprintf(buf, len, "%s", s);
+    return 0;
+}
+
+/* An optional plain number (r2, max_residual_pct); NAN when absent. */
+static int number_key(cfg_doc *c, yaml_node_t *map, const char *key, double *out, cl_diag *d)
+{
+    yaml_node_t *v;
+    const char *s;
+    int err;
+    *out = NAN;
+    if ((err = cfg_get(c, map, key, false, &v, d)) || !v)
+        return err;
+    if ((err = cfg_string(c, v, key, &s, d)))
+        return err;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(x))
+        return cfg_error(c, v, d, "'%s' must be a number, got '%s'", key, s);
+    *out = x;
+    return 0;
+}
+
+static int load_segment(cfg_doc *c, yaml_node_t *node, machine_segment *s, cl_diag *d)
+{
+    static const char *const keys[] = {"upto", "alpha", "bandwidth", "r2", "max_residual_pct",
+                                       NULL};
+    yaml_node_t *v;
+    const char *text;
+    int err;
+    if ((err = cfg_expect_map(c, node, "segments[]", d)) ||
+        (err = known_keys(c, node, keys, "a segment", d)) ||
+        (err = cfg_get(c, node, "upto", true, &v, d)) ||
+        (err = cfg_size(c, v, "upto", &s->upto, d)) ||
+        (err = cfg_get(c, node, "alpha", true, &v, d)) ||
+        (err = cfg_time(c, v, "alpha", &s->alpha, d)) ||
+        (err = cfg_get(c, node, "bandwidth", true, &v, d)) ||
+        (err = cfg_string(c, v, "bandwidth", &text, d)))
+        return err;
+    if (strcmp(text, "inf") == 0)
+        s->bandwidth = INFINITY;
+    else if ((err = cfg_bandwidth(c, v, "bandwidth", &s->bandwidth, d)))
+        return err;
+    if ((err = number_key(c, node, "r2", &s->r2, d)) ||
+        (err = number_key(c, node, "max_residual_pct", &s->max_residual_pct, d)))
+        return err;
+    return 0;
+}
+
+static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
+{
+    static const char *const keys[] = {"host", "backend", "eager_limit", "date", "method",
+                                       "segments", NULL};
+    yaml_node_t *root, *v, *list;
+    int err;
+    if ((err = cfg_root(c, &root, d)) || (err = known_keys(c, root, keys, "a machine file", d)) ||
+        (err = text_key(c, root, "host", true, m->host, sizeof m->host, d)) ||
+        (err = text_key(c, root, "backend", true, m->backend, sizeof m->backend, d)) ||
+        (err = text_key(c, root, "date", false, m->date, sizeof m->date, d)) ||
+        (err = text_key(c, root, "method", false, m->method, sizeof m->method, d)) ||
+        (err = cfg_get(c, root, "eager_limit", true, &v, d)) ||
+        (err = cfg_size(c, v, "eager_limit", &m->eager_limit, d)) ||
+        (err = cfg_get(c, root, "segments", true, &list, d)) ||
+        (err = cfg_expect_seq(c, list, "segments", d)))
+        return err;
+    size_t n = cfg_seq_len(list);
+    if (n < 1 || n > MACHINE_MAX_SEGMENTS)
+        return cfg_error(c, list, d, "'segments' must list 1 to %d segments, got %zu",
+                         MACHINE_MAX_SEGMENTS, n);
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *item = cfg_seq_at(c, list, i);
+        if ((err = load_segment(c, item, &m->seg[i], d)))
+            return err;
+        if (i > 0 && m->seg[i].upto <= m->seg[i - 1].upto) {
+            yaml_node_t *u;
+            cfg_get(c, item, "upto", true, &u, d);
+            return cfg_error(c, u, d,
+                             "'upto' must increase from segment to segment, got %llu after "
+                             "%llu",
+                             (unsigned long long)m->seg[i].upto,
+                             (unsigned long long)m->seg[i - 1].upto);
+        }
+    }
+    m->nseg = n;
+    return 0;
+}
+
+static int load_any(machine *m, const char *name, const char *text, cl_diag *d)
+{
+    cfg_doc c;
+    int err = text ? cfg_doc_load_string(&c, name, text, d) : cfg_doc_load(&c, name, d);
+    if (err)
+        return err;
+    machine tmp = {.nseg = 0};
+    snprintf(tmp.path, sizeof tmp.path, "%s", name);
+    err = load_doc(&tmp, &c, d);
+    cfg_doc_release(&c);
+    if (!err)
+        *m = tmp;
+    return err;
+}
+
+int machine_load(machine *m, const char *path, cl_diag *d)
+{
+    return load_any(m, path, NULL, d);
+}
+
+int machine_load_string(machine *m, const char *name, const char *text, cl_diag *d)
+{
+    return load_any(m, name, text, d);
+}
+
+/* YAML needs no quotes for the texts commlab writes, but a user's host or
+ * method may hold anything: double-quoted with escapes it always reads back. */
+static void put_quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\x%02x", (unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int machine_write(const machine *m, FILE *f)
+{
+    fputs("# A calibrated machine model, written by `commlab calibrate`; the simulator\n"
+          "# replays it with `--model FILE`.  A message of n bytes costs\n"
+          "# alpha + n / bandwidth of the first segment with n <= upto (the last one\n"
+          "# above every upto).  r2 and max_residual_pct describe the fit.\n",
+          f);
+    fputs("host: ", f);
+    put_quoted(f, m->host);
+    fputs("\nbackend: ", f);
+    put_quoted(f, m->backend);
+    fprintf(f, "\neager_limit: %llu\n", (unsigned long long)m->eager_limit);
+    if (*m->date) {
+        fputs("date: ", f);
+        put_quoted(f, m->date);
+        fputc('\n', f);
+    }
+    if (*m->method) {
+        fputs("method: ", f);
+        put_quoted(f, m->method);
+        fputc('\n', f);
+    }
+    fputs("segments:\n", f);
+    for (size_t i = 0; i < m->nseg; i++) {
+        const machine_segment *s = &m->seg[i];
+        fprintf(f, "  - {upto: %llu, alpha: %.6gns, bandwidth: ", (unsigned long long)s->upto,
+                s->alpha * 1e9);
+        if (isinf(s->bandwidth))
+            fputs("inf", f);
+        else
+            fprintf(f, "%.6gGB/s", s->bandwidth / 1e9);
+        if (!isnan(s->r2))
+            fprintf(f, ", r2: %.6f", s->r2);
+        if (!isnan(s->max_residual_pct))
+            fprintf(f, ", max_residual_pct: %.2f", s->max_residual_pct);
+        fputs("}\n", f);
+    }
+    return ferror(f) ? CL_EIO : 0;
+}
+
+int machine_save(const machine *m, const char *path, cl_diag *d)
+{
+    char dir[4096], tmp[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return diag_set(d, CL_EIO, "cannot create the folder '%s': %s", dir,
+                            strerror(errno));
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return diag_set(d, CL_EIO, "cannot write '%s': %s", tmp, strerror(errno));
+    int err = machine_write(m, f);
+    if (fclose(f) != 0)
+        err = CL_EIO;
+    if (!err && rename(tmp, path) != 0)
+        err = CL_EIO;
+    if (err) {
+        int e = errno;
+        unlink(tmp);
+        return diag_set(d, CL_EIO, "cannot write '%s': %s", path, strerror(e));
+    }
+    return 0;
+}
+
+const machine_segment *machine_segment_of(const machine *m, uint64_t bytes)
+{
+    for (size_t i = 0; i + 1 < m->nseg; i++)
+        if (bytes <= m->seg[i].upto)
+            return &m->seg[i];
+    return &m->seg[m->nseg - 1];
+}
+
+double machine_time(const machine *m, uint64_t bytes)
+{
+    const machine_segment *s = machine_segment_of(m, bytes);
+    return s->alpha + (double)bytes / s->bandwidth;
+}
+
+bool machine_check(const machine *m)
+{
+    if (m->nseg < 1 || m->nseg > MACHINE_MAX_SEGMENTS)
+        return false;
+    for (size_t i = 0; i < m->nseg; i++) {
+        const machine_segment *s = &m->seg[i];
+        if (!(s->alpha >= 0) || !(s->bandwidth > 0) || (i > 0 && s->upto <= m->seg[i - 1].upto))
+            return false;
+    }
+    return true;
+}

@@ -1,0 +1,84 @@
+/*
+ * machine.h - a calibrated machine model: the piecewise alpha-beta cost of
+ * one message on one host and transport, as `commlab calibrate` measures
+ * it and the simulator replays it (`--model FILE`).
+ *
+ * A machine file (configs/machines/<host>-<backend>.yaml):
+ *
+ *   host: node7                     # where it was measured
+ *   backend: shm                    # the transport measured
+ *   eager_limit: 64KiB              # the eager/rendezvous switch it ran with
+ *   date: 2024-05-02T10:11:12Z      # optional
+ *   method: ping-pong ...           # optional, free text
+ *   segments:                       # increasing `upto`, at least one
+ *     - {upto: 64KiB, alpha: 312.5ns, bandwidth: 7.8GB/s, r2: 0.998, max_residual_pct: 3.1}
+ *     - {upto: 64MiB, alpha: 4.1us, bandwidth: 13.2GB/s}
+ *
+ * A message of n bytes costs  T(n) = alpha + n / bandwidth  of the first
+ * segment with n <= upto, or of the last segment when n is above every
+ * upto.  `bandwidth: inf` is a segment with no per-byte cost.  r2 and
+ * max_residual_pct are the calibration's fit quality, kept for reading;
+ * they do not change the model.  T(n) is the one-way time of a blocking
+ * ping-pong: above the eager limit it already contains the rendezvous
+ * handshake, so the simulator charges none on top (sim/engine.h).
+ *
+ * Every load error names file:line:column, the key and the bad value.  A
+ * machine is a plain value (fixed arrays, nothing allocated): copy it,
+ * no release needed.
+ */
+#ifndef CL_MACHINE_H
+#define CL_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/diag.h"
+
+#define MACHINE_MAX_SEGMENTS 16
+#define MACHINE_TEXT_MAX 256
+
+typedef struct machine_segment {
+    uint64_t upto;           /* bytes: the largest message it covers */
+    double alpha;            /* seconds per message, >= 0 */
+    double bandwidth;        /* bytes per second, > 0; INFINITY: no per-byte cost */
+    double r2;               /* the fit's R^2; NAN when the file has none */
+    double max_residual_pct; /* the fit's largest relative residual, %; NAN: none */
+} machine_segment;
+
+typedef struct machine {
+    char path[MACHINE_TEXT_MAX];   /* where it was loaded from ("" if built) */
+    char host[MACHINE_TEXT_MAX];   /* hostname it was measured on */
+    char backend[32];              /* "shm", "tcp" */
+    char date[64];                 /* ISO 8601, or "" */
+    char method[MACHINE_TEXT_MAX]; /* how it was measured, or "" */
+    uint64_t eager_limit;          /* bytes */
+    machine_segment seg[MACHINE_MAX_SEGMENTS]; /* increasing upto */
+    size_t nseg;                   /* 1..MACHINE_MAX_SEGMENTS */
+} machine;
+
+/* Loads a machine file.  CL_EIO, CL_EPARSE or CL_ECONFIG with d naming
+ * file:line:column; *m is unchanged on error. */
+int machine_load(machine *m, const char *path, cl_diag *d);
+/* The same from YAML text; name stands for the file in messages. */
+int machine_load_string(machine *m, const char *name, const char *text, cl_diag *d);
+
+/* Writes m as a machine file that machine_load reads back (times and
+ * bandwidths to 6 significant digits).  Returns 0, or CL_EIO when f
+ * reports a write error. */
+int machine_write(const machine *m, FILE *f);
+/* Writes m to path through a temporary file renamed into place, creating
+ * the file's folder (one level) if missing.  CL_EIO with d naming the path
+ * and errno; nothing is left behind on error. */
+int machine_save(const machine *m, const char *path, cl_diag *d);
+
+/* The segment a message of bytes pays (cannot fail on a loaded machine). */
+const machine_segment *machine_segment_of(const machine *m, uint64_t bytes);
+/* T(bytes) = alpha + bytes / bandwidth of that segment, seconds. */
+double machine_time(const machine *m, uint64_t bytes);
+
+/* Checks the invariants a loaded machine keeps (1..MAX segments, upto
+ * increasing, alpha >= 0, bandwidth > 0).  For asserts and tests. */
+bool machine_check(const machine *m);
+
+#endif

@@ -1,0 +1,226 @@
+/* test_machine.c - machine files: loading, errors with file:line:column,
+ * writing and reading back, the piecewise T(n), and the simulator replaying
+ * it: a modeled ping-pong on a machine mesh takes exactly the file's T(n). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commlab.h"
+#include "core/machine.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+#include "tests/testutil.h"
+
+cl_pattern_fn pingpong, ring;
+
+static const char good[] =
+    "host: node7\n"
+    "backend: shm\n"
+    "eager_limit: 64KiB\n"
+    "date: 2024-05-02T10:11:12Z\n"
+    "method: synthetic\n"
+    "segments:\n"
+    "  - {upto: 1KiB, alpha: 300ns, bandwidth: 2GB/s, r2: 0.99, max_residual_pct: 2.5}\n"
+    "  - {upto: 64KiB, alpha: 500ns, bandwidth: 8GB/s}\n"
+    "  - {upto: 8MiB, alpha: 4us, bandwidth: 14GB/s}\n"
+    "  - {upto: 64MiB, alpha: 90us, bandwidth: 7GB/s}\n";
+
+static void load_good(machine *m)
+{
+    cl_diag d = {{0}};
+    if (machine_load_string(m, "m.yaml", good, &d))
+        fail_msg("%s", d.msg);
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    machine m;
+    load_good(&m);
+    assert_true(machine_check(&m));
+    assert_string_equal(m.host, "node7");
+    assert_string_equal(m.backend, "shm");
+    assert_string_equal(m.path, "m.yaml");
+    assert_string_equal(m.method, "synthetic");
+    assert_int_equal(m.eager_limit, 65536);
+    assert_int_equal(m.nseg, 4);
+    assert_int_equal(m.seg[2].upto, 8 << 20);
+    assert_near(m.seg[0].r2, 0.99, 1e-12);
+    assert_true(isnan(m.seg[1].r2));
+    assert_near(m.seg[3].alpha, 90e-6, 1e-18);
+}
+
+/* T(n) picks the first segment with n <= upto, the last above them all. */
+static void test_time_piecewise(void **state)
+{
+    (void)state;
+    machine m;
+    load_good(&m);
+    assert_near(machine_time(&m, 8), 300e-9 + 8 / 2e9, 1e-18);
+    assert_near(machine_time(&m, 1024), 300e-9 + 1024 / 2e9, 1e-18);
+    assert_near(machine_time(&m, 1025), 500e-9 + 1025 / 8e9, 1e-18);
+    assert_near(machine_time(&m, 65536), 500e-9 + 65536 / 8e9, 1e-18);
+    assert_near(machine_time(&m, 65537), 4e-6 + 65537 / 14e9, 1e-18);
+    assert_near(machine_time(&m, 1ULL << 30), 90e-6 + (double)(1ULL << 30) / 7e9, 1e-15);
+    assert_ptr_equal(machine_segment_of(&m, 0), &m.seg[0]);
+}
+
+static void bad(const char *yaml, const char *where, const char *what)
+{
+    machine m = {.nseg = 99};
+    cl_diag d = {{0}};
+    int err = machine_load_string(&m, "bad.yaml", yaml, &d);
+    if (err == 0)
+        fail_msg("loaded a bad file:\n%s", yaml);
+    if (strncmp(d.msg, where, strlen(where)) != 0 || !strstr(d.msg, what))
+        fail_msg("message '%s' should start with '%s' and contain '%s'", d.msg, where, what);
+    assert_int_equal(m.nseg, 99); /* unchanged */
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    const char *head = "host: h\nbackend: shm\neager_limit: 64KiB\n";
+    char y[512];
+    bad("host: h\n", "bad.yaml:1:1: ", "missing key 'backend'");
+    bad("host: [\n", "bad.yaml:2:1: ", "YAML syntax error");
+    snprintf(y, sizeof y, "%ssegments: []\n", head);
+    bad(y, "bad.yaml:4:11: ", "'segments' must list 1 to 16 segments, got 0");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: -3GB/s}\n", head);
+    bad(y, "bad.yaml:5:41: ", "'bandwidth' must be > 0, got '-3GB/s'");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1KiB, alpha: 1parsec, bandwidth: 1GB/s}\n",
+             head);
+    bad(y, "bad.yaml:5:25: ", "unknown time unit 'parsec'");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1KiB, alpha: 1us}\n", head);
+    bad(y, "bad.yaml:5:5: ", "missing key 'bandwidth'");
+    snprintf(y, sizeof y,
+             "%ssegments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: 1GB/s}\n"
+             "  - {upto: 1KiB, alpha: 1us, bandwidth: 1GB/s}\n",
+             head);
+    bad(y, "bad.yaml:6:12: ", "'upto' must increase from segment to segment, got 1024 after 1024");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: 1GB/s, beta: 2}\n",
+             head);
+    bad(y, "bad.yaml:5:48: ", "unknown key 'beta' in a segment");
+    snprintf(y, sizeof y, "%scolour: red\nsegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s}\n",
+             head);
+    bad(y, "bad.yaml:4:1: ", "unknown key 'colour' in a machine file");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, r2: high}\n",
+             head);
+    bad(y, "bad.yaml:5:49: ", "'r2' must be a number, got 'high'");
+    bad("host: h\nbackend: shm\neager_limit: 64XB\nsegments: []\n", "bad.yaml:3:14: ",
+        "unknown size unit 'XB'");
+    machine m;
+    cl_diag d = {{0}};
+    assert_int_equal(machine_load(&m, "/nonexistent/m.yaml", &d), CL_EIO);
+    assert_non_null(strstr(d.msg, "/nonexistent/m.yaml"));
+}
+
+/* What machine_write prints, machine_load reads back to 6 digits;
+ * `bandwidth: inf` survives; machine_save leaves no temporary file. */
+static void test_write_read_back(void **state)
+{
+    (void)state;
+    machine m;
+    load_good(&m);
+    m.seg[0].bandwidth = INFINITY;
+    snprintf(m.host, sizeof m.host, "we\"ird\\host");
+    char dir[] = "/tmp/commlab-test-machine-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/sub/m.yaml", dir);
+    cl_diag d = {{0}};
+    if (machine_save(&m, path, &d))
+        fail_msg("%s", d.msg);
+    machine back;
+    if (machine_load(&back, path, &d))
+        fail_msg("%s", d.msg);
+    assert_string_equal(back.host, m.host);
+    assert_string_equal(back.date, m.date);
+    assert_int_equal(back.eager_limit, m.eager_limit);
+    assert_int_equal(back.nseg, m.nseg);
+    assert_true(isinf(back.seg[0].bandwidth));
+    for (size_t i = 0; i < m.nseg; i++) {
+        assert_int_equal(back.seg[i].upto, m.seg[i].upto);
+        assert_near(back.seg[i].alpha, m.seg[i].alpha, m.seg[i].alpha * 1e-6);
+        if (i > 0)
+            assert_near(back.seg[i].bandwidth, m.seg[i].bandwidth, m.seg[i].bandwidth * 1e-6);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A %s/sub)\" = m.yaml", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Runs fn modeled on a machine mesh of n ranks; returns the reported time
+ * of the one iteration (iteration time / divisor). */
+static double modeled(const machine *m, cl_pattern_fn *fn, int n, uint64_t bytes, int divisor)
+{
+    sim_net *net;
+    assert_int_equal(sim_net_create_machine(&net, m, n, NULL), 0);
+    sim_opts o = {.nranks = n, .net = net, .eager_limit = m->eager_limit, .payload = true,
+                  .iters = 1, .out = stdout, .report = stderr};
+    cl_args a = {.bytes = (size_t)bytes};
+    sim_result res;
+    assert_int_equal(sim_run(&o, fn, &a, &res), 0);
+    assert_int_equal(res.status, 0);
+    double t = res.iter_time[0] / divisor;
+    sim_result_release(&res);
+    sim_net_destroy(net);
+    return t;
+}
+
+/* The calibration's promise: a modeled ping-pong reproduces the file's
+ * T(n) at every size, eager and rendezvous alike (the rendezvous handshake
+ * is inside the calibrated alpha, so none is added). */
+static void test_modeled_pingpong_is_the_file(void **state)
+{
+    (void)state;
+    machine m;
+    load_good(&m);
+    static const uint64_t sizes[] = {1, 8, 1024, 1025, 4096, 65536, 65537, 1 << 20, 8 << 20,
+                                     (8 << 20) + 1, 64 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double want = machine_time(&m, sizes[i]);
+        double got = modeled(&m, pingpong, 2, sizes[i], 2);
+        if (!(fabs(got - want) <= 1e-12 * want))
+            fail_msg("pingpong %llu bytes: modeled %.12g s, file T(n) %.12g s",
+                     (unsigned long long)sizes[i], got, want);
+    }
+    /* A ring moves every message at once: one T(n) too. */
+    assert_near(modeled(&m, ring, 4, 4096, 1), machine_time(&m, 4096), 1e-15);
+}
+
+static void test_net_describe(void **state)
+{
+    (void)state;
+    machine m;
+    load_good(&m);
+    sim_net *net;
+    assert_int_equal(sim_net_create_machine(&net, &m, 3, NULL), 0);
+    assert_string_equal(sim_net_describe(net),
+                        "machine m.yaml (shm on node7, 4 segments), full mesh of 3 ranks");
+    double a, bw;
+    int hops;
+    sim_net_cost(net, 0, 2, 1 << 20, &a, &bw, &hops);
+    assert_near(a, 4e-6, 1e-18);
+    assert_near(bw, 14e9, 1e-3);
+    assert_int_equal(hops, 1);
+    sim_net_destroy(net);
+    cl_diag d = {{0}};
+    assert_int_equal(sim_net_create_machine(&net, &m, 0, &d), CL_EINVAL);
+    assert_null(net);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_time_piecewise),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_write_read_back),
+        cmocka_unit_test(test_modeled_pingpong_is_the_file),
+        cmocka_unit_test(test_net_describe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
