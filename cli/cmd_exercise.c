@@ -87,6 +87,22 @@ static void textf(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Appends to buf of len bytes holding *used; *used never passes len - 1. */
+static void appendf(char *buf, size_t len, int *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void appendf(char *buf, size_t len, int *used, const char *fmt, ...)
+{
+    if ((size_t)*used >= len - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, len - (size_t)*used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = (size_t)*used + (size_t)n < len - 1 ? *used + n : (int)len - 1;
+}
+
 /* ---- what exercises.yaml holds ---- */
 
 typedef struct ex_step {
@@ -96,6 +112,8 @@ typedef struct ex_step {
     long messages;            /* messages per iteration; -1: not checked */
     const char *same_time_as; /* reference arguments (modeled); NULL: none */
     double factor;            /* the step's time = factor x the reference's */
+    const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */
+    const char *avoids;       /* calls it must not show; NULL: none */
     const char *hint;         /* printed when the step fails; NULL: none */
 } ex_step;
 
@@ -212,6 +230,10 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
         err = opt_string(d, n, "same_time_as", &s->same_time_as, g);
     if (!err)
         err = opt_number(d, n, "factor", &s->factor, g);
+    if (!err)
+        err = opt_string(d, n, "uses", &s->uses, g);
+    if (!err)
+        err = opt_string(d, n, "avoids", &s->avoids, g);
     if (!err)
         err = opt_string(d, n, "hint", &s->hint, g);
     return err;
@@ -497,18 +519,20 @@ static int child_start(char **argv, bool pass, child_run *r)
     return 0;
 }
 
-/* Runs `commlab ARGS` with the substitutions ({file}: file); *shown is
- * the command as the student would type it, with label for {file}. */
+/* Runs `commlab ARGS` with the substitutions ({file}: file) and up to
+ * three extra words (a NULL-terminated list, or NULL); *shown is the
+ * command as the student would type it, with label for {file}. */
 static int run_args(const char *args, const char *file, const char *label,
-                    const char *backend, long n, const char *extra, bool pass, child_run *r,
+                    const char *backend, long n, const char *const *extra, bool pass,
+                    child_run *r,
                     char *shown, size_t shown_len)
 {
     char buf[8192], *argv[MAX_ARGS];
     int argc = make_argv(buf, sizeof buf, args, file, backend, n, argv);
     if (argc < 0)
         return cli_error("the command '%s' has too many words", args);
-    if (extra && argc < MAX_ARGS - 1) {
-        argv[argc++] = (char *)extra;
+    for (int i = 0; extra && i < 3 && extra[i] && argc < MAX_ARGS - 1; i++) {
+        argv[argc++] = (char *)extra[i];
         argv[argc] = NULL;
     }
     /* What the student would type: their file as they named it. */
@@ -616,16 +640,93 @@ static const char *status_word(long st)
     }
 }
 
+/* The names of the calls in a Perfetto trace ("isend", "recv", ...), as
+ * one malloc'd text to search; NULL when it cannot be read. */
+static char *trace_calls(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    size_t got;
+    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *more = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
+            if (!more)
+                break;
+            text = more;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (text)
+        text[len] = 0;
+    return text;
+}
+
+/* Whether the trace shows every call of s->uses and none of s->avoids. */
+static void check_calls(const char *calls, const ex_step *s, char *why, size_t len)
+{
+    if (!calls) {
+        textf(why, len, "wrote no trace to look at");
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const char *list = pass ? s->avoids : s->uses;
+        char buf[256];
+        textf(buf, sizeof buf, "%s", list ? list : "");
+        char *save, *name;
+        for (name = strtok_r(buf, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
+            char key[300];
+            textf(key, sizeof key, "\"name\":\"%s\"", name);
+            bool seen = strstr(calls, key) != NULL;
+            if (seen == (pass == 1)) {
+                textf(why, len, pass ? "calls cl_%s, which this exercise asks you not to use"
+                                     : "never calls cl_%s", name);
+                return;
+            }
+        }
+    }
+}
+
+/* Runs one step and prints its verdict.  Returns 0, 1 when the student's
+ * file does not build (the other steps would fail alike), or the exit
+ * status of an error of our own. */
 static int check_step(check_ctx *k, const ex_step *s)
 {
     bool csv = s->messages >= 0 || s->same_time_as;
     child_run r;
     char shown[2048], why[600] = "", what[600];
-    int rc = run_args(s->run, k->file, k->label, k->backend, 0, csv ? "--csv" : NULL, false, &r, shown,
+    const char *extra[4] = {NULL};
+    char dir[PATH_MAX] = "", trace[PATH_MAX + 16] = "";
+    int nx = 0;
+    if (csv)
+        extra[nx++] = "--csv";
+    if (s->uses || s->avoids) {
+        const char *tmp = getenv("TMPDIR");
+        textf(dir, sizeof dir, "%s/commlab-check-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir))
+            return cli_error("cannot make a temporary folder '%s': %s", dir, strerror(errno));
+        textf(trace, sizeof trace, "%s/trace.json", dir);
+        extra[nx++] = "--trace";
+        extra[nx++] = trace;
+    }
+    int rc = run_args(s->run, k->file, k->label, k->backend, 0, extra, false, &r, shown,
                       sizeof shown);
-    if (rc)
+    char *calls = NULL;
+    if (trace[0]) {
+        calls = trace_calls(trace);
+        unlink(trace);
+        rmdir(dir);
+    }
+    if (rc) {
+        free(calls);
         return rc;
-    int used = snprintf(what, sizeof what, "exit %ld (%s)", s->exit, status_word(s->exit));
+    }
+    int used = 0;
+    appendf(what, sizeof what, &used, "exit %ld (%s)", s->exit, status_word(s->exit));
     double v[4];
     if (r.status != s->exit) {
         textf(why, sizeof why, "exited %d (%s), expected %ld (%s)", r.status,
@@ -638,16 +739,24 @@ static int check_step(check_ctx *k, const ex_step *s)
         textf(why, sizeof why, "sent %.0f messages per iteration, expected %ld", v[0],
                  s->messages);
     }
+    if (!why[0] && (s->uses || s->avoids))
+        check_calls(calls, s, why, sizeof why);
+    free(calls);
+    if (s->uses)
+        appendf(what, sizeof what, &used, ", calls %s", s->uses);
+    if (s->avoids)
+        appendf(what, sizeof what, &used, ", never %s", s->avoids);
     if (s->output)
-        used += snprintf(what + used, sizeof what - (size_t)used, ", prints '%s'", s->output);
+        appendf(what, sizeof what, &used, ", prints '%s'", s->output);
     if (s->messages >= 0)
-        used += snprintf(what + used, sizeof what - (size_t)used, ", %ld messages",
+        appendf(what, sizeof what, &used, ", %ld messages",
                          s->messages);
     if (!why[0] && s->same_time_as) {
         child_run ref;
         char rshown[2048];
         double mine, theirs;
-        rc = run_args(s->same_time_as, k->file, k->label, "sim", 0, "--csv", false, &ref, rshown,
+        const char *csvopt[] = {"--csv", NULL};
+        rc = run_args(s->same_time_as, k->file, k->label, "sim", 0, csvopt, false, &ref, rshown,
                       sizeof rshown);
         if (rc) {
             free(r.output);
@@ -666,14 +775,21 @@ static int check_step(check_ctx *k, const ex_step *s)
                 textf(why, sizeof why, "takes %s modeled, expected %s (%sthe time of `%s`)",
                          units_time_digits(a, mine, 4), units_time_digits(b, want, 4), times,
                          rshown);
-            textf(what + used, sizeof what - (size_t)used, ", modeled time %s = %sthe time "
+            appendf(what, sizeof what, &used, ", modeled time %s = %sthe time "
                      "of `%s`", units_time_digits(a, mine, 4), times, rshown);
         }
         free(ref.output);
     }
     step_result(k, shown, what, why[0] ? why : NULL, s, why[0] ? &r : NULL);
+    /* A file that does not build fails every step the same way. */
+    bool unbuilt = r.status == CLI_EXIT_USAGE && s->exit != CLI_EXIT_USAGE &&
+                   (strstr(r.output, "commlab: cannot compile") ||
+                    strstr(r.output, "commlab: cannot load the compiled") ||
+                    strstr(r.output, "defines no function"));
     free(r.output);
-    return 0;
+    if (unbuilt)
+        printf("        stopped: the file does not compile or load\n");
+    return unbuilt ? 1 : 0;
 }
 
 /* Numbers of an answer: "0.90 10.74", "300KB, 50KB". */
@@ -686,13 +802,15 @@ static int parse_answer(const char *text, double *out, size_t max, size_t *n)
     for (tok = strtok_r(buf, " ,;\t\n", &save); tok; tok = strtok_r(NULL, " ,;\t\n", &save)) {
         if (*n == max)
             return cli_error("the answer has more than %zu numbers", max);
-        char *end;
+        char *end, unit[32];
         double v = strtod(tok, &end);
-        uint64_t bytes;
-        if (end == tok || (*end && units_parse_size(tok, "--answer", &bytes, NULL)))
+        uint64_t scale = 1;
+        textf(unit, sizeof unit, "1%s", end); /* "292.97KiB": 292.97 x 1KiB */
+        if (end == tok || !isfinite(v) || (*end && units_parse_size(unit, "--answer", &scale,
+                                                                   NULL)))
             return cli_error("--answer must be numbers (sizes may carry units), got '%s'",
                              tok);
-        out[(*n)++] = *end ? (double)bytes : v;
+        out[(*n)++] = v * (double)scale;
     }
     if (*n == 0)
         return cli_error("--answer is empty");
@@ -705,7 +823,7 @@ static int check_values(check_ctx *k, const double *ans, size_t nans)
     double want[64];
     size_t nwant = 0;
     char sources[2048] = "";
-    size_t used = 0;
+    int used = 0;
     for (size_t i = 0; i < e->nvalues; i++) {
         child_run r;
         char shown[1024];
@@ -722,8 +840,7 @@ static int check_values(check_ctx *k, const double *ans, size_t nans)
         for (size_t j = 0; j < got; j++)
             want[nwant + j] *= e->values[i].scale;
         nwant += got;
-        used += (size_t)snprintf(sources + used, used < sizeof sources ? sizeof sources - used : 0,
-                                 "%s%s", i ? "; " : "", shown);
+        appendf(sources, sizeof sources, &used, "%s%s", i ? "; " : "", shown);
     }
     char what[2400];
     textf(what, sizeof what, "%zu number%s, each within %g%% of: %s", nwant,
@@ -862,6 +979,10 @@ static int ex_show(const exercise *e)
                 printf(", prints '%s'", s->output);
             if (s->messages >= 0)
                 printf(", %ld messages per iteration", s->messages);
+            if (s->uses)
+                printf(", calls %s", s->uses);
+            if (s->avoids)
+                printf(", never %s", s->avoids);
             if (s->same_time_as)
                 printf(", the modeled time of: commlab %s%s", s->same_time_as,
                        s->factor != 1 ? " (x factor)" : "");
@@ -972,6 +1093,8 @@ static int ex_check(const exercise *e, const char *file, bool solution, const ch
         printf("exercise %s: %s (%s, %s)\n", e->id, e->title, k.label, backend);
         for (size_t i = 0; !rc && i < e->nsteps; i++)
             rc = check_step(&k, &e->steps[i]);
+        if (rc == 1) /* the file did not build: the verdict stands */
+            rc = 0;
     }
     if (rc)
         return rc;
