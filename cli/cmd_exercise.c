@@ -1105,7 +1105,7 @@ static int ex_check(const exercise *e, const char *file, bool solution, const ch
     if (k.failed)
         printf("\nFAILED: %d of %d checks passed\n", k.passed, k.passed + k.failed);
     else
-        printf("\npassed: all %d checks\n", k.passed);
+        printf(k.passed == 1 ? "\npassed: the check\n" : "\npassed: all %d checks\n", k.passed);
     return k.failed ? CLI_EXIT_CHECK : CLI_EXIT_OK;
 }
 
