@@ -93,6 +93,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_exercise(int argc, char **argv);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];
@@ -102,5 +103,6 @@ extern const char cmd_bench_usage[];
 extern const char cmd_plot_usage[];
 extern const char cmd_calibrate_usage[];
 extern const char cmd_compare_usage[];
+extern const char cmd_exercise_usage[];
 
 #endif

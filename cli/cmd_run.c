@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/patterns.h"
 #include "cli/run_size.h"
+#include "cli/student.h"
 #include "core/json.h"
 #include "core/record.h"
 #include "core/table.h"
@@ -22,9 +23,13 @@
 
 const char cmd_run_usage[] =
     "usage: commlab run PATTERN [options]\n"
+    "       commlab run FILE.c [options]\n"
     "\n"
     "Runs a pattern on every rank and reports its time per message size.\n"
-    "`commlab patterns` lists the patterns.\n"
+    "`commlab patterns` lists the patterns.  A FILE.c (a name ending in .c or\n"
+    "holding a '/') is your own pattern: it includes commlab.h and defines\n"
+    "int pattern(cl_comm *c, const cl_args *a); commlab compiles it with cc\n"
+    "($CC) into a temporary shared object and runs it on any backend.\n"
     "\n"
     "  -b, --backend NAME       sim (modeled; the default), shm (measured: one\n"
     "                           process per rank over shared memory) or tcp (one\n"
@@ -100,7 +105,8 @@ const char cmd_run_usage[] =
     "  mpirun -np 4 commlab run ring --backend tcp\n"
     "  COMMLAB_SECRET=... commlab run ring --backend tcp --rank 1 --world 2 \\\n"
     "      --master node0:29500                          # on the second host\n"
-    "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n";
+    "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n"
+    "  commlab run ./myring.c -n 4                 # your own pattern\n";
 
 const char cmd_patterns_usage[] =
     "usage: commlab patterns\n"
@@ -279,6 +285,11 @@ static int parse_args(int argc, char **argv, run_opts *o)
     if ((rc = cli_no_extra("run", argc, argv)))
         return rc;
     o->pattern = patterns_find(name);
+    if (!o->pattern && student_is_file(name)) {
+        if ((rc = student_load(&o->student, name)))
+            return rc;
+        o->pattern = &o->student.info;
+    }
     if (!o->pattern)
         return cli_error("unknown pattern '%s' (`commlab patterns` lists them)", name);
     if (bytes_s && sizes_s)
@@ -560,11 +571,13 @@ int cmd_run(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (rc || (rc = validate(&o))) {
+        student_unload(&o.student);
         free(o.sizes);
         return rc;
     }
     run_env env = {0};
     if (!o.measured && (rc = build_net(&o, &env.net))) {
+        student_unload(&o.student);
         free(o.sizes);
         return rc;
     }
@@ -634,6 +647,7 @@ out:
     sim_net_destroy(env.net);
     boot_close(o.boot);
     world_release(&o.world);
+    student_unload(&o.student);
     free(o.sizes);
     return rc;
 }

@@ -29,6 +29,8 @@ static const cli_command commands[] = {
     {"compare", cmd_compare, "a pattern measured next to its calibrated model, error per size",
      cmd_compare_usage},
     {"bench", cmd_bench, "benchmarks: how fast the simulator runs", cmd_bench_usage},
+    {"exercise", cmd_exercise, "the course's exercises: list, show, run, check",
+     cmd_exercise_usage},
     {"help", cmd_help, "show the commands, or one command's options", help_usage},
     {"version", cmd_version, "print the version", version_usage},
 };

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/patterns.h"
+#include "cli/student.h"
 #include "core/record.h"
 #include "real/launch.h"
 #include "real/world.h"
@@ -45,6 +46,7 @@ typedef struct run_opts {
     const char *model_only; /* the first sim-only option given */
     const char *real_only;  /* the first measured-only option given */
     const char *shm_only;   /* --shm-copy, if given */
+    student_pattern student; /* PATTERN given as a FILE.c */
     cl_args args;
     cli_format fmt;
 } run_opts;

@@ -84,6 +84,13 @@ typedef struct cl_args {
  * code from a failed call, or CL_ECHECK after cl_fail(). */
 typedef int cl_pattern_fn(cl_comm *c, const cl_args *a);
 
+/* A pattern in a file of its own (`commlab run ./mine.c`) defines this one
+ * function; commlab compiles the file with -DCL_STUDENT, so a definition
+ * with another signature is a compile error rather than a crash. */
+#ifdef CL_STUDENT
+cl_pattern_fn pattern;
+#endif
+
 /* Returns from the calling function when call fails. */
 #define CL_TRY(call)                  \
     do {                              \

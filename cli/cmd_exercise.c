@@ -1,0 +1,1181 @@
+/* cmd_exercise.c - `commlab exercise list|show|run|check`: the course's
+ * exercises, read from chapters/NN-topic/exercises.yaml.
+ *
+ * An exercise is one of two kinds.
+ *
+ *   code    the student writes a pattern in a file of their own (`file:`);
+ *           `check:` is a list of steps, each a commlab command run on the
+ *           student's file and what it must show: the exit status, a line of
+ *           output, the messages per iteration, or (modeled) the same time as
+ *           a reference command.
+ *   answer  the student answers with numbers (`--answer "..."`); `answer:`
+ *           says which commlab outputs the numbers must match, or the command
+ *           whose printed figure the smallest answer must bring under a bound.
+ *
+ * Every check runs commlab itself as a child process (/proc/self/exe), so
+ * what is checked is exactly what the student sees.  Steps whose command
+ * holds {backend} run on the backend asked for (`--backend`, sim by
+ * default); the others are modeled and deterministic.
+ *
+ * The YAML documents stay loaded while a command runs: every string of an
+ * exercise points into them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "commlab.h"
+#include "core/config.h"
+#include "core/table.h"
+#include "core/units.h"
+
+const char cmd_exercise_usage[] =
+    "usage: commlab exercise list\n"
+    "       commlab exercise show ID\n"
+    "       commlab exercise run ID [--file FILE | --solution]\n"
+    "       commlab exercise check ID [--file FILE | --solution | --answer TEXT]\n"
+    "                                 [--backend NAME]\n"
+    "\n"
+    "The course's exercises (chapters/NN-topic/exercises.yaml), each something\n"
+    "you run and commlab checks.\n"
+    "\n"
+    "  list            every exercise: id, title, chapter\n"
+    "  show ID         the task, the commands to run, and what the check runs\n"
+    "  run ID          runs the exercise's commands, with your file in them\n"
+    "  check ID        checks your work: your pattern file (code exercises) or\n"
+    "                  your --answer (answer exercises)\n"
+    "\n"
+    "      --file FILE      your pattern file (default: the name the exercise\n"
+    "                       gives, in the current folder)\n"
+    "      --solution       use the reference solution that ships with commlab\n"
+    "      --answer TEXT    your answer: numbers separated by spaces or commas;\n"
+    "                       sizes may carry units (300KB, 292.97KiB)\n"
+    "  -b, --backend NAME   where the measured steps of a check run: sim (the\n"
+    "                       default), shm or tcp; modeled steps always run on sim\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "exit status: 0 the check passed, 1 it failed (each failed step says why),\n"
+    "2 bad usage (unknown id, missing file or answer)\n"
+    "\n"
+    "examples:\n"
+    "  commlab exercise show 2.1\n"
+    "  commlab exercise check 2.1 --file myring.c\n"
+    "  commlab exercise check 2.1 --solution --backend shm\n"
+    "  commlab exercise check 3.1 --answer \"0.90 10.74 5.37 86.62\"\n";
+
+enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE };
+
+#define MAX_ARGS 64
+#define MAX_OUTPUT (4u << 20) /* bytes of a child's output kept */
+
+/* snprintf for messages and paths: a text that does not fit is cut. */
+static void textf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void textf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends to buf of len bytes holding *used; *used never passes len - 1. */
+static void appendf(char *buf, size_t len, int *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void appendf(char *buf, size_t len, int *used, const char *fmt, ...)
+{
+    if ((size_t)*used >= len - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, len - (size_t)*used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = (size_t)*used + (size_t)n < len - 1 ? *used + n : (int)len - 1;
+}
+
+/* ---- what exercises.yaml holds ---- */
+
+typedef struct ex_step {
+    const char *run;          /* commlab arguments: {file}, {backend} substituted */
+    long exit;                /* expected exit status */
+    const char *output;       /* text the output must contain; NULL: none */
+    long messages;            /* messages per iteration; -1: not checked */
+    const char *same_time_as; /* reference arguments (modeled); NULL: none */
+    double factor;            /* the step's time = factor x the reference's */
+    const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */
+    const char *avoids;       /* calls it must not show; NULL: none */
+    const char *hint;         /* printed when the step fails; NULL: none */
+} ex_step;
+
+typedef struct ex_value {
+    const char *run;    /* commlab arguments printing CSV */
+    const char *column; /* the CSV column: every row's value, in order */
+    double scale;       /* value x scale = the unit the question asks in */
+} ex_value;
+
+typedef struct exercise {
+    const char *id, *title, *task, *explain;
+    const char *file;       /* code: the student's file name */
+    const char *start;      /* code: a pattern to start from (repository path) */
+    const char *solution;   /* code: solution file, relative to the chapter */
+    const char **commands;  /* what the student runs, "commlab ..." */
+    size_t ncommands;
+    ex_step *steps;
+    size_t nsteps;
+    /* answer */
+    const char *ask;        /* the question; NULL for a code exercise */
+    const char *solution_answer;
+    ex_value *values;
+    size_t nvalues;
+    double tolerance;       /* relative */
+    const char *smallest;   /* arguments with {n} */
+    const char *after;      /* the figure follows this text in its output */
+    double at_most;
+    char chapter[128];      /* "02-point-to-point" */
+    char dir[PATH_MAX];     /* the chapter's folder */
+} exercise;
+
+typedef struct course {
+    cfg_doc *docs;
+    size_t ndocs;
+    exercise *ex;
+    size_t n;
+} course;
+
+static void course_release(course *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->ex[i].commands);
+        free(c->ex[i].steps);
+        free(c->ex[i].values);
+    }
+    for (size_t i = 0; i < c->ndocs; i++)
+        cfg_doc_release(&c->docs[i]);
+    free(c->docs);
+    free(c->ex);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- loading ---- */
+
+static int opt_string(cfg_doc *d, yaml_node_t *map, const char *key, const char **out,
+                      cl_diag *g)
+{
+    yaml_node_t *n;
+    int err = cfg_get(d, map, key, false, &n, g);
+    if (!err && n)
+        err = cfg_string(d, n, key, out, g);
+    return err;
+}
+
+static int req_string(cfg_doc *d, yaml_node_t *map, const char *key, const char **out,
+                      cl_diag *g)
+{
+    yaml_node_t *n;
+    int err = cfg_get(d, map, key, true, &n, g);
+    return err ? err : cfg_string(d, n, key, out, g);
+}
+
+static int opt_number(cfg_doc *d, yaml_node_t *map, const char *key, double *out, cl_diag *g)
+{
+    const char *s = NULL;
+    int err = opt_string(d, map, key, &s, g);
+    if (err || !s)
+        return err;
+    char *end;
+    size_t len = strlen(s);
+    double v = strtod(s, &end);
+    if (end == s || (*end && !(*end == '%' && end == s + len - 1)) || !isfinite(v)) {
+        yaml_node_t *n;
+        cfg_get(d, map, key, true, &n, g);
+        return cfg_error(d, n, g, "'%s' must be a number, got '%s'", key, s);
+    }
+    *out = *end == '%' ? v / 100 : v;
+    return 0;
+}
+
+static int opt_long(cfg_doc *d, yaml_node_t *map, const char *key, long min, long max,
+                    long *out, cl_diag *g)
+{
+    yaml_node_t *n;
+    int err = cfg_get(d, map, key, false, &n, g);
+    if (!err && n)
+        err = cfg_int(d, n, key, min, max, out, g);
+    return err;
+}
+
+static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
+{
+    int err = cfg_expect_map(d, n, "check", g);
+    *s = (ex_step){.messages = -1, .factor = 1};
+    if (!err)
+        err = req_string(d, n, "run", &s->run, g);
+    if (!err)
+        err = opt_long(d, n, "exit", 0, 255, &s->exit, g);
+    if (!err)
+        err = opt_string(d, n, "output", &s->output, g);
+    if (!err)
+        err = opt_long(d, n, "messages", 0, LONG_MAX, &s->messages, g);
+    if (!err)
+        err = opt_string(d, n, "same_time_as", &s->same_time_as, g);
+    if (!err)
+        err = opt_number(d, n, "factor", &s->factor, g);
+    if (!err)
+        err = opt_string(d, n, "uses", &s->uses, g);
+    if (!err)
+        err = opt_string(d, n, "avoids", &s->avoids, g);
+    if (!err)
+        err = opt_string(d, n, "hint", &s->hint, g);
+    return err;
+}
+
+static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
+{
+    int err = cfg_expect_map(d, n, "answer", g);
+    e->tolerance = 0.01;
+    if (!err)
+        err = req_string(d, n, "ask", &e->ask, g);
+    if (!err)
+        err = req_string(d, n, "solution", &e->solution_answer, g);
+    if (!err)
+        err = opt_number(d, n, "tolerance", &e->tolerance, g);
+    yaml_node_t *vals = NULL, *sm = NULL;
+    if (!err)
+        err = cfg_get(d, n, "values", false, &vals, g);
+    if (!err)
+        err = cfg_get(d, n, "smallest", false, &sm, g);
+    if (!err && !vals == !sm)
+        return cfg_error(d, n, g, "'answer' needs either 'values' or 'smallest'");
+    if (!err && vals && !(err = cfg_expect_seq(d, vals, "values", g))) {
+        e->nvalues = cfg_seq_len(vals);
+        e->values = calloc(e->nvalues ? e->nvalues : 1, sizeof *e->values);
+        if (!e->values)
+            return diag_set(g, CL_ENOMEM, "out of memory");
+        for (size_t i = 0; !err && i < e->nvalues; i++) {
+            yaml_node_t *v = cfg_seq_at(d, vals, i);
+            ex_value *x = &e->values[i];
+            x->scale = 1;
+            err = cfg_expect_map(d, v, "values", g);
+            if (!err)
+                err = req_string(d, v, "run", &x->run, g);
+            if (!err)
+                err = req_string(d, v, "column", &x->column, g);
+            if (!err)
+                err = opt_number(d, v, "scale", &x->scale, g);
+        }
+    }
+    if (!err && sm && !(err = cfg_expect_map(d, sm, "smallest", g))) {
+        err = req_string(d, sm, "run", &e->smallest, g);
+        if (!err)
+            err = req_string(d, sm, "after", &e->after, g);
+        if (!err)
+            err = opt_number(d, sm, "at_most", &e->at_most, g);
+    }
+    return err;
+}
+
+static int load_exercise(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
+{
+    int err = cfg_expect_map(d, n, "exercises", g);
+    if (!err)
+        err = req_string(d, n, "id", &e->id, g);
+    if (!err)
+        err = req_string(d, n, "title", &e->title, g);
+    if (!err)
+        err = req_string(d, n, "task", &e->task, g);
+    if (!err)
+        err = opt_string(d, n, "explain", &e->explain, g);
+    if (!err)
+        err = opt_string(d, n, "file", &e->file, g);
+    if (!err)
+        err = opt_string(d, n, "start", &e->start, g);
+    if (!err)
+        err = opt_string(d, n, "solution", &e->solution, g);
+    yaml_node_t *cmds = NULL, *check = NULL, *answer = NULL;
+    if (!err)
+        err = cfg_get(d, n, "commands", true, &cmds, g);
+    if (!err && !(err = cfg_expect_seq(d, cmds, "commands", g))) {
+        e->ncommands = cfg_seq_len(cmds);
+        e->commands = calloc(e->ncommands ? e->ncommands : 1, sizeof *e->commands);
+        if (!e->commands)
+            return diag_set(g, CL_ENOMEM, "out of memory");
+        for (size_t i = 0; !err && i < e->ncommands; i++)
+            err = cfg_string(d, cfg_seq_at(d, cmds, i), "commands", &e->commands[i], g);
+    }
+    if (!err)
+        err = cfg_get(d, n, "check", false, &check, g);
+    if (!err)
+        err = cfg_get(d, n, "answer", false, &answer, g);
+    if (!err && !check == !answer)
+        return cfg_error(d, n, g, "exercise '%s' needs either 'check' (code) or 'answer'",
+                         e->id);
+    if (!err && check && (!e->file || !e->solution))
+        return cfg_error(d, n, g, "exercise '%s' has a check, so it needs 'file' and "
+                         "'solution'", e->id);
+    if (!err && check && !(err = cfg_expect_seq(d, check, "check", g))) {
+        e->nsteps = cfg_seq_len(check);
+        e->steps = calloc(e->nsteps ? e->nsteps : 1, sizeof *e->steps);
+        if (!e->steps)
+            return diag_set(g, CL_ENOMEM, "out of memory");
+        for (size_t i = 0; !err && i < e->nsteps; i++)
+            err = load_step(d, cfg_seq_at(d, check, i), &e->steps[i], g);
+    }
+    if (!err && answer)
+        err = load_answer(d, answer, e, g);
+    return err;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Loads chapters/<NN-topic>/exercises.yaml for every chapter, in order. */
+static int course_load(course *c)
+{
+    memset(c, 0, sizeof *c);
+    char root[PATH_MAX];
+    cl_diag g = {{0}};
+    if (cli_data_path(root, sizeof root, "chapters", &g))
+        return cli_diag(&g, CLI_EXIT_USAGE);
+    struct dirent **names;
+    int n = scandir(root, &names, NULL, by_name);
+    if (n < 0)
+        return cli_error("cannot list '%s': %s", root, strerror(errno));
+    int err = 0;
+    c->docs = calloc((size_t)n + 1, sizeof *c->docs);
+    if (!c->docs)
+        err = cli_error("out of memory");
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX + 300];
+        textf(path, sizeof path, "%s/%s/exercises.yaml", root, names[i]->d_name);
+        if (!err && names[i]->d_name[0] != '.' && access(path, R_OK) == 0) {
+            cfg_doc *d = &c->docs[c->ndocs];
+            yaml_node_t *top, *list;
+            if (cfg_doc_load(d, path, &g)) {
+                err = cli_diag(&g, CLI_EXIT_USAGE);
+            } else {
+                c->ndocs++;
+                if (cfg_root(d, &top, &g) || cfg_get(d, top, "exercises", true, &list, &g) ||
+                    cfg_expect_seq(d, list, "exercises", &g)) {
+                    err = cli_diag(&g, CLI_EXIT_USAGE);
+                } else {
+                    size_t k = cfg_seq_len(list);
+                    exercise *more = realloc(c->ex, (c->n + k + 1) * sizeof *more);
+                    if (!more) {
+                        err = cli_error("out of memory");
+                    } else {
+                        c->ex = more;
+                        memset(c->ex + c->n, 0, k * sizeof *more);
+                        for (size_t j = 0; !err && j < k; j++) {
+                            exercise *e = &c->ex[c->n++];
+                            textf(e->chapter, sizeof e->chapter, "%s", names[i]->d_name);
+                            textf(e->dir, sizeof e->dir, "%s/%s", root, names[i]->d_name);
+                            if (load_exercise(d, cfg_seq_at(d, list, j), e, &g))
+                                err = cli_diag(&g, CLI_EXIT_USAGE);
+                        }
+                    }
+                }
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (err)
+        course_release(c);
+    return err;
+}
+
+static const exercise *course_find(const course *c, const char *id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->ex[i].id, id) == 0)
+            return &c->ex[i];
+    return NULL;
+}
+
+/* ---- running commlab ---- */
+
+typedef struct child_run {
+    int status;   /* exit status; 128+N when killed by signal N */
+    char *output; /* stdout and stderr as written, NUL-terminated */
+    size_t len;
+} child_run;
+
+/* Splits args (words separated by blanks) into argv after "commlab",
+ * replacing {file}, {backend} and {n}.  Returns argc, or -1 when there
+ * are too many words. */
+static int make_argv(char *buf, size_t len, const char *args, const char *file,
+                     const char *backend, long n, char **argv)
+{
+    size_t used = 0;
+    int argc = 1;
+    const char *p = args;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        const char *q = p;
+        while (*q && *q != ' ' && *q != '\t' && *q != '\n')
+            q++;
+        char word[PATH_MAX];
+        textf(word, sizeof word, "%.*s", (int)(q - p), p);
+        char num[32];
+        textf(num, sizeof num, "%ld", n);
+        const char *w = strcmp(word, "{file}") == 0      ? file
+                        : strcmp(word, "{backend}") == 0 ? backend
+                        : strcmp(word, "{n}") == 0       ? num
+                                                         : word;
+        size_t wl = strlen(w) + 1;
+        if (argc >= MAX_ARGS - 1 || used + wl > len)
+            return -1;
+        memcpy(buf + used, w, wl);
+        argv[argc++] = buf + used;
+        used += wl;
+        p = q;
+    }
+    argv[argc] = NULL;
+    return argc;
+}
+
+/* Runs this commlab binary with argv[1..]; collects what it prints.  When
+ * `pass` is set the output also goes to our stdout as it comes. */
+static int child_start(char **argv, bool pass, child_run *r)
+{
+    memset(r, 0, sizeof *r);
+    char self[PATH_MAX];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0)
+        return cli_error("cannot find the commlab binary: %s", strerror(errno));
+    self[sl] = 0;
+    argv[0] = "commlab";
+    int fd[2];
+    if (pipe(fd))
+        return cli_error("cannot make a pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return cli_error("cannot start commlab: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        alarm(300); /* no step of a check runs this long: a stuck one is ended */
+        execv(self, argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t cap = 4096;
+    r->output = malloc(cap);
+    char chunk[4096];
+    ssize_t got;
+    while ((got = read(fd[0], chunk, sizeof chunk)) != 0) {
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (pass)
+            fwrite(chunk, 1, (size_t)got, stdout), fflush(stdout);
+        if (r->output && r->len + (size_t)got + 1 > cap && r->len < MAX_OUTPUT) {
+            while (r->len + (size_t)got + 1 > cap)
+                cap *= 2;
+            char *more = realloc(r->output, cap);
+            if (!more) {
+                free(r->output);
+                r->output = NULL;
+            }
+            r->output = more;
+        }
+        if (r->output && r->len + (size_t)got + 1 <= cap) {
+            memcpy(r->output + r->len, chunk, (size_t)got);
+            r->len += (size_t)got;
+        }
+    }
+    close(fd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return cli_error("cannot wait for commlab: %s", strerror(errno));
+    if (!r->output)
+        return cli_error("out of memory keeping a command's output");
+    r->output[r->len] = 0;
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return 0;
+}
+
+/* Runs `commlab ARGS` with the substitutions ({file}: file) and up to
+ * three extra words (a NULL-terminated list, or NULL); *shown is the
+ * command as the student would type it, with label for {file}. */
+static int run_args(const char *args, const char *file, const char *label,
+                    const char *backend, long n, const char *const *extra, bool pass,
+                    child_run *r,
+                    char *shown, size_t shown_len)
+{
+    char buf[8192], *argv[MAX_ARGS];
+    int argc = make_argv(buf, sizeof buf, args, file, backend, n, argv);
+    if (argc < 0)
+        return cli_error("the command '%s' has too many words", args);
+    for (int i = 0; extra && i < 3 && extra[i] && argc < MAX_ARGS - 1; i++) {
+        argv[argc++] = (char *)extra[i];
+        argv[argc] = NULL;
+    }
+    /* What the student would type: their file as they named it. */
+    char sbuf[8192], *sargv[MAX_ARGS];
+    int sargc = make_argv(sbuf, sizeof sbuf, args, label, backend, n, sargv);
+    size_t used = (size_t)snprintf(shown, shown_len, "commlab");
+    for (int i = 1; i < sargc && used < shown_len; i++)
+        used += (size_t)snprintf(shown + used, shown_len - used, " %s", sargv[i]);
+    return child_start(argv, pass, r);
+}
+
+/* The values of CSV column `col` in output, one per row after the header
+ * line that names it; lines with another field count are skipped (the
+ * pattern's own lines, warnings). */
+static size_t csv_column(const char *output, const char *col, double *out, size_t max)
+{
+    int want = -1, fields = 0;
+    size_t n = 0;
+    const char *line = output;
+    while (*line && n < max) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        textf(buf, sizeof buf, "%.*s", (int)len, line);
+        int k = 0, hit = -1;
+        char *save, *tok = strtok_r(buf, ",", &save);
+        double vals[32];
+        bool numeric = true;
+        for (; tok && k < 32; tok = strtok_r(NULL, ",", &save), k++) {
+            if (strcmp(tok, col) == 0)
+                hit = k;
+            char *e;
+            vals[k] = strtod(tok, &e);
+            if (e == tok)
+                vals[k] = NAN;
+            if (k == want && (e == tok || *e))
+                numeric = false;
+        }
+        if (want < 0 && hit >= 0) {
+            want = hit;
+            fields = k;
+        } else if (want >= 0 && k == fields && numeric) {
+            out[n++] = vals[want];
+        }
+        if (!end)
+            break;
+        line = end + 1;
+    }
+    return n;
+}
+
+/* ---- checking ---- */
+
+typedef struct check_ctx {
+    const exercise *e;
+    const char *file;    /* the student's file, or the solution */
+    const char *label;   /* file as shown: as given, or chapters/NN/solutions/x.c */
+    const char *backend; /* for steps with {backend} */
+    int passed, failed;
+} check_ctx;
+
+static void show_output(const child_run *r)
+{
+    const char *p = r->output;
+    int lines = 0;
+    printf("        its output was:\n");
+    while (*p && lines < 12) {
+        const char *end = strchr(p, '\n');
+        int len = end ? (int)(end - p) : (int)strlen(p);
+        printf("          | %.*s\n", len, p);
+        lines++;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    if (*p && lines == 12)
+        printf("          | ...\n");
+}
+
+static void step_result(check_ctx *k, const char *shown, const char *what, const char *why,
+                        const ex_step *s, const child_run *r)
+{
+    if (!why) {
+        k->passed++;
+        printf("  ok    %s\n        %s\n", shown, what);
+        return;
+    }
+    k->failed++;
+    printf("  FAIL  %s\n        %s\n", shown, why);
+    if (s && s->hint)
+        printf("        hint: %s\n", s->hint);
+    if (r)
+        show_output(r);
+}
+
+static const char *status_word(long st)
+{
+    switch (st) {
+    case 0: return "success";
+    case 1: return "a data check failed";
+    case 2: return "bad usage or a compile error";
+    case 3: return "deadlock";
+    case 4: return "a rank failed";
+    default: return "stopped by a signal or timed out";
+    }
+}
+
+/* The names of the calls in a Perfetto trace ("isend", "recv", ...), as
+ * one malloc'd text to search; NULL when it cannot be read. */
+static char *trace_calls(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    size_t got;
+    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *more = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
+            if (!more)
+                break;
+            text = more;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (text)
+        text[len] = 0;
+    return text;
+}
+
+/* Whether the trace shows every call of s->uses and none of s->avoids. */
+static void check_calls(const char *calls, const ex_step *s, char *why, size_t len)
+{
+    if (!calls) {
+        textf(why, len, "wrote no trace to look at");
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const char *list = pass ? s->avoids : s->uses;
+        char buf[256];
+        textf(buf, sizeof buf, "%s", list ? list : "");
+        char *save, *name;
+        for (name = strtok_r(buf, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
+            char key[300];
+            textf(key, sizeof key, "\"name\":\"%s\"", name);
+            bool seen = strstr(calls, key) != NULL;
+            if (seen == (pass == 1)) {
+                textf(why, len, pass ? "calls cl_%s, which this exercise asks you not to use"
+                                     : "never calls cl_%s", name);
+                return;
+            }
+        }
+    }
+}
+
+/* Runs one step and prints its verdict.  Returns 0, 1 when the student's
+ * file does not build (the other steps would fail alike), or the exit
+ * status of an error of our own. */
+static int check_step(check_ctx *k, const ex_step *s)
+{
+    bool csv = s->messages >= 0 || s->same_time_as;
+    child_run r;
+    char shown[2048], why[600] = "", what[600];
+    const char *extra[4] = {NULL};
+    char dir[PATH_MAX] = "", trace[PATH_MAX + 16] = "";
+    int nx = 0;
+    if (csv)
+        extra[nx++] = "--csv";
+    if (s->uses || s->avoids) {
+        const char *tmp = getenv("TMPDIR");
+        textf(dir, sizeof dir, "%s/commlab-check-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir))
+            return cli_error("cannot make a temporary folder '%s': %s", dir, strerror(errno));
+        textf(trace, sizeof trace, "%s/trace.json", dir);
+        extra[nx++] = "--trace";
+        extra[nx++] = trace;
+    }
+    int rc = run_args(s->run, k->file, k->label, k->backend, 0, extra, false, &r, shown,
+                      sizeof shown);
+    char *calls = NULL;
+    if (trace[0]) {
+        calls = trace_calls(trace);
+        unlink(trace);
+        rmdir(dir);
+    }
+    if (rc) {
+        free(calls);
+        return rc;
+    }
+    int used = 0;
+    appendf(what, sizeof what, &used, "exit %ld (%s)", s->exit, status_word(s->exit));
+    double v[4];
+    if (r.status != s->exit) {
+        textf(why, sizeof why, "exited %d (%s), expected %ld (%s)", r.status,
+                 status_word(r.status), s->exit, status_word(s->exit));
+    } else if (s->output && !strstr(r.output, s->output)) {
+        textf(why, sizeof why, "expected the line '%s' in its output", s->output);
+    } else if (s->messages >= 0 && csv_column(r.output, "messages", v, 1) != 1) {
+        textf(why, sizeof why, "printed no table of results");
+    } else if (s->messages >= 0 && v[0] != (double)s->messages) {
+        textf(why, sizeof why, "sent %.0f messages per iteration, expected %ld", v[0],
+                 s->messages);
+    }
+    if (!why[0] && (s->uses || s->avoids))
+        check_calls(calls, s, why, sizeof why);
+    free(calls);
+    if (s->uses)
+        appendf(what, sizeof what, &used, ", calls %s", s->uses);
+    if (s->avoids)
+        appendf(what, sizeof what, &used, ", never %s", s->avoids);
+    if (s->output)
+        appendf(what, sizeof what, &used, ", prints '%s'", s->output);
+    if (s->messages >= 0)
+        appendf(what, sizeof what, &used, ", %ld messages",
+                         s->messages);
+    if (!why[0] && s->same_time_as) {
+        child_run ref;
+        char rshown[2048];
+        double mine, theirs;
+        const char *csvopt[] = {"--csv", NULL};
+        rc = run_args(s->same_time_as, k->file, k->label, "sim", 0, csvopt, false, &ref, rshown,
+                      sizeof rshown);
+        if (rc) {
+            free(r.output);
+            return rc;
+        }
+        if (csv_column(r.output, "time_median_s", &mine, 1) != 1 ||
+            csv_column(ref.output, "time_median_s", &theirs, 1) != 1 || ref.status) {
+            textf(why, sizeof why, "the reference '%s' printed no time", rshown);
+        } else {
+            char a[UNITS_BUF], b[UNITS_BUF];
+            double want = s->factor * theirs;
+            char times[40] = "";
+            if (s->factor != 1)
+                textf(times, sizeof times, "%g x ", s->factor);
+            if (fabs(mine - want) > 1e-9 * fabs(want) + 1e-15)
+                textf(why, sizeof why, "takes %s modeled, expected %s (%sthe time of `%s`)",
+                         units_time_digits(a, mine, 4), units_time_digits(b, want, 4), times,
+                         rshown);
+            appendf(what, sizeof what, &used, ", modeled time %s = %sthe time "
+                     "of `%s`", units_time_digits(a, mine, 4), times, rshown);
+        }
+        free(ref.output);
+    }
+    step_result(k, shown, what, why[0] ? why : NULL, s, why[0] ? &r : NULL);
+    /* A file that does not build fails every step the same way. */
+    bool unbuilt = r.status == CLI_EXIT_USAGE && s->exit != CLI_EXIT_USAGE &&
+                   (strstr(r.output, "commlab: cannot compile") ||
+                    strstr(r.output, "commlab: cannot load the compiled") ||
+                    strstr(r.output, "defines no function"));
+    free(r.output);
+    if (unbuilt)
+        printf("        stopped: the file does not compile or load\n");
+    return unbuilt ? 1 : 0;
+}
+
+/* Numbers of an answer: "0.90 10.74", "300KB, 50KB". */
+static int parse_answer(const char *text, double *out, size_t max, size_t *n)
+{
+    char buf[2048];
+    textf(buf, sizeof buf, "%s", text);
+    *n = 0;
+    char *save, *tok;
+    for (tok = strtok_r(buf, " ,;\t\n", &save); tok; tok = strtok_r(NULL, " ,;\t\n", &save)) {
+        if (*n == max)
+            return cli_error("the answer has more than %zu numbers", max);
+        char *end, unit[32];
+        double v = strtod(tok, &end);
+        uint64_t scale = 1;
+        textf(unit, sizeof unit, "1%s", end); /* "292.97KiB": 292.97 x 1KiB */
+        if (end == tok || !isfinite(v) || (*end && units_parse_size(unit, "--answer", &scale,
+                                                                   NULL)))
+            return cli_error("--answer must be numbers (sizes may carry units), got '%s'",
+                             tok);
+        out[(*n)++] = v * (double)scale;
+    }
+    if (*n == 0)
+        return cli_error("--answer is empty");
+    return 0;
+}
+
+static int check_values(check_ctx *k, const double *ans, size_t nans)
+{
+    const exercise *e = k->e;
+    double want[64];
+    size_t nwant = 0;
+    char sources[2048] = "";
+    int used = 0;
+    for (size_t i = 0; i < e->nvalues; i++) {
+        child_run r;
+        char shown[1024];
+        int rc = run_args(e->values[i].run, NULL, NULL, "sim", 0, NULL, false, &r, shown,
+                          sizeof shown);
+        if (rc)
+            return rc;
+        size_t got = r.status ? 0 : csv_column(r.output, e->values[i].column, want + nwant,
+                                               64 - nwant);
+        free(r.output);
+        if (got == 0)
+            return cli_error("exercise %s: '%s' gave no column '%s' (exit %d)", e->id, shown,
+                             e->values[i].column, r.status);
+        for (size_t j = 0; j < got; j++)
+            want[nwant + j] *= e->values[i].scale;
+        nwant += got;
+        appendf(sources, sizeof sources, &used, "%s%s", i ? "; " : "", shown);
+    }
+    char what[2400];
+    textf(what, sizeof what, "%zu number%s, each within %g%% of: %s", nwant,
+             nwant == 1 ? "" : "s", e->tolerance * 100, sources);
+    if (nans != nwant) {
+        char why[200];
+        textf(why, sizeof why, "the answer has %zu number%s, the question asks for %zu",
+                 nans, nans == 1 ? "" : "s", nwant);
+        step_result(k, "your answer", what, why, NULL, NULL);
+        return 0;
+    }
+    int wrong = 0;
+    for (size_t i = 0; i < nwant; i++)
+        if (!(fabs(ans[i] - want[i]) <= e->tolerance * fabs(want[i]))) {
+            if (!wrong++)
+                printf("  FAIL  your answer\n");
+            printf("        number %zu is %.6g, but commlab gives %.6g\n", i + 1, ans[i],
+                   want[i]);
+        }
+    if (wrong) {
+        k->failed++;
+        return 0;
+    }
+    step_result(k, "your answer", what, NULL, NULL, NULL);
+    return 0;
+}
+
+/* The figure after e->after in the output of the smallest-command at n. */
+static int figure_at(check_ctx *k, long n, double *fig, char *shown, size_t len)
+{
+    const exercise *e = k->e;
+    child_run r;
+    int rc = run_args(e->smallest, NULL, NULL, "sim", n, NULL, false, &r, shown, len);
+    if (rc)
+        return rc;
+    const char *p = r.status ? NULL : strstr(r.output, e->after);
+    char *end = NULL;
+    if (p)
+        *fig = strtod(p + strlen(e->after), &end);
+    rc = (!p || end == p + strlen(e->after))
+             ? cli_error("exercise %s: '%s' printed no '%s' figure (exit %d)", e->id, shown,
+                         e->after, r.status)
+             : 0;
+    free(r.output);
+    return rc;
+}
+
+static int check_smallest(check_ctx *k, const double *ans, size_t nans)
+{
+    const exercise *e = k->e;
+    if (nans != 1 || ans[0] != floor(ans[0]) || ans[0] < 1 || ans[0] > 100000)
+        return cli_error("exercise %s asks for one whole number from 1 to 100000", e->id);
+    long n = (long)ans[0];
+    double fig, prev = 0;
+    char shown[1024], pshown[1024], why[1400], what[1400];
+    int rc = figure_at(k, n, &fig, shown, sizeof shown);
+    if (!rc && n > 1)
+        rc = figure_at(k, n - 1, &prev, pshown, sizeof pshown);
+    if (rc)
+        return rc;
+    textf(what, sizeof what, "%s prints '%s%g', at most %g; with %ld it is above",
+             shown, e->after, fig, e->at_most, n - 1);
+    if (fig > e->at_most)
+        textf(why, sizeof why, "%s prints '%s%g', above %g: %ld is not enough", shown,
+                 e->after, fig, e->at_most, n);
+    else if (n > 1 && prev <= e->at_most)
+        textf(why, sizeof why, "%s already prints '%s%g', at most %g: %ld is not the "
+                 "smallest", pshown, e->after, prev, e->at_most, n);
+    step_result(k, "your answer", what, fig > e->at_most || (n > 1 && prev <= e->at_most)
+                                            ? why : NULL, NULL, NULL);
+    return 0;
+}
+
+/* ---- the subcommands ---- */
+
+static int ex_list(const course *c)
+{
+    const char *h[] = {"id", "title", "chapter", "kind"};
+    table t;
+    if (table_init(&t, 4, h))
+        return cli_error("out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        table_add(&t, "%s", c->ex[i].id);
+        table_add(&t, "%s", c->ex[i].title);
+        table_add(&t, "%s", c->ex[i].chapter);
+        table_add(&t, "%s", c->ex[i].ask ? "answer" : "code");
+    }
+    table_print(&t, stdout, 0);
+    table_release(&t);
+    printf("\n`commlab exercise show ID` prints one; `commlab exercise check ID` checks "
+           "your work.\n");
+    return CLI_EXIT_OK;
+}
+
+static void print_indented(const char *text, const char *indent)
+{
+    const char *p = text;
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        int len = end ? (int)(end - p) : (int)strlen(p);
+        printf("%s%.*s\n", len ? indent : "", len, p);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+}
+
+static int ex_show(const exercise *e)
+{
+    printf("exercise %s: %s  (chapters/%s)\n\n", e->id, e->title, e->chapter);
+    print_indented(e->task, "  ");
+    if (e->start)
+        printf("\n  start from: %s\n", e->start);
+    if (e->file)
+        printf("  your file:  %s (defines int pattern(cl_comm *c, const cl_args *a))\n",
+               e->file);
+    printf("\ncommands:\n");
+    for (size_t i = 0; i < e->ncommands; i++)
+        printf("  $ %s\n", e->commands[i]);
+    printf("\nthe check:\n");
+    if (e->ask) {
+        printf("  asks: %s\n", e->ask);
+        for (size_t i = 0; i < e->nvalues; i++)
+            printf("  compares with column %s of: commlab %s\n", e->values[i].column,
+                   e->values[i].run);
+        if (e->smallest)
+            printf("  runs: commlab %s  (with your number as {n}; the figure after '%s' must "
+                   "be at most %g, and above it with one less)\n", e->smallest, e->after,
+                   e->at_most);
+        printf("  $ commlab exercise check %s --answer \"...\"\n", e->id);
+    } else {
+        for (size_t i = 0; i < e->nsteps; i++) {
+            const ex_step *s = &e->steps[i];
+            printf("  commlab %s: exit %ld", s->run, s->exit);
+            if (s->output)
+                printf(", prints '%s'", s->output);
+            if (s->messages >= 0)
+                printf(", %ld messages per iteration", s->messages);
+            if (s->uses)
+                printf(", calls %s", s->uses);
+            if (s->avoids)
+                printf(", never %s", s->avoids);
+            if (s->same_time_as)
+                printf(", the modeled time of: commlab %s%s", s->same_time_as,
+                       s->factor != 1 ? " (x factor)" : "");
+            printf("\n");
+        }
+        printf("  ({file} is your file; {backend} is sim, or --backend shm|tcp)\n");
+        printf("  $ commlab exercise check %s --file %s\n", e->id, e->file);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The file a code exercise works on: --file, the solution, or the
+ * exercise's file name in the current folder. */
+static int pick_file(const exercise *e, const char *file, bool solution, char *buf,
+                     size_t len)
+{
+    if (solution)
+        textf(buf, len, "%s/%s", e->dir, e->solution);
+    else
+        textf(buf, len, "%s", file ? file : e->file);
+    if (access(buf, R_OK) != 0) {
+        if (solution)
+            return cli_error("exercise %s: the solution '%s' is missing: %s", e->id, buf,
+                             strerror(errno));
+        return cli_error("exercise %s: no file '%s' here (%s): write it (`commlab exercise "
+                         "show %s`), pass --file, or try --solution", e->id, buf,
+                         strerror(errno), e->id);
+    }
+    return 0;
+}
+
+/* Replaces the exercise's file name in a command with the file used. */
+static void substitute_file(const char *cmd, const char *name, const char *file, char *out,
+                            size_t len)
+{
+    const char *hit = name ? strstr(cmd, name) : NULL;
+    if (!hit)
+        textf(out, len, "%s", cmd);
+    else
+        textf(out, len, "%.*s%s%s", (int)(hit - cmd), cmd, file, hit + strlen(name));
+}
+
+static int ex_run(const exercise *e, const char *file, bool solution)
+{
+    char path[PATH_MAX];
+    int rc;
+    if (e->file && (rc = pick_file(e, file, solution, path, sizeof path)))
+        return rc;
+    int worst = 0;
+    for (size_t i = 0; i < e->ncommands; i++) {
+        char cmd[2048];
+        substitute_file(e->commands[i], e->file, e->file ? path : NULL, cmd, sizeof cmd);
+        if (strncmp(cmd, "commlab ", 8) != 0) {
+            printf("$ %s   (not a commlab command: run it yourself)\n", cmd);
+            continue;
+        }
+        long want = 0;
+        char *mark = strstr(cmd, "# exit ");
+        if (mark) {
+            want = strtol(mark + 7, NULL, 10);
+            *mark = 0;
+        }
+        printf("$ %s\n", cmd);
+        child_run r;
+        char shown[2048];
+        if ((rc = run_args(cmd + 8, path, path, "sim", 0, NULL, true, &r, shown, sizeof shown)))
+            return rc;
+        free(r.output);
+        if (r.status != want) {
+            printf("(exit %d, expected %ld)\n", r.status, want);
+            worst = r.status ? r.status : CLI_EXIT_CHECK;
+        }
+        printf("\n");
+    }
+    return worst;
+}
+
+static int ex_check(const exercise *e, const char *file, bool solution, const char *answer,
+                    const char *backend)
+{
+    char path[PATH_MAX];
+    int rc;
+    check_ctx k = {.e = e, .backend = backend};
+    if (e->ask) {
+        if (file)
+            return cli_error("exercise %s is answered with --answer, not --file", e->id);
+        if (!answer && !solution)
+            return cli_error("exercise %s asks: %s\nanswer with: commlab exercise check %s "
+                             "--answer \"...\"", e->id, e->ask, e->id);
+        printf("exercise %s: %s (%s)\n", e->id, e->title,
+               solution ? "the reference answer" : "your answer");
+        double ans[64];
+        size_t n;
+        if ((rc = parse_answer(solution ? e->solution_answer : answer, ans, 64, &n)))
+            return rc;
+        rc = e->smallest ? check_smallest(&k, ans, n) : check_values(&k, ans, n);
+    } else {
+        if (answer)
+            return cli_error("exercise %s is checked on a pattern file (--file), not "
+                             "--answer", e->id);
+        if ((rc = pick_file(e, file, solution, path, sizeof path)))
+            return rc;
+        char label[PATH_MAX];
+        if (solution)
+            textf(label, sizeof label, "chapters/%s/%s", e->chapter, e->solution);
+        k.file = path;
+        k.label = solution ? label : path;
+        printf("exercise %s: %s (%s, %s)\n", e->id, e->title, k.label, backend);
+        for (size_t i = 0; !rc && i < e->nsteps; i++)
+            rc = check_step(&k, &e->steps[i]);
+        if (rc == 1) /* the file did not build: the verdict stands */
+            rc = 0;
+    }
+    if (rc)
+        return rc;
+    if (k.failed == 0 && e->explain) {
+        printf("\nwhy:\n");
+        print_indented(e->explain, "  ");
+    }
+    if (k.failed)
+        printf("\nFAILED: %d of %d checks passed\n", k.passed, k.passed + k.failed);
+    else
+        printf(k.passed == 1 ? "\npassed: the check\n" : "\npassed: all %d checks\n", k.passed);
+    return k.failed ? CLI_EXIT_CHECK : CLI_EXIT_OK;
+}
+
+int cmd_exercise(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"file", required_argument, NULL, OPT_FILE},
+        {"solution", no_argument, NULL, OPT_SOLUTION},
+        {"answer", required_argument, NULL, OPT_ANSWER},
+        {"backend", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *file = NULL, *answer = NULL, *backend = "sim";
+    bool solution = false;
+    int c;
+    while ((c = getopt_long(argc, argv, ":b:h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_FILE: file = optarg; break;
+        case OPT_SOLUTION: solution = true; break;
+        case OPT_ANSWER: answer = optarg; break;
+        case 'b': backend = optarg; break;
+        case 'h': fputs(cmd_exercise_usage, stdout); return CLI_EXIT_OK;
+        default: return cli_bad_option("exercise", argv, c);
+        }
+    }
+    if (optind >= argc)
+        return cli_error("exercise: list, show, run or check?\ntry 'commlab help exercise'");
+    const char *verb = argv[optind++];
+    bool list = strcmp(verb, "list") == 0;
+    if (!list && strcmp(verb, "show") != 0 && strcmp(verb, "run") != 0 &&
+        strcmp(verb, "check") != 0)
+        return cli_error("exercise: unknown action '%s' (list, show, run, check)", verb);
+    const char *id = NULL;
+    if (!list) {
+        if (optind >= argc)
+            return cli_error("exercise %s: which exercise? (`commlab exercise list`)", verb);
+        id = argv[optind++];
+    }
+    int rc = cli_no_extra("exercise", argc, argv);
+    if (rc)
+        return rc;
+    if (file && solution)
+        return cli_error("exercise: give either --file or --solution, not both");
+    if (answer && solution)
+        return cli_error("exercise: give either --answer or --solution, not both");
+    bool checking = strcmp(verb, "check") == 0, running = strcmp(verb, "run") == 0;
+    if ((file || solution) && !checking && !running)
+        return cli_error("exercise %s: --file and --solution apply to run and check", verb);
+    if ((answer || strcmp(backend, "sim") != 0) && !checking)
+        return cli_error("exercise %s: --answer and --backend apply to check", verb);
+    if (strcmp(backend, "sim") != 0 && strcmp(backend, "shm") != 0 &&
+        strcmp(backend, "tcp") != 0)
+        return cli_error("exercise check: --backend must be sim, shm or tcp, got '%s'",
+                         backend);
+    course co;
+    if ((rc = course_load(&co)))
+        return rc;
+    const exercise *e = NULL;
+    if (id && !(e = course_find(&co, id))) {
+        rc = cli_error("unknown exercise '%s' (`commlab exercise list` lists them)", id);
+    } else if (list) {
+        rc = ex_list(&co);
+    } else if (strcmp(verb, "show") == 0) {
+        rc = ex_show(e);
+    } else if (running) {
+        rc = ex_run(e, file, solution);
+    } else {
+        rc = ex_check(e, file, solution, answer, backend);
+    }
+    course_release(&co);
+    return rc;
+}

@@ -1,0 +1,119 @@
+/* student.c - compiles and loads a pattern from the user's own .c file. */
+#include "cli/student.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+bool student_is_file(const char *arg)
+{
+    size_t n = strlen(arg);
+    return strchr(arg, '/') || (n > 2 && strcmp(arg + n - 2, ".c") == 0);
+}
+
+/* The folder that holds commlab.h, for the compiler's -I. */
+static int include_dir(char *buf, size_t len)
+{
+    cl_diag d = {{0}};
+    if (cli_data_path(buf, len, "include/commlab.h", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    *strrchr(buf, '/') = 0;
+    char real[PATH_MAX];
+    if (realpath(buf, real)) /* "build/../include" reads worse in compiler notes */
+        snprintf(buf, len, "%s", real);
+    return 0;
+}
+
+/* Runs the compiler; its messages go where ours go.  0 when it succeeded. */
+static int compile(const char *src, const char *inc, const char *out)
+{
+    const char *cc = getenv("CC");
+    if (!cc || !*cc)
+        cc = "cc";
+    char incflag[PATH_MAX + 2];
+    snprintf(incflag, sizeof incflag, "-I%s", inc);
+    char *argv[] = {(char *)cc, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-fPIC",
+                    "-shared", "-Wl,-Bsymbolic", "-DCL_STUDENT", incflag, "-include", "commlab.h", "-o", (char *)out,
+                    (char *)src, NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return cli_error("cannot start the C compiler: %s", strerror(errno));
+    if (pid == 0) {
+        execvp(cc, argv);
+        fprintf(stderr, "commlab: cannot run the C compiler '%s': %s (set CC to another)\n",
+                cc, strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return cli_error("cannot wait for the C compiler: %s", strerror(errno));
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+        return CLI_EXIT_USAGE; /* the child said why */
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return cli_error("cannot compile '%s': %s %s %d (its messages are above)", src, cc,
+                         WIFEXITED(st) ? "exited with status" : "was killed by signal",
+                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    return 0;
+}
+
+int student_load(student_pattern *s, const char *path)
+{
+    memset(s, 0, sizeof *s);
+    if (access(path, R_OK) != 0)
+        return cli_error("cannot read the pattern file '%s': %s", path, strerror(errno));
+    size_t n = strlen(path);
+    if (n < 3 || strcmp(path + n - 2, ".c") != 0)
+        return cli_error("a pattern file must be C source ending in .c, got '%s'", path);
+    char inc[PATH_MAX];
+    int rc = include_dir(inc, sizeof inc);
+    if (rc)
+        return rc;
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX], so[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/commlab-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return cli_error("cannot make a temporary folder in '%s': %s",
+                         tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    snprintf(so, sizeof so, "%s/pattern.so", dir);
+    rc = compile(path, inc, so);
+    if (!rc) {
+        s->handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+        if (!s->handle)
+            rc = cli_error("cannot load the compiled '%s': %s", path, dlerror());
+    }
+    unlink(so); /* a loaded object stays mapped */
+    rmdir(dir);
+    if (rc)
+        return rc;
+    void *sym = dlsym(s->handle, STUDENT_SYMBOL);
+    if (!sym) {
+        student_unload(s);
+        return cli_error("'%s' defines no function '" STUDENT_SYMBOL "': write "
+                         "int " STUDENT_SYMBOL "(cl_comm *c, const cl_args *a)", path);
+    }
+    const char *base = strrchr(path, '/');
+    snprintf(s->name, sizeof s->name, "%s", base ? base + 1 : path);
+    s->info = (pattern_info){
+        .name = s->name, .chapter = "(your file)", .summary = path, .min_ranks = 1,
+        .time_divisor = 1, .fixes = NULL,
+    };
+    /* POSIX lets a function pointer go through void * (dlsym's contract). */
+    memcpy(&s->info.fn, &sym, sizeof sym);
+    return 0;
+}
+
+void student_unload(student_pattern *s)
+{
+    if (s->handle)
+        dlclose(s->handle);
+    s->handle = NULL;
+}
