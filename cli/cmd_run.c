@@ -15,6 +15,7 @@
 #include "core/trace.h"
 #include "core/units.h"
 #include "real/launch.h"
+#include "real/rdma.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 
@@ -25,9 +26,10 @@ const char cmd_run_usage[] =
     "`commlab patterns` lists the patterns.\n"
     "\n"
     "  -b, --backend NAME       sim (modeled; the default), shm (measured: one\n"
-    "                           process per rank over shared memory) or tcp (one\n"
-    "                           process per rank over TCP sockets); rdma and mpi\n"
-    "                           are not built yet\n"
+    "                           process per rank over shared memory), tcp (one\n"
+    "                           process per rank over TCP sockets) or rdma (one\n"
+    "                           process per rank through libfabric); mpi is not\n"
+    "                           built yet\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         message size (default 1MiB)\n"
     "  -s, --sizes LIST         several sizes: 8,1KiB,4MiB or 8:4MiB:x4\n"
@@ -39,7 +41,7 @@ const char cmd_run_usage[] =
     "      --check              also checksum every message; measured runs then run\n"
     "                           the pattern's data checks on every iteration, not\n"
     "                           only on the warm-up and the first timed one\n"
-    "measured (shm, tcp):\n"
+    "measured (shm, tcp, rdma):\n"
     "      --bind WHERE         core (one core per rank, spread; the default) or none\n"
     "      --deadlock-timeout TIME  report a deadlock after every rank has been\n"
     "                           blocked this long with no progress (default 2s)\n"
@@ -49,6 +51,9 @@ const char cmd_run_usage[] =
     "                           shm only\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on (default\n"
     "                           127.0.0.1); every connection proves a per-job secret\n"
+    "      --provider NAME      rdma: the libfabric provider: auto (shm on one host;\n"
+    "                           the default), shm, tcp, verbs, efa, ... (`commlab\n"
+    "                           fabric` lists the ones here)\n"
     "model (sim):\n"
     "  -t, --tier NAME          every pair of ranks on its own link of this tier\n"
     "                           (default nvlink; tiers from configs/tiers.yaml)\n"
@@ -79,6 +84,7 @@ const char cmd_run_usage[] =
     "  commlab run pingpong --backend shm --sizes 8:4MiB:x8\n"
     "  commlab run deadlock --backend shm --bytes 1MiB   # measured: exit 3 too\n"
     "  commlab run pingpong --backend tcp --sizes 8:4MiB:x8\n"
+    "  commlab run pingpong --backend rdma --provider tcp --sizes 8:4MiB:x8\n"
     "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n";
 
 const char cmd_patterns_usage[] =
@@ -90,6 +96,7 @@ enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
+    OPT_PROVIDER,
 };
 
 typedef struct run_opts {
@@ -106,6 +113,7 @@ typedef struct run_opts {
     bool check, bind;
     shm_copy copy;
     const char *listen;     /* tcp: --listen ADDR */
+    const char *provider;   /* rdma: --provider NAME */
     double deadlock_timeout;
     const char *model_only; /* the first sim-only option given */
     const char *real_only;  /* the first measured-only option given */
@@ -160,6 +168,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
         {"listen", required_argument, NULL, OPT_LISTEN},
+        {"provider", required_argument, NULL, OPT_PROVIDER},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -178,6 +187,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
                 o->model_only = c == 't' ? "--tier" : c == 'c' ? "--config" : opts[idx].name;
             break;
         case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SHM_COPY: case OPT_LISTEN:
+        case OPT_PROVIDER:
             if (!o->real_only)
                 o->real_only = opts[idx].name;
             break;
@@ -227,6 +237,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
                                optarg);
             break;
         case OPT_LISTEN: o->listen = optarg; break;
+        case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_SHM_COPY:
             o->shm_only = "--shm-copy";
             if (strcmp(optarg, "auto") == 0)
@@ -269,12 +280,13 @@ static int parse_args(int argc, char **argv, run_opts *o)
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
-    const char *planned[] = {"rdma", "mpi"};
+    const char *planned[] = {"mpi"};
     for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++)
         if (strcmp(o->backend, planned[i]) == 0)
-            return cli_error("the '%s' backend is not built yet; use sim (modeled), shm or tcp "
-                             "(measured)", o->backend);
-    if (strcmp(o->backend, "shm") == 0 || strcmp(o->backend, "tcp") == 0)
+            return cli_error("the '%s' backend is not built yet; use sim (modeled), shm, tcp "
+                             "or rdma (measured)", o->backend);
+    if (strcmp(o->backend, "shm") == 0 || strcmp(o->backend, "tcp") == 0 ||
+        strcmp(o->backend, "rdma") == 0)
         o->measured = true;
     else if (strcmp(o->backend, "sim") != 0)
         return cli_error("unknown backend '%s' (sim, shm, tcp, rdma, mpi)", o->backend);
@@ -290,6 +302,12 @@ static int validate(run_opts *o)
     if (o->measured && o->listen && strcmp(o->backend, "tcp") != 0)
         return cli_error("--listen is an option of --backend tcp: it does not apply to "
                          "--backend %s", o->backend);
+    if (o->measured && o->provider && strcmp(o->backend, "rdma") != 0)
+        return cli_error("--provider is an option of --backend rdma: it does not apply to "
+                         "--backend %s", o->backend);
+    cl_diag pd = {{0}};
+    if (strcmp(o->backend, "rdma") == 0 && rdma_provider_check(o->provider, &pd))
+        return cli_diag(&pd, CLI_EXIT_USAGE);
     unsigned char addr[sizeof(struct in6_addr)];
     if (o->listen && inet_pton(AF_INET, o->listen, addr) != 1 &&
         inet_pton(AF_INET6, o->listen, addr) != 1)
@@ -534,7 +552,8 @@ static int run_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *lo
     real_opts ro = {
         .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
         .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
-        .listen = o->listen, .deadlock_timeout = o->deadlock_timeout, .records = log,
+        .listen = o->listen, .provider = o->provider,
+        .deadlock_timeout = o->deadlock_timeout, .records = log,
         .report = stderr, .warn = first ? stderr : NULL,
     };
     cl_args a = o->args;
