@@ -6,5 +6,8 @@
 
 /* `commlab bench shm`: prints the table; returns a CLI_EXIT_* code. */
 int bench_shm(bool quick);
+/* `commlab bench rdma`: the same, per libfabric provider, beside
+ * fi_pingpong. */
+int bench_rdma(bool quick);
 
 #endif

@@ -69,11 +69,13 @@ int cmd_sweep(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_patterns(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_fabric(int argc, char **argv);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];
 extern const char cmd_run_usage[];
 extern const char cmd_patterns_usage[];
 extern const char cmd_bench_usage[];
+extern const char cmd_fabric_usage[];
 
 #endif

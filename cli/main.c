@@ -24,6 +24,7 @@ static const cli_command commands[] = {
     {"run", cmd_run, "run a pattern on every rank (modeled with --backend sim)", cmd_run_usage},
     {"patterns", cmd_patterns, "list the built-in patterns", cmd_patterns_usage},
     {"bench", cmd_bench, "benchmarks: how fast the simulator runs", cmd_bench_usage},
+    {"fabric", cmd_fabric, "the libfabric providers here, for --backend rdma", cmd_fabric_usage},
     {"help", cmd_help, "show the commands, or one command's options", help_usage},
     {"version", cmd_version, "print the version", version_usage},
 };
