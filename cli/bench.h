@@ -7,5 +7,8 @@
 /* `commlab bench shm` or `bench tcp` (backend "shm" or "tcp"): prints the
  * table beside Open MPI's; returns a CLI_EXIT_* code. */
 int bench_transport(const char *backend, bool quick);
+/* `commlab bench rdma`: the same, per libfabric provider, beside
+ * fi_pingpong. */
+int bench_rdma(bool quick);
 
 #endif

@@ -94,6 +94,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
+int cmd_fabric(int argc, char **argv);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];
@@ -104,5 +105,6 @@ extern const char cmd_plot_usage[];
 extern const char cmd_calibrate_usage[];
 extern const char cmd_compare_usage[];
 extern const char cmd_exercise_usage[];
+extern const char cmd_fabric_usage[];
 
 #endif

@@ -18,6 +18,7 @@
 #include "core/units.h"
 #include "real/launch.h"
 #include "real/world.h"
+#include "real/rdma.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 
@@ -32,9 +33,10 @@ const char cmd_run_usage[] =
     "($CC) into a temporary shared object and runs it on any backend.\n"
     "\n"
     "  -b, --backend NAME       sim (modeled; the default), shm (measured: one\n"
-    "                           process per rank over shared memory) or tcp (one\n"
-    "                           process per rank over TCP sockets); rdma and mpi\n"
-    "                           are not built yet\n"
+    "                           process per rank over shared memory), tcp (one\n"
+    "                           process per rank over TCP sockets) or rdma (one\n"
+    "                           process per rank through libfabric); mpi is not\n"
+    "                           built yet\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         message size (default 1MiB)\n"
     "  -s, --sizes LIST         several sizes: 8,1KiB,4MiB or 8:4MiB:x4\n"
@@ -46,7 +48,7 @@ const char cmd_run_usage[] =
     "      --check              also checksum every message; measured runs then run\n"
     "                           the pattern's data checks on every iteration, not\n"
     "                           only on the warm-up and the first timed one\n"
-    "measured (shm, tcp):\n"
+    "measured (shm, tcp, rdma):\n"
     "      --bind WHERE         core (one core per rank, spread; the default) or none\n"
     "      --deadlock-timeout TIME  report a deadlock after every rank has been\n"
     "                           blocked this long with no progress (default 2s)\n"
@@ -65,6 +67,9 @@ const char cmd_run_usage[] =
     "                           host.  Across hosts, set COMMLAB_SECRET (16+ chars,\n"
     "                           the same everywhere): every process proves it\n"
     "      --join-timeout TIME  how long rank 0 waits for the others (default 60s)\n"
+    "      --provider NAME      rdma: the libfabric provider: auto (shm on one host;\n"
+    "                           the default), shm, tcp, verbs, efa, ... (`commlab\n"
+    "                           fabric` lists the ones here)\n"
     "model (sim):\n"
     "  -t, --tier NAME          every pair of ranks on its own link of this tier\n"
     "                           (default nvlink; tiers from configs/tiers.yaml)\n"
@@ -105,6 +110,7 @@ const char cmd_run_usage[] =
     "  mpirun -np 4 commlab run ring --backend tcp\n"
     "  COMMLAB_SECRET=... commlab run ring --backend tcp --rank 1 --world 2 \\\n"
     "      --master node0:29500                          # on the second host\n"
+    "  commlab run pingpong --backend rdma --provider tcp --sizes 8:4MiB:x8\n"
     "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n"
     "  commlab run ./myring.c -n 4                 # your own pattern\n";
 
@@ -117,7 +123,7 @@ enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
-    OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE,
+    OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
 };
 
 static int parse_int(const char *opt, const char *text, int min, int max, int *out)
@@ -171,6 +177,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"rank", required_argument, NULL, OPT_RANK},
         {"world", required_argument, NULL, OPT_WORLD},
         {"join-timeout", required_argument, NULL, OPT_JOIN_TIMEOUT},
+        {"provider", required_argument, NULL, OPT_PROVIDER},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -190,6 +197,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
             break;
         case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SHM_COPY: case OPT_LISTEN:
         case OPT_MASTER: case OPT_RANK: case OPT_WORLD: case OPT_JOIN_TIMEOUT:
+        case OPT_PROVIDER:
             if (!o->real_only)
                 o->real_only = opts[idx].name;
             break;
@@ -259,6 +267,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
                                optarg);
             break;
         case OPT_LISTEN: o->listen = optarg; break;
+        case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_SHM_COPY:
             o->shm_only = "--shm-copy";
             if (strcmp(optarg, "auto") == 0)
@@ -351,12 +360,13 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
-    const char *planned[] = {"rdma", "mpi"};
+    const char *planned[] = {"mpi"};
     for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++)
         if (strcmp(o->backend, planned[i]) == 0)
-            return cli_error("the '%s' backend is not built yet; use sim (modeled), shm or tcp "
-                             "(measured)", o->backend);
-    if (strcmp(o->backend, "shm") == 0 || strcmp(o->backend, "tcp") == 0)
+            return cli_error("the '%s' backend is not built yet; use sim (modeled), shm, tcp "
+                             "or rdma (measured)", o->backend);
+    if (strcmp(o->backend, "shm") == 0 || strcmp(o->backend, "tcp") == 0 ||
+        strcmp(o->backend, "rdma") == 0)
         o->measured = true;
     else if (strcmp(o->backend, "sim") != 0)
         return cli_error("unknown backend '%s' (sim, shm, tcp, rdma, mpi)", o->backend);
@@ -372,6 +382,12 @@ static int validate(run_opts *o)
     if (o->measured && o->listen && strcmp(o->backend, "tcp") != 0)
         return cli_error("--listen is an option of --backend tcp: it does not apply to "
                          "--backend %s", o->backend);
+    if (o->measured && o->provider && strcmp(o->backend, "rdma") != 0)
+        return cli_error("--provider is an option of --backend rdma: it does not apply to "
+                         "--backend %s", o->backend);
+    cl_diag pd = {{0}};
+    if (strcmp(o->backend, "rdma") == 0 && rdma_provider_check(o->provider, &pd))
+        return cli_diag(&pd, CLI_EXIT_USAGE);
     unsigned char addr[sizeof(struct in6_addr)];
     if (o->listen && inet_pton(AF_INET, o->listen, addr) != 1 &&
         inet_pton(AF_INET6, o->listen, addr) != 1)

@@ -31,6 +31,7 @@ static const cli_command commands[] = {
     {"bench", cmd_bench, "benchmarks: how fast the simulator runs", cmd_bench_usage},
     {"exercise", cmd_exercise, "the course's exercises: list, show, run, check",
      cmd_exercise_usage},
+    {"fabric", cmd_fabric, "the libfabric providers here, for --backend rdma", cmd_fabric_usage},
     {"help", cmd_help, "show the commands, or one command's options", help_usage},
     {"version", cmd_version, "print the version", version_usage},
 };

@@ -74,7 +74,8 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
     real_opts ro = {
         .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
         .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
-        .listen = o->listen, .deadlock_timeout = o->deadlock_timeout, .records = log,
+        .listen = o->listen, .provider = o->provider,
+        .deadlock_timeout = o->deadlock_timeout, .records = log,
         .report = stderr, .warn = first ? stderr : NULL, .boot = o->boot,
     };
     cl_args a = o->args;

@@ -38,6 +38,7 @@ typedef struct run_opts {
     bool check, bind;
     shm_copy copy;
     const char *listen;     /* tcp: --listen ADDR */
+    const char *provider;   /* rdma: --provider NAME */
     bool ranks_given;       /* -n was on the command line */
     world_args wargs;       /* tcp: --master, --rank, --world, --join-timeout */
     real_world world;       /* tcp: which rank of which world (size 0: a local run) */

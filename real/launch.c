@@ -24,7 +24,8 @@
 
 const real_transport *real_transport_find(const char *name)
 {
-    static const real_transport *const all[] = {&shm_transport, &tcp_transport};
+    static const real_transport *const all[] = {&shm_transport, &tcp_transport,
+                                                  &rdma_transport};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->name, name) == 0)
             return all[i];
@@ -419,6 +420,8 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
                      "interrupted (SIG%s): every rank was stopped", sigabbrev_np(sig));
         }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    if (t->shared_release)
+        t->shared_release(j.transport, o);
     if (!res->signal)
         err = gather(&l); /* a failed run keeps its records: the trace shows the stall */
     munmap(j.map, j.map_bytes);

@@ -11,7 +11,7 @@
  * and cause and the others are stopped.  No process outlives the call, and
  * nothing it made has a name anywhere.
  *
- * Transports (shm, tcp; rdma later) plug in through real_transport.
+ * Transports (shm, tcp, rdma) plug in through real_transport.
  *
  * A run whose processes were started elsewhere (by hand on several hosts,
  * mpirun, srun: real/world.h) passes the rendezvous it joined (real/boot.h)
@@ -48,6 +48,8 @@ typedef struct real_opts {
     bool bind;               /* pin ranks to cores (hwloc) */
     shm_copy copy;           /* shm's large-message path */
     const char *listen;      /* tcp: numeric address the ranks listen on; NULL: 127.0.0.1 */
+    const char *provider;    /* rdma: libfabric provider (auto, shm, tcp, verbs...); NULL: auto */
+    bool rdma_no_rma;        /* rdma: rendezvous by tagged messages even where RDMA reads exist */
     double deadlock_timeout; /* seconds without progress before reporting */
     rec_log *records;        /* where records go; NULL keeps none */
     FILE *report;            /* the deadlock report */
@@ -77,6 +79,9 @@ typedef struct real_transport {
     size_t (*shared_bytes)(const real_opts *o);
     /* Fills its zeroed shared area, in the launcher. */
     int (*shared_init)(void *area, const real_opts *o, cl_diag *d);
+    /* Optional: in the launcher once every rank is gone, removes what a
+     * killed rank could not (rdma: shared-memory regions in /dev/shm). */
+    void (*shared_release)(void *area, const real_opts *o);
     /* Sets up rank `rank`: its real_rank (embedded first in the
      * transport's state) in *out. */
     int (*rank_open)(real_rank **out, const job *j, int rank, const real_opts *o, cl_diag *d);
@@ -85,6 +90,7 @@ typedef struct real_transport {
 
 extern const real_transport shm_transport;
 extern const real_transport tcp_transport;
+extern const real_transport rdma_transport;
 
 /* The transport called name, or NULL. */
 const real_transport *real_transport_find(const char *name);

@@ -10,6 +10,7 @@
  *                       cases under, an initializer ({SHM_COPY_AUTO} where
  *                       the backend has no such choice);
  *     REAL_KILL_SIGNAL  1 when a killed rank's run must name its signal;
+ *     REAL_OPTS_EXTRA   (optional) more real_opts fields, ".provider = p,";
  * and list REAL_CASES in their cmocka group beside their own tests.
  *
  * Nothing here depends on timing: a deadlock is reported once every rank has
@@ -40,6 +41,9 @@ cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, allr
 
 static const shm_copy real_copies[] = REAL_COPIES;
 #define NCOPIES (sizeof real_copies / sizeof real_copies[0])
+#ifndef REAL_OPTS_EXTRA
+#define REAL_OPTS_EXTRA
+#endif
 static const char *const copy_name[] = {"auto", "cma", "staging"};
 
 typedef struct run {
@@ -102,7 +106,7 @@ static int try_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const c
         .eager_limit = s->eager_limit ? s->eager_limit : 64 * KiB, .check = s->check,
         .bind = s->bind, .copy = s->copy, .listen = s->listen,
         .deadlock_timeout = s->deadlock_timeout > 0 ? s->deadlock_timeout : 5.0,
-        .records = s->records, .report = rep, .warn = NULL,
+        .records = s->records, .report = rep, .warn = NULL, REAL_OPTS_EXTRA
     };
     cl_args a = extra ? *extra : (cl_args){.microbatches = 3};
     a.bytes = (size_t)bytes;

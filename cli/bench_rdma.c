@@ -1,0 +1,253 @@
+/* bench_rdma.c - `commlab bench rdma`: ping-pong latency and bandwidth of
+ * the rdma backend on each usable provider, side by side with libfabric's
+ * own fi_pingpong (libfabric-bin) on the same provider in the same run.
+ *
+ * Both sides measure the same thing the same way: K blocking round trips
+ * of one tagged message each way between two processes (K = 10,000 up to
+ * 8 KiB, fewer above); one-way latency = t / (2 K), bandwidth = size /
+ * one-way latency (fi_pingpong's "MB/sec" is that too).  SAMPLES runs per
+ * size each; median [min-max].  commlab's sample is one iteration of the
+ * launcher (after a barrier; warm-up first), fi_pingpong's one run of the
+ * program (-e rdm -m tagged -S size -I K, its own warm-up). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/cli.h"
+#include "core/record.h"
+#include "core/units.h"
+#include "real/launch.h"
+#include "real/rdma.h"
+
+#define SAMPLES 5
+#define TAG_LAT 1
+#define PINGPONG_SECONDS 60 /* one fi_pingpong run is stopped after this */
+
+static long rounds(size_t bytes)
+{
+    if (bytes <= 8192)
+        return 10000;
+    long k = (long)(10000.0 * 8192 / (double)bytes);
+    return k < 20 ? 20 : k;
+}
+
+static int pingpong_pattern(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c);
+    void *buf = cl_alloc(c, a->bytes ? a->bytes : 1);
+    long k = rounds(a->bytes);
+    for (long i = 0; i < k && rank < 2; i++) {
+        if (rank == 0) {
+            CL_TRY(cl_send(c, buf, a->bytes, 1, TAG_LAT));
+            CL_TRY(cl_recv(c, buf, a->bytes, 1, TAG_LAT, NULL));
+        } else {
+            CL_TRY(cl_recv(c, buf, a->bytes, 0, TAG_LAT, NULL));
+            CL_TRY(cl_send(c, buf, a->bytes, 0, TAG_LAT));
+        }
+    }
+    return 0;
+}
+
+/* commlab's one-way latency samples at bytes over prov. */
+static int measure(const char *prov, size_t bytes, cl_stats *out)
+{
+    real_opts o = {
+        .backend = "rdma", .provider = prov, .nranks = 2, .warmup = 1, .iters = SAMPLES,
+        .eager_limit = 64 * 1024, .bind = true, .deadlock_timeout = 10, .report = stderr,
+    };
+    cl_args a = {.bytes = bytes};
+    real_result res;
+    int err = real_run(&o, pingpong_pattern, &a, &res);
+    if (!err && res.status) {
+        fprintf(stderr, "commlab: bench rdma at %zu bytes: %s\n", bytes, res.diag.msg);
+        err = res.status;
+    } else if (err) {
+        cli_diag(&res.diag, 0);
+    }
+    if (!err) {
+        for (int i = 0; i < res.iters; i++)
+            res.iter_time[i] /= 2.0 * (double)rounds(bytes);
+        err = stats_compute(res.iter_time, (size_t)res.iters, out);
+    }
+    real_result_release(&res);
+    return err;
+}
+
+/* Starts argv with its stdout on fd (-1: /dev/null) and stderr silenced. */
+static pid_t spawn(char *const argv[], int fd)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    int null = open("/dev/null", O_RDWR);
+    dup2(fd >= 0 ? fd : null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    execvp(argv[0], argv);
+    _exit(127);
+}
+
+/* Waits for pid until deadline (job_now seconds), then kills it.  Its exit
+ * status, or -1. */
+static int reap(pid_t pid, double deadline)
+{
+    int st;
+    for (;;) {
+        pid_t got = waitpid(pid, &st, WNOHANG);
+        if (got == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (got < 0)
+            return -1;
+        if (job_now() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* One fi_pingpong run at bytes over prov: its one-way microseconds in
+ * *usec.  False (nothing measured) when it could not run. */
+static bool pingpong_once(const char *prov, size_t bytes, int port, double *usec)
+{
+    char size[32], iters[32], sport[16];
+    snprintf(size, sizeof size, "%zu", bytes);
+    snprintf(iters, sizeof iters, "%ld", rounds(bytes));
+    snprintf(sport, sizeof sport, "%d", port);
+    char *server[] = {"fi_pingpong", "-p", (char *)prov, "-e", "rdm", "-m", "tagged", "-S", size,
+                      "-I", iters, "-B", sport, NULL};
+    char *client[] = {"fi_pingpong", "-p", (char *)prov, "-e", "rdm", "-m", "tagged", "-S", size,
+                      "-I", iters, "-P", sport, "127.0.0.1", NULL};
+    int fds[2];
+    if (pipe(fds))
+        return false;
+    double deadline = job_now() + PINGPONG_SECONDS;
+    pid_t srv = spawn(server, -1);
+    struct timespec ts = {0, 200000000L}; /* the server listens before the client calls */
+    nanosleep(&ts, NULL);
+    pid_t cli = spawn(client, fds[1]);
+    close(fds[1]);
+    char out[4096];
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof out - 1 && (n = read(fds[0], out + len, sizeof out - 1 - len)) > 0)
+        len += (size_t)n;
+    out[len] = 0;
+    close(fds[0]);
+    int rc_cli = cli > 0 ? reap(cli, deadline) : -1;
+    int rc_srv = srv > 0 ? reap(srv, deadline) : -1;
+    /* "bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec", then
+     * "8 10k =10k 156k 0.01s 10.67 0.75 1.33" */
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char f[8][32];
+        if (sscanf(line, "%31s %31s %31s %31s %31s %31s %31s %31s", f[0], f[1], f[2], f[3],
+                   f[4], f[5], f[6], f[7]) == 8 &&
+            strcmp(f[0], "bytes") != 0) { /* the one size asked for, "4k" for 4096 */
+            *usec = strtod(f[6], NULL);
+            return rc_cli == 0 && rc_srv == 0 && *usec > 0;
+        }
+    }
+    return false;
+}
+
+static const char *range(char *buf, size_t len, const cl_stats *s, bool time)
+{
+    char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
+    if (time)
+        snprintf(buf, len, "%s [%s-%s]", units_time_digits(a, s->median, 3),
+                 units_time_digits(b, s->min, 3), units_time_digits(c, s->max, 3));
+    else
+        snprintf(buf, len, "%s [%s-%s]", units_bandwidth_str(a, s->median),
+                 units_bandwidth_str(b, s->min), units_bandwidth_str(c, s->max));
+    return buf;
+}
+
+/* Bandwidth samples from latency samples: bytes / one-way time (min and
+ * max swap). */
+static cl_stats bandwidth_of(const cl_stats *lat, size_t bytes)
+{
+    return (cl_stats){.median = (double)bytes / lat->median, .min = (double)bytes / lat->max,
+                      .max = (double)bytes / lat->min, .n = lat->n};
+}
+
+static int bench_provider(const char *prov, bool quick, bool have_pp)
+{
+    static const size_t all[] = {8, 512, 4096, 65536, 1 << 20, 4 << 20};
+    size_t nsizes = quick ? 4 : sizeof all / sizeof all[0];
+    printf("provider %s: one-way latency (K round trips per sample) and bandwidth (size /\n"
+           "one-way), %d samples, median [min-max]; fi_pingpong -e rdm -m tagged beside it\n\n",
+           prov, SAMPLES);
+    printf("%-8s %-30s %-30s %-6s %-36s %-6s\n", "size", "commlab latency", "fi_pingpong",
+           "ratio", "commlab bandwidth", "ratio");
+    int port = 20000 + (int)(getpid() % 20000);
+    for (size_t i = 0; i < nsizes; i++) {
+        cl_stats ours, theirs = {0};
+        if (measure(prov, all[i], &ours))
+            return CLI_EXIT_FAILED;
+        bool pp = have_pp;
+        double us[SAMPLES];
+        for (int k = 0; k < SAMPLES && pp; k++) {
+            pp = pingpong_once(prov, all[i], port++, &us[k]);
+            us[k] *= 1e-6;
+        }
+        if (pp)
+            stats_compute(us, SAMPLES, &theirs);
+        char sz[UNITS_BUF], l[96], f[96] = "-", b[96], lr[16] = "-", br[16] = "-";
+        cl_stats bw = bandwidth_of(&ours, all[i]);
+        if (pp) {
+            range(f, sizeof f, &theirs, true);
+            snprintf(lr, sizeof lr, "%.2f", ours.median / theirs.median);
+            snprintf(br, sizeof br, "%.2f", theirs.median / ours.median);
+        }
+        printf("%-8s %-30s %-30s %-6s %-36s %-6s\n", units_size_str(sz, all[i]),
+               range(l, sizeof l, &ours, true), f, lr, range(b, sizeof b, &bw, false), br);
+        fflush(stdout);
+    }
+    printf("\nratio: commlab / fi_pingpong for latency (below 1 is faster), and for\n"
+           "bandwidth (above 1 is faster)\n");
+    return CLI_EXIT_OK;
+}
+
+int bench_rdma(bool quick)
+{
+    bool have_pp = system("command -v fi_pingpong >/dev/null 2>&1") == 0;
+    if (!have_pp)
+        printf("fi_pingpong: skipped, not installed (Debian: libfabric-bin)\n\n");
+    rdma_provider_desc *v;
+    size_t n;
+    cl_diag d = {{0}};
+    if (rdma_providers_list(&v, &n, &d))
+        return cli_diag(&d, CLI_EXIT_FAILED);
+    int rc = CLI_EXIT_OK;
+    char done[512] = " ";
+    /* The providers commlab runs on and the run tests cover: tcp, and shm
+     * where this libfabric's is not refused. */
+    static const char *const wanted[] = {"shm", "tcp"};
+    for (size_t w = 0; w < 2 && rc == CLI_EXIT_OK; w++)
+        for (size_t i = 0; i < n; i++) {
+            char key[40];
+            snprintf(key, sizeof key, " %s ", v[i].name);
+            if (strcmp(v[i].name, wanted[w]) || strstr(done, key))
+                continue;
+            snprintf(done + strlen(done), sizeof done - strlen(done), "%s ", v[i].name);
+            if (v[i].broken) {
+                printf("provider %s: refused by commlab in this libfabric (see README)\n\n",
+                       v[i].name);
+                break;
+            }
+            rc = bench_provider(v[i].name, quick, have_pp);
+            printf("\n");
+            break;
+        }
+    free(v);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* cmd_fabric.c - `commlab fabric`: the libfabric providers here, with what
+ * commlab's rdma backend needs of them, like a short `fi_info`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/json.h"
+#include "core/table.h"
+#include "core/units.h"
+#include "real/rdma.h"
+
+const char cmd_fabric_usage[] =
+    "usage: commlab fabric [--json]\n"
+    "\n"
+    "Lists the libfabric providers that offer reliable datagram endpoints here, one\n"
+    "line per provider and domain: whether they have tagged messages and RDMA\n"
+    "reads (what `run --backend rdma` uses), their inject size and largest\n"
+    "message, and which one `--provider auto` picks.  A provider marked 'refused'\n"
+    "is known to misbehave in this libfabric (the README says how).\n"
+    "\n"
+    "      --json     one JSON object\n"
+    "  -h, --help     this text\n";
+
+int cmd_fabric(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    bool as_json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(cmd_fabric_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+        if (c == 'j') {
+            as_json = true;
+            continue;
+        }
+        return cli_bad_option("fabric", argv, c);
+    }
+    int rc = cli_no_extra("fabric", argc, argv);
+    if (rc)
+        return rc;
+    rdma_provider_desc *v;
+    size_t n;
+    cl_diag d = {{0}};
+    if (rdma_providers_list(&v, &n, &d))
+        return cli_diag(&d, CLI_EXIT_FAILED);
+    char pick[32] = "";
+    if (rdma_provider_auto(pick, sizeof pick, false, &d))
+        pick[0] = 0;
+    if (as_json) {
+        json_writer w;
+        json_init(&w, stdout, true);
+        json_begin_object(&w);
+        json_kv_string(&w, "command", "fabric");
+        json_kv_string(&w, "auto", pick);
+        json_key(&w, "providers");
+        json_begin_array(&w);
+        for (size_t i = 0; i < n; i++) {
+            json_begin_object(&w);
+            json_kv_string(&w, "provider", v[i].name);
+            json_kv_string(&w, "fabric", v[i].fabric);
+            json_kv_string(&w, "domain", v[i].domain);
+            json_key(&w, "tagged");
+            json_bool(&w, v[i].tagged);
+            json_key(&w, "rma");
+            json_bool(&w, v[i].rma);
+            json_key(&w, "usable");
+            json_bool(&w, v[i].tagged && !v[i].local_mr && !v[i].broken);
+            json_kv_uint(&w, "inject_bytes", v[i].inject_bytes);
+            json_kv_uint(&w, "max_message_bytes", v[i].max_msg);
+            json_end_object(&w);
+        }
+        json_end_array(&w);
+        json_finish(&w);
+        free(v);
+        return CLI_EXIT_OK;
+    }
+    const char *h[] = {"provider", "fabric", "domain", "tagged", "RMA", "inject", "max message",
+                       "commlab"};
+    table t;
+    if (table_init(&t, 8, h)) {
+        free(v);
+        return cli_error("out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        char inj[UNITS_BUF], max[UNITS_BUF];
+        table_add(&t, "%s", v[i].name);
+        table_add(&t, "%s", v[i].fabric);
+        table_add(&t, "%s", v[i].domain);
+        table_add(&t, "%s", v[i].tagged ? "yes" : "no");
+        table_add(&t, "%s", v[i].rma ? "yes" : "no");
+        table_add(&t, "%s", units_size_str(inj, v[i].inject_bytes));
+        table_add(&t, "%s", units_size_str(max, v[i].max_msg));
+        table_add(&t, "%s", v[i].broken ? "refused" : v[i].local_mr ? "no (local MR)"
+                          : !v[i].tagged ? "no (untagged)" : "yes");
+    }
+    table_print(&t, stdout, 0);
+    table_release(&t);
+    printf("\n--provider auto picks: %s\n", pick[0] ? pick : "none (no usable provider)");
+    free(v);
+    return CLI_EXIT_OK;
+}

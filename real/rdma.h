@@ -1,0 +1,85 @@
+/*
+ * rdma.h - the rdma transport: measured runs through libfabric, the
+ * portable RDMA API (InfiniBand verbs, AWS EFA, Slingshot on a cluster; the
+ * shm and tcp providers on any machine).
+ *
+ * Four files, one idea each:
+ *   rdma_info.c  which providers libfabric offers here, what they can do,
+ *                and which one a run uses ("auto" or a name); the fi_info
+ *                hints every part of commlab asks with.
+ *   rdma_boot.c  the bootstrap: an all-gather of one fixed-size blob (an
+ *                endpoint address) per rank.  Local runs gather through the
+ *                launcher's shared area; a multi-host bootstrap replaces
+ *                rdma__boot_allgather() alone.
+ *   rdma_mr.c    the registration cache: buffers registered for remote
+ *                reads, kept for the buffers a pattern sends again.
+ *   rdma.c       messages: endpoints, tagged eager sends, the rendezvous
+ *                by RDMA read, the progress engine, comm_ops.
+ *
+ * What the cli needs is the rdma_* part below; rdma__* is internal to real/.
+ * Every function that talks to libfabric reports failure as a CL_E* code
+ * with a diag naming the call and libfabric's words (fi_strerror).
+ */
+#ifndef REAL_RDMA_H
+#define REAL_RDMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "commlab.h"
+#include "core/diag.h"
+
+/* libfabric's API version commlab is written against (Debian 12: 1.17). */
+#define RDMA_FI_VERSION_MAJOR 1
+#define RDMA_FI_VERSION_MINOR 17
+
+/* ---- the providers (rdma_info.c) ---- */
+
+typedef struct rdma_provider_desc {
+    char name[32];        /* "shm", "tcp" (a layered "tcp;ofi_rxm" is named by its core) */
+    char fabric[64];      /* the fabric it reaches ("127.0.0.1/32", "shm") */
+    char domain[64];      /* its domain (an interface, a NIC) */
+    bool tagged;          /* reliable datagram endpoints with tagged messages */
+    bool rma;             /* ... and RDMA reads */
+    bool local_mr;        /* needs local buffers registered (commlab does not) */
+    size_t inject_bytes;  /* largest message sent without a completion */
+    uint64_t max_msg;     /* largest message or read */
+    bool manual_progress; /* data moves only while the application polls */
+    bool broken;          /* known to misbehave in this libfabric: commlab refuses it */
+} rdma_provider_desc;
+
+/* Every provider that offers reliable datagram endpoints here, one entry
+ * per (provider, fabric, domain), in libfabric's order of preference.
+ * *out is malloc'd (free it); *n may be 0.  CL_ENOMEM, or CL_EIO when
+ * libfabric itself fails (d says why). */
+int rdma_providers_list(rdma_provider_desc **out, size_t *n, cl_diag *d);
+
+/* Whether `name` (auto, shm, tcp, verbs, efa, any provider name) can run
+ * commlab here: 0, or CL_EINVAL with d naming it and listing the providers
+ * that can ("provider 'verbs' is not available here; available: shm, tcp"). */
+int rdma_provider_check(const char *name, cl_diag *d);
+
+/* The provider "auto" stands for on this placement: a NIC provider when
+ * the ranks span hosts, shm within one (tcp where shm is known broken).  Writes the name (at most cap
+ * bytes); CL_EINVAL when none is available. */
+int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d);
+
+/* ---- what a run did (for tests and benchmarks) ---- */
+
+typedef struct rdma_stats {
+    uint64_t eager_sends;   /* pattern and barrier messages sent eagerly */
+    uint64_t injects;       /* ... of which small enough for fi_tinject */
+    uint64_t rma_reads;     /* rendezvous messages pulled by RDMA read */
+    uint64_t tagged_rdv;    /* rendezvous messages moved by tagged messages */
+    uint64_t mr_regs;       /* buffers registered (fi_mr_reg) */
+    uint64_t mr_hits;       /* registrations served by the cache */
+} rdma_stats;
+
+/* The rdma rank behind c's world and what it did so far, or NULL when c
+ * does not run on the rdma transport.  Cannot fail. */
+const rdma_stats *rdma_stats_of(const cl_comm *c);
+/* The provider c's rank runs on ("shm"), or NULL as above. */
+const char *rdma_provider_of(const cl_comm *c);
+
+#endif

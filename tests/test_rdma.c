@@ -1,0 +1,224 @@
+/* test_rdma.c - the rdma backend end to end through real_run() over
+ * libfabric's tcp provider: the cases every real backend passes
+ * (tests/real_cases.h), then what only rdma has: the rendezvous by RDMA
+ * read (proved by the rank's counters), the registration cache, the
+ * rendezvous by tagged messages, nothing left in /dev/shm after a killed
+ * rank or a deadlock, and the errors for a provider that is not here and
+ * for libfabric 1.17's shm provider, which commlab refuses (see
+ * real/rdma_info.c's broken()). */
+#include <dirent.h>
+#include <stdbool.h>
+
+static const char *provider = "tcp"; /* the provider the cases run on */
+static bool no_rma;                  /* rendezvous by tagged messages */
+
+#define REAL_BACKEND "rdma"
+#define REAL_COPIES {SHM_COPY_AUTO} /* no choice of copy: one run each */
+#define REAL_KILL_SIGNAL 1          /* the launcher names the killed rank's signal */
+#define REAL_OPTS_EXTRA .provider = provider, .rdma_no_rma = no_rma,
+#include "tests/real_cases.h"
+
+#include "real/rdma.h"
+
+#include <rdma/fabric.h>
+
+static bool fi_version_is_1_17_or_older(void)
+{
+    return fi_version() <= FI_VERSION(1, 17);
+}
+
+/* ---- which path a rendezvous took ---- */
+
+/* Whether messages above the eager limit are pulled by RDMA read: unless
+ * the run asks for tagged messages. */
+static bool by_read(void)
+{
+    return !no_rma;
+}
+
+/* Two rounds of a ping-pong of a->bytes; each rank then checks its
+ * counters: every message above the eager limit it received came by RDMA
+ * read (or by tagged messages with no_rma), and the second round's sends
+ * found their buffer registered. */
+static int rendezvous_path(cl_comm *c, const cl_args *a)
+{
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    int me = cl_rank(c), peer = 1 - me;
+    const rdma_stats *st = rdma_stats_of(c);
+    if (!st)
+        return cl_fail(c, "not an rdma rank");
+    if (strcmp(rdma_provider_of(c), provider) != 0)
+        return cl_fail(c, "provider '%s', want '%s'", rdma_provider_of(c), provider);
+    rdma_stats before = *st;
+    for (int round = 0; round < 2; round++) {
+        if (me == 0) {
+            cl_fill(c, buf, a->bytes, 5 + (unsigned long long)round);
+            CL_TRY(cl_send(c, buf, a->bytes, peer, 0));
+            CL_TRY(cl_recv(c, buf, a->bytes, peer, 0, NULL));
+        } else {
+            CL_TRY(cl_recv(c, buf, a->bytes, peer, 0, NULL));
+            CL_TRY(cl_verify(c, buf, a->bytes, 5 + (unsigned long long)round, "pulled"));
+            CL_TRY(cl_send(c, buf, a->bytes, peer, 0));
+        }
+    }
+    uint64_t reads = st->rma_reads - before.rma_reads;
+    uint64_t tagged = st->tagged_rdv - before.tagged_rdv;
+    if (!by_read() ? reads != 0 || tagged != 2 : reads != 2 || tagged != 0)
+        return cl_fail(c, "rank %d received %llu messages by RDMA read and %llu by tagged "
+                       "messages", me, (unsigned long long)reads, (unsigned long long)tagged);
+    /* The same buffer every round: registered once, in the warm-up. */
+    if (by_read() && (st->mr_regs != 1 || st->mr_hits < 1))
+        return cl_fail(c, "rank %d: %llu registrations, %llu cache hits", me,
+                       (unsigned long long)st->mr_regs, (unsigned long long)st->mr_hits);
+    return 0;
+}
+
+static void test_rma_read_path(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {100 * KiB, 4 * MiB};
+    for (size_t i = 0; i < 2; i++) {
+        run r;
+        setup s = {.check = true};
+        run_pattern(&r, rendezvous_path, 2, sizes[i], NULL, &s);
+        if (r.res.status)
+            fail_msg("%s, %llu bytes: %s", provider, (unsigned long long)sizes[i],
+                     r.res.diag.msg);
+        run_release(&r);
+    }
+}
+
+static void test_tagged_rendezvous(void **state)
+{
+    (void)state;
+    no_rma = true;
+    run r;
+    setup s = {.check = true};
+    run_pattern(&r, rendezvous_path, 2, 1 * MiB, NULL, &s);
+    no_rma = false;
+    if (r.res.status)
+        fail_msg("%s: %s", provider, r.res.diag.msg);
+    run_release(&r);
+    /* Every pattern, the truncation and the deadlock on that path too. */
+    no_rma = true;
+    run_pattern(&r, allreduce_ring, 4, 1 * MiB, NULL, &(setup){.check = true});
+    if (r.res.status)
+        fail_msg("%s, allreduce-ring: %s", provider, r.res.diag.msg);
+    run_release(&r);
+    expect_trunc(too_small, 1 * MiB, SHM_COPY_AUTO);
+    expect_trunc(too_small_late, 1 * MiB, SHM_COPY_AUTO);
+    run_pattern(&r, deadlock, 2, 1 * MiB, NULL, &(setup){.deadlock_timeout = 0.2});
+    no_rma = false;
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    run_release(&r);
+    assert_no_children();
+}
+
+/* ---- nothing left behind ---- */
+
+/* Entries of /dev/shm whose name holds this process's launcher prefix
+ * ("commlab-PID-") or a rank's pid as the shm provider names regions by
+ * default: none may outlive a run. */
+static int leftovers(void)
+{
+    char mine[64];
+    snprintf(mine, sizeof mine, "commlab-%d-", (int)getpid());
+    DIR *dir = opendir("/dev/shm");
+    if (!dir)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        if (strncmp(e->d_name, mine, strlen(mine)) == 0) {
+            fprintf(stderr, "left in /dev/shm: %s\n", e->d_name);
+            n++;
+        }
+    closedir(dir);
+    return n;
+}
+
+static void test_nothing_left(void **state)
+{
+    (void)state;
+    run r;
+    run_pattern(&r, suicide, 4, 0, NULL, NULL);
+    assert_int_equal(r.res.status, CL_EPEER);
+    assert_contains(r.res.diag.msg, "SIGKILL");
+    run_release(&r);
+    assert_int_equal(leftovers(), 0);
+    run_pattern(&r, deadlock, 2, 1 * MiB, NULL, &(setup){.deadlock_timeout = 0.2});
+    assert_int_equal(r.res.status, CL_EDEADLOCK);
+    run_release(&r);
+    assert_int_equal(leftovers(), 0);
+    run_pattern(&r, ring, 4, 1 * MiB, NULL, NULL);
+    assert_int_equal(r.res.status, 0);
+    run_release(&r);
+    assert_int_equal(leftovers(), 0);
+    assert_no_children();
+}
+
+/* ---- a provider that is not here ---- */
+
+static void test_missing_provider(void **state)
+{
+    (void)state;
+    const char *saved = provider;
+    provider = "carrier-pigeon";
+    run r;
+    assert_int_equal(try_pattern(&r, ring, 2, 8, NULL, NULL), CL_EINVAL);
+    provider = saved;
+    assert_contains(r.res.diag.msg, "provider 'carrier-pigeon' is not available here");
+    assert_contains(r.res.diag.msg, "available: ");
+    assert_contains(r.res.diag.msg, "tcp");
+    run_release(&r);
+    cl_diag d = {{0}};
+    assert_int_equal(rdma_provider_check("verbs-that-is-not-here", &d), CL_EINVAL);
+    assert_int_equal(rdma_provider_check("tcp", &d), 0);
+    assert_int_equal(rdma_provider_check("auto", &d), 0);
+    /* libfabric 1.17's shm provider is refused, and says why. */
+    char name[32];
+    assert_int_equal(rdma_provider_auto(name, sizeof name, false, &d), 0);
+    if (fi_version_is_1_17_or_older()) {
+        assert_int_equal(rdma_provider_check("shm", &d), CL_EINVAL);
+        assert_contains(d.msg, "provider 'shm' of libfabric 1.");
+        assert_contains(d.msg, "loses tagged messages");
+        assert_contains(d.msg, "available: tcp");
+        assert_string_equal(name, "tcp"); /* one host, no shm: tcp */
+    } else {
+        assert_string_equal(name, "shm"); /* one host: shared memory */
+    }
+    assert_no_children();
+}
+
+/* `commlab fabric`'s list has both providers, with what they can do. */
+static void test_providers_list(void **state)
+{
+    (void)state;
+    rdma_provider_desc *v;
+    size_t n;
+    cl_diag d = {{0}};
+    assert_int_equal(rdma_providers_list(&v, &n, &d), 0);
+    bool shm = false, tcp = false;
+    for (size_t i = 0; i < n; i++) {
+        shm |= strcmp(v[i].name, "shm") == 0 && v[i].tagged && v[i].rma &&
+               v[i].broken == fi_version_is_1_17_or_older();
+        tcp |= strcmp(v[i].name, "tcp") == 0 && v[i].tagged && v[i].rma && !v[i].broken;
+    }
+    free(v);
+    assert_true(shm);
+    assert_true(tcp);
+}
+
+#define RDMA_CASES                                                                      \
+    REAL_CASES, cmocka_unit_test(test_rma_read_path), cmocka_unit_test(test_tagged_rendezvous), \
+        cmocka_unit_test(test_nothing_left)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        RDMA_CASES,
+        cmocka_unit_test(test_missing_provider),
+        cmocka_unit_test(test_providers_list),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
