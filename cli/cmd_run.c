@@ -58,7 +58,7 @@ const char cmd_run_usage[] =
     "                           shm only\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on (default\n"
     "                           127.0.0.1); every connection proves a per-job secret\n"
-    "processes started elsewhere (tcp; one process per rank):\n"
+    "processes started elsewhere (tcp, rdma; one process per rank):\n"
     "      --rank R --world N   this process is rank R of N; or from the environment:\n"
     "                           RANK/WORLD_SIZE (torchrun's), OMPI_COMM_WORLD_RANK/\n"
     "                           SIZE (mpirun), PMI_RANK/SIZE, SLURM_PROCID/NTASKS (srun)\n"
@@ -318,11 +318,11 @@ static int find_world(run_opts *o)
 {
     cl_diag d = {{0}};
     bool asked = o->wargs.rank >= 0 || o->wargs.world >= 0 || o->wargs.master;
-    if (strcmp(o->backend, "tcp") != 0) {
+    if (strcmp(o->backend, "tcp") != 0 && strcmp(o->backend, "rdma") != 0) {
         if (asked || o->wargs.join_timeout > 0)
             return cli_error("--master, --rank, --world and --join-timeout are options of "
-                             "--backend tcp: --backend %s forks every rank on this host",
-                             o->backend);
+                             "--backend tcp and rdma: --backend %s forks every rank on this "
+                             "host", o->backend);
         return 0;
     }
     if (world_detect(&o->world, &o->wargs, (world_getenv_fn *)getenv, &d))

@@ -721,7 +721,8 @@ static const comm_ops rdma_ops = {
 
 static size_t rdma_shared_bytes(const real_opts *o)
 {
-    return sizeof(rdma_area) + (size_t)o->nranks * sizeof(rdma_boot_slot);
+    (void)o;
+    return sizeof(rdma_area);
 }
 
 static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
@@ -846,26 +847,30 @@ static int open_endpoint(rdma_rank *t, cl_diag *d)
     return 0;
 }
 
-static int exchange_addresses(rdma_rank *t, cl_diag *d)
+/* Publishes this rank's endpoint address in the job's address slot and
+ * inserts every rank's into the address vector (the launcher relays the
+ * slots of other hosts: real/boot.h). */
+static int exchange_addresses(rdma_rank *t, const job *j, cl_diag *d)
 {
-    unsigned char mine[RDMA_ADDR_MAX] = {0};
-    size_t len = sizeof mine;
-    int ret = fi_getname(&t->ep->fid, mine, &len);
+    unsigned char addr[JOB_ADDR_MAX] = {0};
+    size_t len = sizeof addr;
+    int ret = fi_getname(&t->ep->fid, addr, &len);
     if (ret)
         return rdma__fail(d, CL_EIO, "fi_getname", ret, "rank %d", t->me);
-    unsigned char *all = calloc((size_t)t->n, RDMA_ADDR_MAX);
-    size_t *lens = calloc((size_t)t->n, sizeof *lens);
-    int err = !all || !lens ? diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me)
-                            : rdma__boot_allgather(t->area, t->me, t->n, mine, len, all, lens, d);
-    for (int i = 0; i < t->n && !err; i++) {
-        ret = fi_av_insert(t->av, all + (size_t)i * RDMA_ADDR_MAX, 1, &t->addr[i], 0, NULL);
+    job_addr_publish(j, t->me, addr, len);
+    double deadline = job_now() + BOOT_SECONDS;
+    for (int i = 0; i < t->n; i++) {
+        int err = job_addr_wait(j, i, addr, sizeof addr, &len, deadline);
+        if (err)
+            return diag_set(d, err, "rank %d: rank %d %s", t->me, i,
+                            err == CL_ETIMEOUT ? "published no address in time"
+                                               : "published a bad address");
+        ret = fi_av_insert(t->av, addr, 1, &t->addr[i], 0, NULL);
         if (ret != 1)
-            err = rdma__fail(d, CL_EIO, "fi_av_insert", ret < 0 ? ret : -FI_EINVAL,
-                             "rank %d: the address of rank %d", t->me, i);
+            return rdma__fail(d, CL_EIO, "fi_av_insert", ret < 0 ? ret : -FI_EINVAL,
+                              "rank %d: the address of rank %d", t->me, i);
     }
-    free(all);
-    free(lens);
-    return err;
+    return 0;
 }
 
 static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_opts *o, cl_diag *d)
@@ -894,7 +899,7 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
     t->use_rma = t->area->use_rma;
     int err = open_endpoint(t, d);
     if (!err)
-        err = exchange_addresses(t, d);
+        err = exchange_addresses(t, j, d);
     for (int i = 0; i < CTRL_RECVS && !err; i++) {
         int ret = post_ctrl(t, &t->ctrl[i]);
         if (ret)

@@ -3,14 +3,11 @@
  * portable RDMA API (InfiniBand verbs, AWS EFA, Slingshot on a cluster; the
  * shm and tcp providers on any machine).
  *
- * Four files, one idea each:
+ * Three files, one idea each (endpoint addresses go through the job's
+ * address slots, real/job.h, like tcp's):
  *   rdma_info.c  which providers libfabric offers here, what they can do,
  *                and which one a run uses ("auto" or a name); the fi_info
  *                hints every part of commlab asks with.
- *   rdma_boot.c  the bootstrap: an all-gather of one fixed-size blob (an
- *                endpoint address) per rank.  Local runs gather through the
- *                launcher's shared area; a multi-host bootstrap replaces
- *                rdma__boot_allgather() alone.
  *   rdma_mr.c    the registration cache: buffers registered for remote
  *                reads, kept for the buffers a pattern sends again.
  *   rdma.c       messages: endpoints, tagged eager sends, the rendezvous

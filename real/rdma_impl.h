@@ -23,24 +23,17 @@
 #include "real/rdma.h"
 
 #define RDMA_FI_VERSION FI_VERSION(RDMA_FI_VERSION_MAJOR, RDMA_FI_VERSION_MINOR)
-#define RDMA_ADDR_MAX 256   /* bytes of one rank's blob in the bootstrap */
+#define BOOT_SECONDS 60.0   /* every rank has published its address by then */
 #define RDMA_PROV_MAX 32    /* bytes of a provider name */
 #define RDMA_MAX_RANKS 65536 /* a rank number fits the 16 bits tags give it */
 
 /* ---- the launcher's shared area ---- */
-
-typedef struct rdma_boot_slot {
-    _Atomic uint32_t ready;            /* blob is written (release/acquire) */
-    uint32_t len;                      /* bytes of blob in use */
-    unsigned char blob[RDMA_ADDR_MAX]; /* the rank's endpoint address */
-} rdma_boot_slot;
 
 typedef struct rdma_area {
     char provider[RDMA_PROV_MAX]; /* the provider every rank opens ("shm") */
     char region_prefix[48];       /* shm endpoints are named PREFIX-RANK */
     bool use_rma;                 /* rendezvous by RDMA read (else tagged) */
     uint32_t nranks;
-    rdma_boot_slot slot[];        /* nranks: the local bootstrap */
 } rdma_area;
 
 /* ---- rdma_info.c ---- */
@@ -60,16 +53,6 @@ void rdma__prov_name(const struct fi_info *fi, char *out, size_t cap);
 /* "fi_getinfo: No data available (-61)". */
 int rdma__fail(cl_diag *d, int err, const char *call, int ret, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-
-/* ---- rdma_boot.c ---- */
-
-/* The bootstrap: every rank gives RDMA_ADDR_MAX bytes (its endpoint
- * address, len of them in use) and gets every rank's, in rank order, in
- * all (nranks * RDMA_ADDR_MAX bytes; lens: nranks).  Local runs gather
- * through the launcher's area; waits at most 60 s for the others.  0,
- * CL_ETIMEOUT or CL_EPROTO with d saying why ("rank 2: ..."). */
-int rdma__boot_allgather(rdma_area *area, int rank, int nranks, const void *blob, size_t len,
-                         unsigned char *all, size_t *lens, cl_diag *d);
 
 /* ---- rdma_mr.c: the registration cache ---- */
 

@@ -50,6 +50,11 @@ rcs "$tmpd/w4" 4 0
 has "$tmpd/w4.0.out" "allreduce-ring on tcp: 4 ranks"
 if [ -s "$tmpd/w4.1.out" ]; then bad "rank 1 printed results: only rank 0 should"; else ok; fi
 
+# rdma finds its endpoints through the same rendezvous
+world 2 "$tmpd/wr" run pingpong --backend rdma --provider tcp --sizes 8,1MiB --iters 2 --check
+rcs "$tmpd/wr" 2 0
+has "$tmpd/wr.0.out" "pingpong on rdma: 2 ranks"
+
 # --- torchrun's variables, with a secret: the rendezvous is TCP ---
 secret=commlab-test-secret-0123456789
 ( MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=1 WORLD_SIZE=2 COMMLAB_SECRET=$secret \
@@ -126,7 +131,7 @@ if [ "$(cat "$tmpd/m.1.rc")" = 2 ]; then ok; else bad "refused rank 1 exited $(c
 
 # --- errors of a world that cannot be joined ---
 run 2 run ring --backend tcp --rank 1;           has "$err" "--rank and --world go together"
-run 2 run ring --backend shm --rank 0 --world 2; has "$err" "options of --backend tcp"
+run 2 run ring --backend shm --rank 0 --world 2; has "$err" "options of --backend tcp and rdma"
 run 2 run ring --backend tcp -n 3 --rank 0 --world 2 --master 127.0.0.1:1
 has "$err" "-n 3 disagrees with the world of 2 ranks"
 run 2 run ring --backend tcp --rank 0 --world 2 --master 10.1.2.3:29500
