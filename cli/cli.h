@@ -49,6 +49,11 @@ int cli_diag(const cl_diag *d, int code);
 int cli_bad_option(const char *cmd, char **argv, int c);
 /* Positional arguments left after options are an error for most commands. */
 int cli_no_extra(const char *cmd, int argc, char **argv);
+/* An integer option's value in min..max into *out; else prints why and
+ * returns CLI_EXIT_USAGE (*out unchanged). */
+int cli_parse_int(const char *opt, const char *text, int min, int max, int *out);
+/* --bind core|none into *bind; else prints why and returns CLI_EXIT_USAGE. */
+int cli_parse_bind(const char *text, bool *bind);
 /* Prints the command's usage text to f. */
 void cli_usage(const char *cmd, FILE *f);
 

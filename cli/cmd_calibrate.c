@@ -344,9 +344,8 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
             break;
         case OPT_QUICK: o->quick = true; break;
         case OPT_BIND:
-            if (strcmp(optarg, "core") != 0 && strcmp(optarg, "none") != 0)
-                return cli_error("--bind must be core or none, got '%s'", optarg);
-            o->bind = strcmp(optarg, "core") == 0;
+            if (cli_parse_bind(optarg, &o->bind))
+                return CLI_EXIT_USAGE;
             break;
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_CSV: *fmt = CLI_CSV; break;

@@ -79,17 +79,6 @@ static int planned_iters(double t)
     return it < 10 ? 10 : it > 1000 ? 1000 : (int)it;
 }
 
-static int int_opt(const char *opt, const char *text, int min, int max, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (!*text || *end || errno || v < min || v > max)
-        return cli_error("%s must be an integer in %d..%d, got '%s'", opt, min, max, text);
-    *out = (int)v;
-    return 0;
-}
-
 static int parse(int argc, char **argv, compare_opts *co)
 {
     static const struct option opts[] = {
@@ -114,37 +103,21 @@ static int parse(int argc, char **argv, compare_opts *co)
     run_opts *o = &co->run;
     const char *bytes_s = NULL, *sizes_s = NULL;
     cl_diag d = {{0}};
-    uint64_t v;
-    int c, rc = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:h", opts, NULL)) != -1) {
+    int c, rc = 0, idx = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:h", opts, &idx)) != -1) {
         switch (c) {
         case 'b': o->backend = optarg; break;
         case OPT_MODEL: co->model = optarg; break;
         case OPT_QUICK: co->quick = true; break;
-        case 'n': rc = int_opt("--ranks", optarg, 1, 256, &o->ranks); break;
+        case 'n': rc = cli_parse_int("--ranks", optarg, 1, 256, &o->ranks); break;
         case OPT_BYTES: bytes_s = optarg; break;
         case 's': sizes_s = optarg; break;
-        case 'i': rc = int_opt("--iters", optarg, 1, 1000000, &o->iters); break;
-        case OPT_WARMUP: rc = int_opt("--warmup", optarg, 0, 1000000, &o->warmup); break;
-        case OPT_BIND:
-            if (strcmp(optarg, "core") != 0 && strcmp(optarg, "none") != 0)
-                rc = cli_error("--bind must be core or none, got '%s'", optarg);
-            o->bind = strcmp(optarg, "core") == 0;
-            break;
+        case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
+        case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
+        case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
         case OPT_LISTEN: o->listen = optarg; break;
-        case OPT_MICRO:
-            rc = int_opt("--microbatches", optarg, 1, 1000000, &o->args.microbatches);
-            break;
-        case OPT_COMPUTE:
-            if (units_parse_time(optarg, "--compute", &o->args.compute, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            break;
-        case OPT_CHUNK:
-            if (units_parse_size(optarg, "--chunk", &v, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            else if (v == 0)
-                rc = cli_error("--chunk must be at least 1 byte");
-            o->args.chunk = (size_t)v;
+        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK:
+            rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_JSON: o->fmt = CLI_JSON; break;

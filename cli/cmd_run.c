@@ -126,17 +126,6 @@ enum {
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
 };
 
-static int parse_int(const char *opt, const char *text, int min, int max, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (!*text || *end || errno || v < min || v > max)
-        return cli_error("%s must be an integer in %d..%d, got '%s'", opt, min, max, text);
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
 {
     cl_diag d = {{0}};
@@ -185,7 +174,6 @@ static int parse_args(int argc, char **argv, run_opts *o)
     };
     const char *bytes_s = NULL, *sizes_s = NULL;
     cl_diag d = {{0}};
-    uint64_t v;
     int c, rc = 0, idx = 0;
     while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, &idx)) != -1) {
         /* Remember the first option of one side only, to refuse it on the other. */
@@ -205,15 +193,15 @@ static int parse_args(int argc, char **argv, run_opts *o)
         switch (c) {
         case 'b': o->backend = optarg; break;
         case 'n':
-            rc = parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks);
+            rc = cli_parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks);
             o->ranks_given = true;
             break;
         case OPT_MASTER: o->wargs.master = optarg; break;
         case OPT_RANK:
-            rc = parse_int("--rank", optarg, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
+            rc = cli_parse_int("--rank", optarg, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
             break;
         case OPT_WORLD:
-            rc = parse_int("--world", optarg, 1, WORLD_MAX_RANKS, &o->wargs.world);
+            rc = cli_parse_int("--world", optarg, 1, WORLD_MAX_RANKS, &o->wargs.world);
             break;
         case OPT_JOIN_TIMEOUT:
             if (units_parse_time(optarg, "--join-timeout", &o->wargs.join_timeout, &d))
@@ -223,8 +211,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
             break;
         case OPT_BYTES: bytes_s = optarg; break;
         case 's': sizes_s = optarg; break;
-        case 'i': rc = parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
-        case OPT_WARMUP: rc = parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
+        case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
+        case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
         case 't': o->tier = optarg; break;
         case OPT_TOPOLOGY: o->topology = optarg; break;
         case 'c': o->config = optarg; break;
@@ -237,28 +225,13 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: o->payload = false; break;
         case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
         case OPT_FIX: o->args.fix = optarg; break;
-        case OPT_MICRO:
-            rc = parse_int("--microbatches", optarg, 1, 1000000, &o->args.microbatches);
-            break;
-        case OPT_COMPUTE:
-            if (units_parse_time(optarg, "--compute", &o->args.compute, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            break;
-        case OPT_CHUNK:
-            rc = parse_size_opt("--chunk", optarg, &v);
-            o->args.chunk = (size_t)v;
-            if (!rc && v == 0)
-                rc = cli_error("--chunk must be at least 1 byte");
+        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK:
+            rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_TIMELINE: o->timeline = optarg; break;
         case OPT_CHECK: o->check = true; break;
-        case OPT_BIND:
-            if (strcmp(optarg, "core") == 0 || strcmp(optarg, "none") == 0)
-                o->bind = strcmp(optarg, "core") == 0;
-            else
-                rc = cli_error("--bind must be core or none, got '%s'", optarg);
-            break;
+        case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
         case OPT_DEADLOCK_TIMEOUT:
             if (units_parse_time(optarg, "--deadlock-timeout", &o->deadlock_timeout, &d))
                 rc = cli_diag(&d, CLI_EXIT_USAGE);

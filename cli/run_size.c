@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/units.h"
 #include "sim/engine.h"
 
 int run_exit_code(int status, const run_env *env)
@@ -95,4 +96,21 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
                               res.messages, row);
     real_result_release(&res);
     return status;
+}
+
+int run_pattern_option(const char *name, const char *text, cl_args *a)
+{
+    cl_diag d = {{0}};
+    uint64_t v;
+    if (strcmp(name, "microbatches") == 0)
+        return cli_parse_int("--microbatches", text, 1, 1000000, &a->microbatches);
+    if (strcmp(name, "compute") == 0)
+        return units_parse_time(text, "--compute", &a->compute, &d) ? cli_diag(&d, CLI_EXIT_USAGE)
+                                                                     : 0;
+    if (units_parse_size(text, "--chunk", &v, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (v == 0)
+        return cli_error("--chunk must be at least 1 byte");
+    a->chunk = (size_t)v;
+    return 0;
 }

@@ -67,6 +67,11 @@ typedef struct run_env {
     int signal;        /* measured: the launcher was interrupted */
 } run_env;
 
+/* A pattern option's value into a: name is "microbatches", "compute" or
+ * "chunk" (the long option's name).  0, or prints why and returns
+ * CLI_EXIT_USAGE. */
+int run_pattern_option(const char *name, const char *text, cl_args *a);
+
 /* The exit status of a run whose last status is status (0, CL_E*). */
 int run_exit_code(int status, const run_env *env);
 

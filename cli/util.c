@@ -1,6 +1,7 @@
 /* util.c - errors, option helpers and data paths for the commands. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -110,5 +111,24 @@ int cli_load_tiers(tier_set *ts, const char *config, const char *list)
         tier_set_release(ts);
         return cli_diag(&d, CLI_EXIT_USAGE);
     }
+    return 0;
+}
+
+int cli_parse_int(const char *opt, const char *text, int min, int max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || errno || v < min || v > max)
+        return cli_error("%s must be an integer in %d..%d, got '%s'", opt, min, max, text);
+    *out = (int)v;
+    return 0;
+}
+
+int cli_parse_bind(const char *text, bool *bind)
+{
+    if (strcmp(text, "core") != 0 && strcmp(text, "none") != 0)
+        return cli_error("--bind must be core or none, got '%s'", text);
+    *bind = strcmp(text, "core") == 0;
     return 0;
 }
