@@ -1,4 +1,5 @@
 /* main.c - `commlab COMMAND [options]`: finds the command and runs it. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -92,8 +93,20 @@ static int cmd_version(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+/* Libraries loaded with libfabric (its psm provider's libinfinipath) set
+ * handlers for SIGINT, SIGTERM and the crash signals in their constructors,
+ * and theirs exit with status 1: a Ctrl-C would then look like a failed
+ * data check.  commlab wants the default actions (exit 128+N, a core). */
+static void default_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+}
+
 int main(int argc, char **argv)
 {
+    default_signals();
     if (argc < 2) {
         main_usage(stderr);
         return CLI_EXIT_USAGE;
