@@ -89,6 +89,9 @@ world 2 "$tmpd/ok" run deadlock --backend tcp --bytes 1KiB
 rcs "$tmpd/ok" 2 0
 
 # A rank killed from outside (its launcher's child): named, exit 4 for all.
+# pgrep finds it (procps, which `make deps` installs); without it the
+# checks below could not see a process left behind.
+command -v pgrep >/dev/null 2>&1 || bad "pgrep is missing: make deps installs procps"
 ( $limit "$cl" run pingpong --backend tcp --bytes 8 --iters 1000000 --rank 1 --world 2 \
     --master "127.0.0.1:$port" >"$tmpd/k.1.out" 2>"$tmpd/k.1.err"; echo $? >"$tmpd/k.1.rc" ) &
 ( $limit "$cl" run pingpong --backend tcp --bytes 8 --iters 1000000 --rank 0 --world 2 \
