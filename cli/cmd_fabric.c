@@ -15,8 +15,9 @@ const char cmd_fabric_usage[] =
     "Lists the libfabric providers that offer reliable datagram endpoints here, one\n"
     "line per provider and domain: whether they have tagged messages and RDMA\n"
     "reads (what `run --backend rdma` uses), their inject size and largest\n"
-    "message, and which one `--provider auto` picks.  A provider marked 'refused'\n"
-    "is known to misbehave in this libfabric (the README says how).\n"
+    "message, which one `--provider auto` picks, and whose matching a run uses:\n"
+    "libfabric's tagged messages, or commlab's own where the provider's is known\n"
+    "to lose messages in this libfabric (the README says which and why).\n"
     "\n"
     "      --json     one JSON object\n"
     "  -h, --help     this text\n";
@@ -68,7 +69,8 @@ int cmd_fabric(int argc, char **argv)
             json_key(&w, "rma");
             json_bool(&w, v[i].rma);
             json_key(&w, "usable");
-            json_bool(&w, v[i].tagged && !v[i].local_mr && !v[i].broken);
+            json_bool(&w, v[i].tagged && !v[i].local_mr);
+            json_kv_string(&w, "matching", v[i].own_match ? "commlab" : "libfabric");
             json_kv_uint(&w, "inject_bytes", v[i].inject_bytes);
             json_kv_uint(&w, "max_message_bytes", v[i].max_msg);
             json_end_object(&w);
@@ -94,8 +96,8 @@ int cmd_fabric(int argc, char **argv)
         table_add(&t, "%s", v[i].rma ? "yes" : "no");
         table_add(&t, "%s", units_size_str(inj, v[i].inject_bytes));
         table_add(&t, "%s", units_size_str(max, v[i].max_msg));
-        table_add(&t, "%s", v[i].broken ? "refused" : v[i].local_mr ? "no (local MR)"
-                          : !v[i].tagged ? "no (untagged)" : "yes");
+        table_add(&t, "%s", v[i].local_mr ? "no (local MR)" : !v[i].tagged ? "no (untagged)"
+                          : v[i].own_match ? "yes, own matching" : "yes");
     }
     table_print(&t, stdout, 0);
     table_release(&t);

@@ -50,6 +50,7 @@ typedef struct real_opts {
     const char *listen;      /* tcp: numeric address the ranks listen on; NULL: 127.0.0.1 */
     const char *provider;    /* rdma: libfabric provider (auto, shm, tcp, verbs...); NULL: auto */
     bool rdma_no_rma;        /* rdma: rendezvous by tagged messages even where RDMA reads exist */
+    bool rdma_own_match;     /* rdma: commlab matches messages even where libfabric's is trusted */
     double deadlock_timeout; /* seconds without progress before reporting */
     rec_log *records;        /* where records go; NULL keeps none */
     FILE *report;            /* the deadlock report */

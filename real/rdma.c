@@ -9,33 +9,53 @@
  * posts, and fi_cq_sread (the queue's wait object) once a wait has spun
  * for a while with nothing to do.
  *
- * Matching is libfabric's.  commlab's (source, tag, context) goes into the
- * 64-bit tag of every message:
+ * The envelope.  commlab's (kind, source, context, tag) is one 64-bit word,
  *     63..62 kind   61..46 source rank   45..31 context   30..0 tag
- * kind 0 is a message, 1 its request to send (rendezvous), 2 a control
- * record, 3 rendezvous data sent as a tagged message.  A receive asks for
- * kind 0 with the rendezvous bit ignored, so one posted receive takes a
- * message or its request to send, whichever comes; CL_ANY_SOURCE and
- * CL_ANY_TAG ignore the source or tag bits.  The context gets 15 bits
- * (its even/odd bit and 14 of a hash): every message also carries its full
- * context in a header, and a receive that matched a message of another
- * context (two contexts colliding in those bits) fails loudly with
- * CL_EPROTO instead of delivering it.
+ * kind 0 a message, 1 its request to send (rendezvous), 2 a control record,
+ * 3 rendezvous data sent as a tagged message; the context gets 15 bits
+ * there (its even/odd bit and 14 of a hash).  A second word carries the
+ * full 32-bit context and the low 32 bits of the message's number (the
+ * records pair sends with receives by it).  What follows the envelope is
+ * the body: an eager message's --check sum (only in --check runs) and its
+ * payload, a request to send's rdma_rts, or a control record's rdma_ctl.
  *
- * Every message starts with a 64-byte header (rdma_hdr: the source, tag,
- * context, message number, size, --check sum, and the rendezvous words).
- * A receive is posted as up to three pieces, fi_trecvv: the header lands
- * in the request, the data straight in the receive buffer, and what an
- * eager message has beyond the buffer in a scratch area, so the provider
- * never truncates: commlab sees the whole size and fails the receive with
- * CL_ETRUNC itself, naming both sizes.
+ * Matching: one of two modes per provider (rdma_area.own_match, chosen by
+ * rdma_info.c's rdma__own_match()).
+ *   - libfabric's (tcp, and NIC providers): the envelope's words are the
+ *     message's tag and its remote CQ data (fi_tinjectdata/fi_tsenddata),
+ *     so an 8-byte message is 8 bytes on the wire and fits any provider's
+ *     inject size.  A receive asks for kind 0 with the rendezvous bit
+ *     ignored, so one posted receive takes a message or its request to
+ *     send, whichever comes; CL_ANY_SOURCE and CL_ANY_TAG ignore the source
+ *     or tag bits.  The completion's tag and data say what arrived; two
+ *     contexts colliding in their 15 bits fail loudly (CL_EPROTO) instead of
+ *     delivering.  A receive is posted as up to three pieces (fi_trecvv):
+ *     the --check sum, the receive buffer (a small one: the request's own
+ *     SMALL_RECV bytes, copied out), and a scratch area for what an eager
+ *     message has beyond the buffer, so the provider never truncates:
+ *     commlab sees the whole size and fails the receive with CL_ETRUNC
+ *     itself, naming both sizes.  A request to send lands in the first
+ *     pieces too (the receive's buffer is the transport's until it
+ *     completes, and the read overwrites it).
+ *   - commlab's (shm of libfabric 1.17): every message, request to send and
+ *     control record is an untagged message, envelope first, into a few
+ *     large receive buffers kept posted (FI_MULTI_RECV), so no message ever
+ *     arrives unexpected at the libfabric level; commlab matches the
+ *     envelope with core/match.h (xfer_arrive, as shm and tcp do) and
+ *     copies an eager payload from the buffer into the receive's, or keeps
+ *     a copy until a receive wants it.  Why: that provider loses a tagged
+ *     message that arrives before its receive is posted once the two ranks
+ *     have exchanged a rendezvous (README: rdma).  A burst of more messages
+ *     than the buffers hold within one progress pass (POOL_BUFS buffers of
+ *     at least POOL_MIN_MSGS largest messages each) would still reach the
+ *     provider's own queue.
  *
  * Protocols, with commlab's own eager limit (never the provider's):
- *   - eager (bytes <= limit): header and data go out at once, by
- *     fi_tinject when they fit the provider's inject size, else from a
- *     copy (a bounce buffer freed when the provider is done with it).  The
- *     send completes once injected, as in the model: head-to-head eager
- *     sends never wait for a receive.
+ *   - eager (bytes <= limit): envelope and body go out at once, by
+ *     fi_tinjectdata/fi_inject when they fit the provider's inject size,
+ *     else from a copy (a bounce buffer freed when the provider is done
+ *     with it).  The send completes once injected, as in the model:
+ *     head-to-head eager sends never wait for a receive.
  *   - rendezvous (above the limit), the RDMA way: the sender registers its
  *     buffer (fi_mr_reg, cached: rdma_mr.c) and sends the request to send
  *     with the buffer's address and key.  When a receive matches it, the
@@ -43,10 +63,11 @@
  *     pieces of at most READ_CHUNK) and answers FIN, which completes the
  *     send.  A receive too small answers NACK (the send completes, the
  *     receive fails with CL_ETRUNC).  A provider without RMA (or a run with
- *     real_opts.rdma_no_rma) answers CTS instead, and the sender sends the
- *     data as one tagged message of kind 3 addressed to that receive.
- *     Either way a send above the limit waits for its receive, so the
- *     deadlock pattern deadlocks at the same size as on shm and tcp.
+ *     real_opts.rdma_no_rma) answers CTS instead, after posting a tagged
+ *     receive for the data, and the sender sends the data as one tagged
+ *     message of kind 3 addressed to that receive.  Either way a send above
+ *     the limit waits for its receive, so the deadlock pattern deadlocks at
+ *     the same size as on shm and tcp.
  *   - closing: after the last barrier every rank sends BYE to every other
  *     and waits (at most CLOSE_SECONDS) for theirs and for its own sends
  *     to complete, so no endpoint closes under a message still on its way.
@@ -55,8 +76,8 @@
  * (CL_EPEER): most likely a peer died, which the launcher names better, so
  * in local runs the rank waits a moment first (see tcp.c's lost()).
  *
- * Byte order: headers travel in the host's order; ranks of one run share
- * an architecture.
+ * Byte order: envelopes and bodies travel in the host's order; ranks of one
+ * run share an architecture.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -79,7 +100,12 @@
 #include "real/xfer.h"
 
 #define RDMA_MAGIC 0xc1d4u
-#define CTRL_RECVS 64                /* control receives kept posted */
+#define CTRL_RECVS 64                /* control receives kept posted (libfabric's matching) */
+#define POOL_BUFS 4                  /* receive buffers kept posted (commlab's matching) */
+#define POOL_MIN_BYTES ((size_t)4 << 20) /* ... of at least this many bytes */
+#define POOL_MIN_MSGS 16             /* ... holding at least this many largest messages */
+#define SMALL_RECV 64                /* receives up to this land in the request, copied out */
+#define INJECT_MAX 4096              /* bytes commlab assembles for one inject */
 #define CQ_BATCH 16                  /* completions per fi_cq_read */
 #define BLOCK_MS 50                  /* a blocked rank looks around this often anyway */
 #define READ_CHUNK ((uint64_t)64 << 20) /* one fi_read moves at most this */
@@ -87,7 +113,7 @@
 #define CLOSE_SECONDS 2.0            /* the closing handshake waits at most this */
 #define LOSS_GRACE_NS 500000000L     /* local runs: let the launcher name a dead rank */
 
-/* The tag's fields. */
+/* The envelope's fields. */
 #define TAG_KIND_SHIFT 62
 #define TAG_SRC_SHIFT 46
 #define TAG_CTX_SHIFT 31
@@ -97,25 +123,34 @@
 #define TAG_RTS_BIT (1ULL << TAG_KIND_SHIFT)
 #define TAG_LOW62 ((1ULL << TAG_KIND_SHIFT) - 1)
 
-enum { KIND_MSG, KIND_RTS, KIND_CTRL, KIND_DATA };              /* the tag's kind */
-enum { H_EAGER = 1, H_RTS, H_FIN, H_NACK, H_CTS, H_BYE };        /* a header's kind */
-enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL }; /* contexts */
+enum { KIND_MSG, KIND_RTS, KIND_CTRL, KIND_DATA };              /* the envelope's kind */
+enum { H_FIN = 1, H_NACK, H_CTS, H_BYE };                      /* a control record's kind */
+enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL, OP_POOL }; /* contexts */
 
-typedef struct rdma_hdr {
-    uint16_t magic;  /* RDMA_MAGIC */
-    uint16_t kind;   /* H_* */
-    int32_t src;     /* the sender's rank */
-    int32_t tag;
-    uint32_t ctx;    /* the full context id */
-    uint64_t k;      /* the k-th message from src to its destination */
-    uint64_t total;  /* message bytes */
-    uint64_t sum;    /* checksum (--check) */
-    uint64_t addr;   /* RTS: where to read; FIN: when the read began (double bits) */
-    uint64_t key;    /* RTS: the registration's key; CTS: the receive's id */
-    uint64_t id;     /* RTS, FIN, NACK, CTS: the send's id */
-} rdma_hdr;
+/* A request to send: where the receiver reads the message. */
+typedef struct rdma_rts {
+    uint64_t total; /* message bytes */
+    uint64_t sum;   /* checksum (--check) */
+    uint64_t addr;  /* where to read (rdma__mr_addr) */
+    uint64_t key;   /* the registration's key */
+    uint64_t id;    /* the send's id: FIN, NACK and CTS name it */
+} rdma_rts;
 
-_Static_assert(sizeof(rdma_hdr) == 64, "a header is 64 bytes");
+/* A control record: the answer to a request to send, or BYE. */
+typedef struct rdma_ctl {
+    uint16_t magic; /* RDMA_MAGIC */
+    uint16_t kind;  /* H_* */
+    int32_t src;    /* the sender's rank */
+    uint64_t id;    /* FIN, NACK, CTS: the send's id */
+    uint64_t key;   /* CTS: the receive's id */
+    uint64_t addr;  /* FIN: when the read began (double bits) */
+} rdma_ctl;
+
+/* commlab's matching: what precedes every body in a pool buffer. */
+typedef struct rdma_env {
+    uint64_t tag;  /* kind, source, context bits, tag */
+    uint64_t data; /* full context << 32 | message number */
+} rdma_env;
 
 /* What an operation's completion comes back as: every libfabric call gets
  * one of these as its context (FI_CONTEXT2 room first). */
@@ -129,7 +164,8 @@ typedef struct rdma_req {
     rdma_op op;             /* the one operation in flight for it */
     struct rdma_req *lnext; /* rendezvous sends waiting for FIN, NACK or CTS */
     uint64_t id;            /* rendezvous: our send or receive id */
-    rdma_hdr hdr;           /* receive: the header lands here */
+    uint64_t sum;           /* libfabric's matching, --check: an eager message's sum lands here */
+    unsigned char small[SMALL_RECV]; /* ... a receive of at most SMALL_RECV bytes lands here */
     rdma_mr *mr;            /* rendezvous send: its registration */
     uint64_t send_id;       /* rendezvous receive: the sender's id */
     uint64_t raddr, rkey;   /* ... where to read */
@@ -137,17 +173,28 @@ typedef struct rdma_req {
     fi_addr_t from;         /* ... the sender's address */
 } rdma_req;
 
+typedef struct rdma_msg { /* commlab's matching: a request to send nobody wanted yet */
+    xfer_msg x;           /* first */
+    rdma_rts rts;
+} rdma_msg;
+
 typedef struct rdma_bounce { /* an eager message's copy, until sent */
     rdma_op op;              /* first */
     struct rdma_bounce *prev, *next;
     size_t len;
-    _Alignas(16) unsigned char data[]; /* header and payload */
+    _Alignas(16) unsigned char data[]; /* envelope (commlab's matching), body */
 } rdma_bounce;
 
-typedef struct rdma_ctrl { /* a posted control receive */
+typedef struct rdma_ctrl { /* libfabric's matching: a posted control receive */
     rdma_op op;            /* first */
-    rdma_hdr hdr;
+    rdma_ctl hdr;
 } rdma_ctrl;
+
+typedef struct rdma_pool { /* commlab's matching: a posted receive buffer */
+    rdma_op op;            /* first */
+    unsigned char *mem;
+    size_t len;            /* bytes */
+} rdma_pool;
 
 typedef struct rdma_rank {
     xfer_rank x;               /* first */
@@ -159,10 +206,13 @@ typedef struct rdma_rank {
     struct fid_cq *cq;
     struct fid_ep *ep;
     bool cq_waits;             /* the queue has a wait object: fi_cq_sread blocks */
+    bool own_match;            /* commlab matches (pool buffers), not libfabric */
     fi_addr_t *addr;           /* n: every rank's address */
     uint64_t *nmsg;            /* n: messages sent to each rank */
     rdma_mr_cache mrs;
-    rdma_ctrl *ctrl;           /* CTRL_RECVS */
+    rdma_ctrl *ctrl;           /* CTRL_RECVS (libfabric's matching) */
+    rdma_pool *pool;           /* POOL_BUFS (commlab's matching) */
+    size_t pool_msg_max;       /* bytes of the largest message a pool buffer takes */
     rdma_req *rdv_sends;       /* rendezvous sends waiting for the receiver */
     rdma_bounce *bounces;      /* eager copies the provider still holds */
     int bounces_out;
@@ -228,6 +278,23 @@ static uint64_t tag_of(int kind, int src, uint32_t ctx, int tag)
            ctx_bits(ctx) << TAG_CTX_SHIFT | ((uint64_t)(uint32_t)tag & TAG_TAG_MASK);
 }
 
+/* The envelope's second word: the full context and the message's number
+ * (32 bits of it: the records use 24). */
+static uint64_t data_of(uint32_t ctx, uint64_t k)
+{
+    return (uint64_t)ctx << 32 | (k & 0xffffffffu);
+}
+
+static int kind_of(uint64_t tag)
+{
+    return (int)(tag >> TAG_KIND_SHIFT);
+}
+
+static int src_of(uint64_t tag)
+{
+    return (int)((tag & TAG_SRC_MASK) >> TAG_SRC_SHIFT);
+}
+
 static rdma_req *req_of_op(rdma_op *op)
 {
     return (rdma_req *)((char *)op - offsetof(rdma_req, op));
@@ -252,25 +319,45 @@ static bool retry(rdma_rank *t, double *until, const char *what)
 
 /* ---- sending ---- */
 
-/* Sends len bytes at data (a header, then maybe a payload) to rank dst:
- * injected when small, else from a copy.  The caller's bytes are free to
- * reuse on return.  0, or the rank failed. */
-static int post_bytes(rdma_rank *t, int dst, uint64_t tag, const rdma_hdr *h,
-                      const void *payload, size_t plen)
+static void put(unsigned char *to, size_t *at, const void *from, size_t len)
 {
-    size_t len = sizeof *h + plen;
+    if (len)
+        memcpy(to + *at, from, len);
+    *at += len;
+}
+
+/* Sends one message to rank dst: the envelope (tag, data), then the body,
+ * pre and payload.  Injected when it fits (straight from payload when
+ * that is all there is to send), else from a copy; track sends from a copy
+ * whatever the size, so its completion says it left.  The caller's bytes
+ * are free to reuse on return.  0, or the rank failed. */
+static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const void *pre,
+                    size_t prelen, const void *payload, size_t plen, bool track)
+{
+    rdma_env env = {tag, data};
+    size_t envlen = t->own_match ? sizeof env : 0;
+    size_t len = envlen + prelen + plen;
+    fi_addr_t to = t->addr[dst];
     double until = 0;
     ssize_t rc;
-    if (len <= t->inject) {
-        unsigned char buf[len];
-        memcpy(buf, h, sizeof *h);
-        if (plen)
-            memcpy(buf + sizeof *h, payload, plen);
-        while ((rc = fi_tinject(t->ep, buf, len, t->addr[dst], tag)) == -FI_EAGAIN &&
+    if (len <= t->inject && !track) {
+        unsigned char buf[INJECT_MAX];
+        const void *bytes = payload;
+        if (envlen || prelen) {
+            size_t at = 0;
+            put(buf, &at, &env, envlen);
+            put(buf, &at, pre, prelen);
+            put(buf, &at, payload, plen);
+            bytes = buf;
+        }
+        while ((rc = t->own_match ? fi_inject(t->ep, bytes, len, to)
+                                  : fi_tinjectdata(t->ep, bytes, len, data, to, tag)) ==
+                   -FI_EAGAIN &&
                retry(t, &until, "an injected message"))
             ;
         if (rc && !t->x.failed)
-            fatal(t, CL_EIO, "fi_tinject to rank %d: %s", dst, fi_strerror((int)-rc));
+            fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_inject" : "fi_tinjectdata",
+                  dst, fi_strerror((int)-rc));
         t->stats.injects++;
         return t->x.failed;
     }
@@ -281,16 +368,20 @@ static int post_bytes(rdma_rank *t, int dst, uint64_t tag, const rdma_hdr *h,
     }
     b->op.what = OP_BOUNCE;
     b->len = len;
-    memcpy(b->data, h, sizeof *h);
-    if (plen)
-        memcpy(b->data + sizeof *h, payload, plen);
-    while ((rc = fi_tsend(t->ep, b->data, len, NULL, t->addr[dst], tag, &b->op)) == -FI_EAGAIN &&
+    size_t at = 0;
+    put(b->data, &at, &env, envlen);
+    put(b->data, &at, pre, prelen);
+    put(b->data, &at, payload, plen);
+    while ((rc = t->own_match ? fi_send(t->ep, b->data, len, NULL, to, &b->op)
+                              : fi_tsenddata(t->ep, b->data, len, NULL, data, to, tag, &b->op)) ==
+               -FI_EAGAIN &&
            retry(t, &until, "a message"))
         ;
     if (rc) {
         free(b);
         if (!t->x.failed)
-            fatal(t, CL_EIO, "fi_tsend to rank %d: %s", dst, fi_strerror((int)-rc));
+            fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_send" : "fi_tsenddata", dst,
+                  fi_strerror((int)-rc));
         return t->x.failed;
     }
     b->prev = NULL;
@@ -314,11 +405,14 @@ static void bounce_done(rdma_rank *t, rdma_bounce *b)
     free(b);
 }
 
-static void send_ctrl(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, uint64_t addr)
+static int send_ctrl(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, uint64_t addr,
+                     bool track)
 {
-    rdma_hdr h = {.magic = RDMA_MAGIC, .kind = (uint16_t)kind, .src = t->me, .id = id,
+    rdma_ctl h = {.magic = RDMA_MAGIC, .kind = (uint16_t)kind, .src = t->me, .id = id,
                   .key = key, .addr = addr};
-    post_bytes(t, dst, (uint64_t)KIND_CTRL << TAG_KIND_SHIFT, &h, NULL, 0);
+    uint64_t tag = (uint64_t)KIND_CTRL << TAG_KIND_SHIFT | (uint64_t)(uint16_t)t->me
+                                                               << TAG_SRC_SHIFT;
+    return post_msg(t, dst, tag, 0, &h, sizeof h, NULL, 0, track);
 }
 
 static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
@@ -332,10 +426,11 @@ static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
                                             &t->nmsg[dst]);
     if (!r)
         return CL_ENOMEM;
-    rdma_hdr h = {.magic = RDMA_MAGIC, .kind = r->x.eager ? H_EAGER : H_RTS, .src = t->me,
-                  .tag = tag, .ctx = ctx, .k = t->nmsg[dst], .total = bytes, .sum = r->x.sum};
+    uint64_t data = data_of(ctx, t->nmsg[dst]);
     if (r->x.eager) {
-        if (post_bytes(t, dst, tag_of(KIND_MSG, t->me, ctx, tag), &h, buf, bytes)) {
+        /* The sum travels only in --check runs: every rank knows whether. */
+        if (post_msg(t, dst, tag_of(KIND_MSG, t->me, ctx, tag), data, &r->x.sum,
+                     t->x.check ? sizeof r->x.sum : 0, buf, bytes, false)) {
             xfer_req_free(&t->x, &r->x);
             return t->x.failed;
         }
@@ -344,6 +439,7 @@ static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
         xfer_complete(&t->x, &r->x, 0);
         return 0;
     }
+    rdma_rts rts = {.total = bytes, .sum = r->x.sum};
     if (t->use_rma) {
         cl_diag d = {{0}};
         bool hit;
@@ -356,15 +452,15 @@ static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
             t->stats.mr_hits++;
         else
             t->stats.mr_regs++;
-        h.addr = rdma__mr_addr(&t->mrs, r->mr, buf);
-        h.key = r->mr->key;
+        rts.addr = rdma__mr_addr(&t->mrs, r->mr, buf);
+        rts.key = r->mr->key;
     }
-    h.id = r->id = ++t->next_id;
+    rts.id = r->id = ++t->next_id;
     r->lnext = t->rdv_sends;
     t->rdv_sends = r;
     *out = &r->x.base;
     /* From here the request is the pattern's: a failure shows in its wait. */
-    post_bytes(t, dst, tag_of(KIND_RTS, t->me, ctx, tag), &h, NULL, 0);
+    post_msg(t, dst, tag_of(KIND_RTS, t->me, ctx, tag), data, &rts, sizeof rts, NULL, 0, false);
     return 0;
 }
 
@@ -388,72 +484,7 @@ static void send_done(rdma_rank *t, rdma_req *r)
     xfer_complete(&t->x, &r->x, 0);
 }
 
-/* ---- receiving ---- */
-
-static int post_recv(rdma_rank *t, rdma_req *r)
-{
-    int src = r->x.peer, tag = r->x.tag;
-    uint64_t want = tag_of(KIND_MSG, src < 0 ? 0 : src, r->x.ctx, tag < 0 ? 0 : tag);
-    uint64_t ignore = TAG_RTS_BIT | (src < 0 ? TAG_SRC_MASK : 0) | (tag < 0 ? TAG_TAG_MASK : 0);
-    /* Header, buffer, and room for the rest of any eager message: the
-     * provider never truncates, commlab judges (recv_arrived). */
-    struct iovec iov[3] = {{&r->hdr, sizeof r->hdr}};
-    size_t count = 1;
-    if (r->x.bytes)
-        iov[count++] = (struct iovec){r->x.buf, (size_t)r->x.bytes};
-    if (r->x.bytes < t->eager_limit)
-        iov[count++] = (struct iovec){t->spill, (size_t)(t->eager_limit - r->x.bytes)};
-    void *desc[3] = {NULL, NULL, NULL};
-    r->op.what = OP_RECV;
-    double until = 0;
-    ssize_t rc;
-    while ((rc = fi_trecvv(t->ep, iov, desc, count, FI_ADDR_UNSPEC, want, ignore,
-                           &r->op)) == -FI_EAGAIN &&
-           retry(t, &until, "a receive"))
-        ;
-    if (rc && !t->x.failed)
-        fatal(t, CL_EIO, "fi_trecvv: %s", fi_strerror((int)-rc));
-    return t->x.failed;
-}
-
-static int rdma_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
-                      cl_request **out)
-{
-    rdma_rank *t = c->world->backend;
-    if (t->x.failed)
-        return t->x.failed;
-    rank_active(&t->x.base);
-    rdma_req *r = (rdma_req *)xfer_req_new(&t->x);
-    if (!r)
-        return CL_ENOMEM;
-    r->x.kind = XFER_RECV;
-    r->x.base.blocking = t->x.base.comm.blocking_call;
-    r->x.buf = buf;
-    r->x.bytes = bytes;
-    r->x.peer = src;
-    r->x.tag = tag;
-    r->x.ctx = ctx;
-    if (t->x.base.tracing)
-        r->x.posted = rank_now(&t->x.base);
-    if (post_recv(t, r)) {
-        xfer_req_free(&t->x, &r->x);
-        return t->x.failed;
-    }
-    *out = &r->x.base;
-    return 0;
-}
-
-/* Whether h is a header rank t can act on; if not the rank failed. */
-static bool hdr_ok(rdma_rank *t, const rdma_hdr *h, size_t len)
-{
-    if (len < sizeof *h || h->magic != RDMA_MAGIC || h->kind < H_EAGER || h->kind > H_BYE ||
-        h->src < 0 || h->src >= t->n) {
-        fatal(t, CL_EPROTO, "a message with a bad header (%zu bytes, magic %#x, kind %u, "
-              "rank %d)", len, h->magic, h->kind, h->src);
-        return false;
-    }
-    return true;
-}
+/* ---- the rendezvous, receiving side ---- */
 
 static void read_next(rdma_rank *t, rdma_req *r)
 {
@@ -476,13 +507,12 @@ static void read_next(rdma_rank *t, rdma_req *r)
               (unsigned long long)r->chunk, r->x.base.status.source, fi_strerror((int)-rc));
 }
 
-/* Receive r matched the request to send in r->hdr: pull the data. */
-static void rendezvous(rdma_rank *t, rdma_req *r)
+/* Receive r (its envelope taken) matched the request to send h from src:
+ * pull the data. */
+static void rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
 {
-    const rdma_hdr *h = &r->hdr;
-    int src = h->src;
     if (xfer_truncated(&t->x, &r->x, src, h->total)) {
-        send_ctrl(t, src, H_NACK, h->id, 0, 0);
+        send_ctrl(t, src, H_NACK, h->id, 0, 0, false);
         xfer_complete(&t->x, &r->x, CL_ETRUNC);
         return;
     }
@@ -518,37 +548,7 @@ static void rendezvous(rdma_rank *t, rdma_req *r)
             fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror((int)-rc));
         return;
     }
-    send_ctrl(t, src, H_CTS, h->id, r->id, 0);
-}
-
-/* Receive r's header (and, eager, its data) arrived: len bytes. */
-static void recv_arrived(rdma_rank *t, rdma_req *r, size_t len)
-{
-    const rdma_hdr *h = &r->hdr;
-    if (!hdr_ok(t, h, len))
-        return;
-    if (h->ctx != r->x.ctx) {
-        fatal(t, CL_EPROTO, "a receive of context %#x matched a message of context %#x: the "
-              "two collide in the 15 bits a tag gives a context", r->x.ctx, h->ctx);
-        return;
-    }
-    xfer_take_envelope(&r->x, h->src, h->tag, h->total, rank_msg_id(h->src, t->me, h->k));
-    if (h->kind == H_RTS) {
-        rendezvous(t, r);
-        return;
-    }
-    if (h->kind != H_EAGER || len - sizeof *h != h->total) {
-        fatal(t, CL_EPROTO, "rank %d sent %zu bytes for a %llu-byte message", h->src,
-              len - sizeof *h, (unsigned long long)h->total);
-        return;
-    }
-    if (xfer_truncated(&t->x, &r->x, h->src, h->total)) {
-        xfer_complete(&t->x, &r->x, CL_ETRUNC);
-        return;
-    }
-    if (t->x.base.tracing)
-        r->x.started = rank_now(&t->x.base);
-    xfer_finish_recv(&t->x, &r->x, h->sum);
+    send_ctrl(t, src, H_CTS, h->id, r->id, 0, false);
 }
 
 static void read_done(rdma_rank *t, rdma_req *r)
@@ -563,8 +563,131 @@ static void read_done(rdma_rank *t, rdma_req *r)
     double began = r->x.started;
     uint64_t bits;
     memcpy(&bits, &began, sizeof bits);
-    send_ctrl(t, r->x.base.status.source, H_FIN, r->send_id, 0, bits);
+    send_ctrl(t, r->x.base.status.source, H_FIN, r->send_id, 0, bits, false);
     xfer_finish_recv(&t->x, &r->x, r->x.sum);
+}
+
+/* ---- receiving with libfabric's matching ---- */
+
+/* Receive r's pieces: the --check sum, its buffer (or r->small), and the
+ * scratch area for what an eager message has beyond them. */
+static size_t recv_iov(rdma_rank *t, rdma_req *r, struct iovec *iov)
+{
+    size_t n = 0;
+    if (t->x.check)
+        iov[n++] = (struct iovec){&r->sum, sizeof r->sum};
+    size_t room = r->x.bytes <= SMALL_RECV ? SMALL_RECV : (size_t)r->x.bytes;
+    iov[n++] = (struct iovec){r->x.bytes <= SMALL_RECV ? r->small : r->x.buf, room};
+    if (room < t->eager_limit)
+        iov[n++] = (struct iovec){t->spill, (size_t)(t->eager_limit - room)};
+    return n;
+}
+
+static int post_recv(rdma_rank *t, rdma_req *r)
+{
+    int src = r->x.peer, tag = r->x.tag;
+    uint64_t want = tag_of(KIND_MSG, src < 0 ? 0 : src, r->x.ctx, tag < 0 ? 0 : tag);
+    uint64_t ignore = TAG_RTS_BIT | (src < 0 ? TAG_SRC_MASK : 0) | (tag < 0 ? TAG_TAG_MASK : 0);
+    struct iovec iov[3];
+    size_t count = recv_iov(t, r, iov);
+    void *desc[3] = {NULL, NULL, NULL};
+    r->op.what = OP_RECV;
+    double until = 0;
+    ssize_t rc;
+    while ((rc = fi_trecvv(t->ep, iov, desc, count, FI_ADDR_UNSPEC, want, ignore,
+                           &r->op)) == -FI_EAGAIN &&
+           retry(t, &until, "a receive"))
+        ;
+    if (rc && !t->x.failed)
+        fatal(t, CL_EIO, "fi_trecvv: %s", fi_strerror((int)-rc));
+    return t->x.failed;
+}
+
+static int rdma_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
+                      cl_request **out)
+{
+    rdma_rank *t = c->world->backend;
+    if (t->own_match)
+        return xfer_op_irecv(c, buf, bytes, src, tag, ctx, out);
+    if (t->x.failed)
+        return t->x.failed;
+    rank_active(&t->x.base);
+    rdma_req *r = (rdma_req *)xfer_req_new(&t->x);
+    if (!r)
+        return CL_ENOMEM;
+    r->x.kind = XFER_RECV;
+    r->x.base.blocking = t->x.base.comm.blocking_call;
+    r->x.buf = buf;
+    r->x.bytes = bytes;
+    r->x.peer = src;
+    r->x.tag = tag;
+    r->x.ctx = ctx;
+    if (t->x.base.tracing)
+        r->x.posted = rank_now(&t->x.base);
+    if (post_recv(t, r)) {
+        xfer_req_free(&t->x, &r->x);
+        return t->x.failed;
+    }
+    *out = &r->x.base;
+    return 0;
+}
+
+/* The first len bytes that landed in receive r's pieces. */
+static void gather(rdma_rank *t, rdma_req *r, void *out, size_t len)
+{
+    struct iovec iov[3];
+    size_t n = recv_iov(t, r, iov), at = 0;
+    for (size_t i = 0; i < n && at < len; i++) {
+        size_t k = iov[i].iov_len < len - at ? iov[i].iov_len : len - at;
+        memcpy((char *)out + at, iov[i].iov_base, k);
+        at += k;
+    }
+}
+
+/* Receive r's message arrived, as completion e says. */
+static void recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_entry *e)
+{
+    int kind = kind_of(e->tag), src = src_of(e->tag);
+    uint32_t ctx = (uint32_t)(e->data >> 32);
+    if (!(e->flags & FI_REMOTE_CQ_DATA) || src >= t->n) {
+        fatal(t, CL_EPROTO, "a message without commlab's envelope (tag %#llx, %zu bytes)",
+              (unsigned long long)e->tag, e->len);
+        return;
+    }
+    if (ctx != r->x.ctx) {
+        fatal(t, CL_EPROTO, "a receive of context %#x matched a message of context %#x: the "
+              "two collide in the 15 bits a tag gives a context", r->x.ctx, ctx);
+        return;
+    }
+    uint64_t id = rank_msg_id(src, t->me, e->data & 0xffffffffu);
+    int tag = (int)(e->tag & TAG_TAG_MASK);
+    if (kind == KIND_RTS) {
+        rdma_rts h;
+        if (e->len != sizeof h) {
+            fatal(t, CL_EPROTO, "rank %d sent a %zu-byte request to send", src, e->len);
+            return;
+        }
+        gather(t, r, &h, sizeof h);
+        xfer_take_envelope(&r->x, src, tag, h.total, id);
+        rendezvous(t, r, &h, src);
+        return;
+    }
+    size_t pre = t->x.check ? sizeof r->sum : 0;
+    if (e->len < pre) {
+        fatal(t, CL_EPROTO, "rank %d sent %zu bytes for a message", src, e->len);
+        return;
+    }
+    uint64_t total = e->len - pre;
+    xfer_take_envelope(&r->x, src, tag, total, id);
+    if (xfer_truncated(&t->x, &r->x, src, total)) {
+        xfer_complete(&t->x, &r->x, CL_ETRUNC);
+        return;
+    }
+    if (r->x.bytes <= SMALL_RECV && total)
+        memcpy(r->x.buf, r->small, (size_t)total);
+    if (t->x.base.tracing)
+        r->x.started = rank_now(&t->x.base);
+    xfer_finish_recv(&t->x, &r->x, r->sum);
 }
 
 /* ---- control records ---- */
@@ -577,59 +700,168 @@ static int post_ctrl(rdma_rank *t, rdma_ctrl *c)
     return (int)rc;
 }
 
-static void ctrl_arrived(rdma_rank *t, rdma_ctrl *c, size_t len)
+/* A control record of len bytes arrived. */
+static void ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
 {
-    rdma_hdr h = c->hdr;
-    double until = 0;
-    int rc;
-    while ((rc = post_ctrl(t, c)) == -FI_EAGAIN && retry(t, &until, "a control receive"))
-        ;
-    if (rc && !t->x.failed)
-        fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror(-rc));
-    if (!hdr_ok(t, &h, len))
+    if (len != sizeof *h || h->magic != RDMA_MAGIC || h->kind < H_FIN || h->kind > H_BYE ||
+        h->src < 0 || h->src >= t->n) {
+        fatal(t, CL_EPROTO, "a control record with a bad header (%zu bytes, magic %#x, kind "
+              "%u, rank %d)", len, h->magic, h->kind, h->src);
         return;
-    if (h.kind == H_BYE) {
+    }
+    if (h->kind == H_BYE) {
         t->byes++;
         return;
     }
-    rdma_req *r = take_send(t, h.id);
-    if (!r || (h.kind != H_FIN && h.kind != H_NACK && h.kind != H_CTS) || r->x.peer != h.src) {
+    rdma_req *r = take_send(t, h->id);
+    if (!r || r->x.peer != h->src) {
         fatal(t, CL_EPROTO, "rank %d answered (kind %u) a send of ours that is not waiting",
-              h.src, h.kind);
+              h->src, h->kind);
         return;
     }
-    if (h.kind == H_CTS) {
+    if (h->kind == H_CTS) {
         if (t->x.base.tracing)
             r->x.started = rank_now(&t->x.base);
         r->op.what = OP_DATA_SEND;
-        uint64_t tag = (uint64_t)KIND_DATA << TAG_KIND_SHIFT | (h.key & TAG_LOW62);
+        uint64_t tag = (uint64_t)KIND_DATA << TAG_KIND_SHIFT | (h->key & TAG_LOW62);
         ssize_t sr;
-        until = 0;
-        while ((sr = fi_tsend(t->ep, r->x.sbuf, (size_t)r->x.bytes, NULL, t->addr[h.src], tag,
+        double until = 0;
+        while ((sr = fi_tsend(t->ep, r->x.sbuf, (size_t)r->x.bytes, NULL, t->addr[h->src], tag,
                               &r->op)) == -FI_EAGAIN &&
                retry(t, &until, "rendezvous data"))
             ;
         if (sr && !t->x.failed)
             fatal(t, CL_EIO, "fi_tsend of %llu bytes to rank %d: %s",
-                  (unsigned long long)r->x.bytes, h.src, fi_strerror((int)-sr));
+                  (unsigned long long)r->x.bytes, h->src, fi_strerror((int)-sr));
         return;
     }
-    if (h.kind == H_FIN && t->x.base.tracing) {
+    if (h->kind == H_FIN && t->x.base.tracing) {
         double began;
-        memcpy(&began, &h.addr, sizeof began);
+        memcpy(&began, &h->addr, sizeof began);
         double now = rank_now(&t->x.base);
         r->x.started = began < r->x.posted ? r->x.posted : began > now ? now : began;
     }
     send_done(t, r);
 }
 
+static void ctrl_arrived(rdma_rank *t, rdma_ctrl *c, size_t len)
+{
+    rdma_ctl h = c->hdr;
+    double until = 0;
+    int rc;
+    while ((rc = post_ctrl(t, c)) == -FI_EAGAIN && retry(t, &until, "a control receive"))
+        ;
+    if (rc && !t->x.failed)
+        fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror(-rc));
+    ctl_arrived(t, &h, len);
+}
+
+/* ---- receiving with commlab's matching ---- */
+
+static int post_pool(rdma_rank *t, rdma_pool *p)
+{
+    p->op.what = OP_POOL;
+    struct iovec iov = {p->mem, p->len};
+    struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+                         .context = &p->op};
+    return (int)fi_recvmsg(t->ep, &msg, FI_MULTI_RECV);
+}
+
+/* The rendezvous of a receive commlab matched to a request to send
+ * (xfer's pull hook). */
+static void pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src)
+{
+    rdma_rank *t = (rdma_rank *)x;
+    rdma_rts h = ((rdma_msg *)m)->rts;
+    xfer_msg_free(x, m);
+    rendezvous(t, (rdma_req *)r, &h, src);
+}
+
+/* One message of len bytes at buf (in a pool buffer) arrived: matched
+ * here, its payload copied out before anything else runs. */
+static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
+{
+    rdma_env env;
+    if (len < sizeof env) {
+        fatal(t, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
+        return;
+    }
+    memcpy(&env, buf, sizeof env);
+    buf += sizeof env;
+    len -= sizeof env;
+    int kind = kind_of(env.tag), src = src_of(env.tag);
+    if (kind == KIND_CTRL) {
+        rdma_ctl h = {0};
+        memcpy(&h, buf, len < sizeof h ? len : sizeof h);
+        ctl_arrived(t, &h, len);
+        return;
+    }
+    size_t pre = t->x.check ? sizeof(uint64_t) : 0;
+    if (src >= t->n || kind == KIND_DATA || (kind == KIND_RTS && len != sizeof(rdma_rts)) ||
+        len < pre) {
+        fatal(t, CL_EPROTO, "a message with a bad envelope (tag %#llx, %zu bytes)",
+              (unsigned long long)env.tag, len);
+        return;
+    }
+    xfer_msg *m = xfer_msg_new(&t->x);
+    if (!m) {
+        fatal(t, CL_ENOMEM, "out of memory for a message from rank %d", src);
+        return;
+    }
+    m->msg_id = rank_msg_id(src, t->me, env.data & 0xffffffffu);
+    m->eager = kind == KIND_MSG;
+    if (kind == KIND_RTS) {
+        rdma_rts *h = &((rdma_msg *)m)->rts;
+        memcpy(h, buf, sizeof *h);
+        m->total = h->total;
+        m->sum = h->sum;
+    } else {
+        m->total = len - pre;
+        if (pre)
+            memcpy(&m->sum, buf, pre);
+    }
+    const unsigned char *payload = buf + pre;
+    uint64_t total = m->total;
+    xfer_req *r;
+    switch (xfer_arrive(&t->x, m, src, (int)(env.tag & TAG_TAG_MASK), (uint32_t)(env.data >> 32),
+                        &r)) {
+    case XFER_INTO_RECV:
+        if (total)
+            memcpy(r->buf, payload, (size_t)total);
+        xfer_finish_recv(&t->x, r, r->sum);
+        break;
+    case XFER_INTO_MSG:
+        if (total)
+            memcpy(m->data, payload, (size_t)total);
+        m->got = total;
+        break;
+    default: /* pulled, dropped (too large for its receive), or the rank failed */
+        break;
+    }
+}
+
+static void pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e)
+{
+    if (e->len)
+        pool_arrived(t, e->buf, e->len);
+    if (!(e->flags & FI_MULTI_RECV))
+        return;
+    double until = 0;
+    int rc;
+    while ((rc = post_pool(t, p)) == -FI_EAGAIN && retry(t, &until, "a receive buffer"))
+        ;
+    if (rc && !t->x.failed)
+        fatal(t, CL_EIO, "fi_recvmsg: %s", fi_strerror(-rc));
+}
+
 /* ---- the progress engine ---- */
 
-static void completed(rdma_rank *t, rdma_op *op, size_t len)
+static void completed(rdma_rank *t, const struct fi_cq_tagged_entry *e)
 {
+    rdma_op *op = e->op_context;
     switch (op->what) {
     case OP_RECV:
-        recv_arrived(t, req_of_op(op), len);
+        recv_arrived(t, req_of_op(op), e);
         break;
     case OP_READ:
         read_done(t, req_of_op(op));
@@ -647,7 +879,10 @@ static void completed(rdma_rank *t, rdma_op *op, size_t len)
         bounce_done(t, (rdma_bounce *)op);
         break;
     case OP_CTRL:
-        ctrl_arrived(t, (rdma_ctrl *)op, len);
+        ctrl_arrived(t, (rdma_ctrl *)op, e->len);
+        break;
+    case OP_POOL:
+        pool_done(t, (rdma_pool *)op, e);
         break;
     }
 }
@@ -657,14 +892,15 @@ static void failed_op(rdma_rank *t, const struct fi_cq_err_entry *e)
     rdma_op *op = e->op_context;
     if (e->err == FI_ECANCELED)
         return;
-    int w = op && op->what >= OP_RECV && op->what <= OP_CTRL ? op->what : 0;
+    int w = op && op->what >= OP_RECV && op->what <= OP_POOL ? op->what : 0;
     if (w == OP_BOUNCE)
         bounce_done(t, (rdma_bounce *)op);
     char prov[160] = "";
     if (t->cq)
         fi_cq_strerror(t->cq, e->prov_errno, e->err_data, prov, sizeof prov);
     static const char *const what[] = {"?", "a receive", "an RDMA read", "rendezvous data",
-                                       "rendezvous data", "a message", "a control receive"};
+                                       "rendezvous data", "a message", "a control receive",
+                                       "a receive buffer"};
     peer_lost(t, "libfabric failed %s: %s%s%s", what[w], fi_strerror(e->err), prov[0] ? ": " : "",
               prov);
 }
@@ -695,7 +931,7 @@ static int progress(rdma_rank *t, bool block)
         return t->x.failed;
     }
     for (ssize_t i = 0; i < k; i++)
-        completed(t, e[i].op_context, e[i].len);
+        completed(t, &e[i]);
     return t->x.failed ? t->x.failed : (int)k;
 }
 
@@ -741,8 +977,11 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
         snprintf(a->provider, sizeof a->provider, "%s", want);
     if (err)
         return err;
+    /* Whose matching: commlab's where the provider's is known to lose
+     * messages (rdma_info.c), or where the run asks. */
+    a->own_match = o->rdma_own_match || rdma__own_match(a->provider);
     /* With RDMA reads if the provider has them. */
-    struct fi_info *hints = rdma__hints(a->provider, true), *list = NULL;
+    struct fi_info *hints = rdma__hints(a->provider, true, a->own_match), *list = NULL;
     if (!hints)
         return diag_set(d, CL_ENOMEM, "out of memory");
     int ret = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list);
@@ -791,7 +1030,8 @@ static int open_fail(rdma_rank *t, int err)
 
 static int open_endpoint(rdma_rank *t, cl_diag *d)
 {
-    struct fi_info *hints = rdma__hints(t->area->provider, t->area->use_rma), *list = NULL;
+    struct fi_info *hints = rdma__hints(t->area->provider, t->area->use_rma, t->own_match);
+    struct fi_info *list = NULL;
     if (!hints)
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me);
     int ret = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list);
@@ -805,7 +1045,7 @@ static int open_endpoint(rdma_rank *t, cl_diag *d)
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me);
     struct fi_info *fi = t->info;
     rdma__prov_name(fi, t->prov, sizeof t->prov);
-    t->inject = fi->tx_attr->inject_size;
+    t->inject = fi->tx_attr->inject_size < INJECT_MAX ? fi->tx_attr->inject_size : INJECT_MAX;
     t->max_msg = fi->ep_attr->max_msg_size ? fi->ep_attr->max_msg_size : READ_CHUNK;
     if (fi->rx_attr->iov_limit < 3)
         return diag_set(d, CL_EINVAL, "rank %d: provider '%s' takes %zu pieces per receive; "
@@ -844,6 +1084,16 @@ static int open_endpoint(rdma_rank *t, cl_diag *d)
     t->read_flags = FI_COMPLETION;
     if ((ret = fi_enable(t->ep)))
         return rdma__fail(d, CL_EIO, "fi_enable", ret, "rank %d", t->me);
+    if (t->own_match) {
+        /* A pool buffer is given back once it has no room for the largest
+         * message: none is ever truncated.  (After fi_enable: libfabric
+         * 1.17's shm provider crashes on it before.) */
+        size_t min = t->pool_msg_max;
+        if ((ret = fi_setopt(&t->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min,
+                             sizeof min)))
+            return rdma__fail(d, CL_EIO, "fi_setopt(FI_OPT_MIN_MULTI_RECV)", ret, "rank %d",
+                              t->me);
+    }
     return 0;
 }
 
@@ -873,38 +1123,69 @@ static int exchange_addresses(rdma_rank *t, const job *j, cl_diag *d)
     return 0;
 }
 
+/* commlab's matching: POOL_BUFS receive buffers, each holding at least
+ * POOL_MIN_MSGS of the largest messages (an eager payload with its
+ * envelope and sum).  0 or CL_ENOMEM. */
+static int pool_alloc(rdma_rank *t)
+{
+    size_t body = (size_t)t->eager_limit + sizeof(uint64_t);
+    if (body < sizeof(rdma_rts))
+        body = sizeof(rdma_rts);
+    t->pool_msg_max = sizeof(rdma_env) + body;
+    size_t len = POOL_MIN_MSGS * t->pool_msg_max;
+    if (len < POOL_MIN_BYTES)
+        len = POOL_MIN_BYTES;
+    if (!(t->pool = calloc(POOL_BUFS, sizeof *t->pool)))
+        return CL_ENOMEM;
+    for (int i = 0; i < POOL_BUFS; i++) {
+        t->pool[i].len = len;
+        if (!(t->pool[i].mem = malloc(len)))
+            return CL_ENOMEM;
+    }
+    return 0;
+}
+
+/* The receives every rank keeps posted: control receives (libfabric's
+ * matching) or the pool buffers (commlab's). */
+static int post_standing(rdma_rank *t, cl_diag *d)
+{
+    for (int i = 0; i < (t->own_match ? POOL_BUFS : CTRL_RECVS); i++) {
+        int ret = t->own_match ? post_pool(t, &t->pool[i]) : post_ctrl(t, &t->ctrl[i]);
+        if (ret)
+            return rdma__fail(d, CL_EIO, t->own_match ? "fi_recvmsg" : "fi_trecv", ret,
+                              "rank %d: %s", t->me,
+                              t->own_match ? "a receive buffer" : "a control receive");
+    }
+    return 0;
+}
+
 static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_opts *o, cl_diag *d)
 {
     rdma_rank *t = calloc(1, sizeof *t);
-    size_t n = (size_t)j->nranks;
-    if (!t || !(t->addr = calloc(n, sizeof *t->addr)) || !(t->nmsg = calloc(n, sizeof *t->nmsg)) ||
-        !(t->ctrl = calloc(CTRL_RECVS, sizeof *t->ctrl)) ||
-        !(t->spill = malloc(o->eager_limit ? (size_t)o->eager_limit : 1))) {
-        if (t) {
-            free(t->ctrl);
-            free(t->addr);
-            free(t->nmsg);
-            free(t);
-        }
+    if (!t)
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
-    }
-    /* Matching is libfabric's: xfer's match queues and pull hook stay unused. */
-    xfer_init(&t->x, &rdma_ops, j, rank, o->check, sizeof(rdma_req), sizeof(xfer_msg), NULL);
+    size_t n = (size_t)j->nranks;
+    xfer_init(&t->x, &rdma_ops, j, rank, o->check, sizeof(rdma_req), sizeof(rdma_msg),
+              pool_pull);
     t->x.base.poll = rdma_poll;
     t->x.base.block = rdma_block;
     t->area = j->transport;
+    t->own_match = t->area->own_match;
     t->n = (int)n;
     t->me = rank;
     t->eager_limit = o->eager_limit;
     t->use_rma = t->area->use_rma;
+    if (!(t->addr = calloc(n, sizeof *t->addr)) || !(t->nmsg = calloc(n, sizeof *t->nmsg)) ||
+        !(t->spill = malloc(o->eager_limit ? (size_t)o->eager_limit : 1)) ||
+        (t->own_match ? pool_alloc(t) : !(t->ctrl = calloc(CTRL_RECVS, sizeof *t->ctrl)))) {
+        diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
+        return open_fail(t, CL_ENOMEM);
+    }
     int err = open_endpoint(t, d);
     if (!err)
         err = exchange_addresses(t, j, d);
-    for (int i = 0; i < CTRL_RECVS && !err; i++) {
-        int ret = post_ctrl(t, &t->ctrl[i]);
-        if (ret)
-            err = rdma__fail(d, CL_EIO, "fi_trecv", ret, "rank %d: a control receive", t->me);
-    }
+    if (!err)
+        err = post_standing(t, d);
     if (err)
         return open_fail(t, err);
     *out = &t->x.base;
@@ -915,35 +1196,9 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
  * endpoint closes under a message still on its way. */
 static void say_bye(rdma_rank *t)
 {
-    for (int i = 0; i < t->n && !t->x.failed; i++) {
-        if (i == t->me)
-            continue;
-        rdma_hdr h = {.magic = RDMA_MAGIC, .kind = H_BYE, .src = t->me};
-        /* A tracked send (not an inject): its completion says it left. */
-        size_t len = sizeof h;
-        rdma_bounce *b = malloc(sizeof *b + len);
-        if (!b)
+    for (int i = 0; i < t->n && !t->x.failed; i++)
+        if (i != t->me && send_ctrl(t, i, H_BYE, 0, 0, 0, true))
             break;
-        b->op.what = OP_BOUNCE;
-        b->len = len;
-        memcpy(b->data, &h, len);
-        double until = 0;
-        ssize_t rc;
-        while ((rc = fi_tsend(t->ep, b->data, len, NULL, t->addr[i],
-                              (uint64_t)KIND_CTRL << TAG_KIND_SHIFT, &b->op)) == -FI_EAGAIN &&
-               retry(t, &until, "a closing message"))
-            ;
-        if (rc) {
-            free(b);
-            break;
-        }
-        b->prev = NULL;
-        b->next = t->bounces;
-        if (t->bounces)
-            t->bounces->prev = b;
-        t->bounces = b;
-        t->bounces_out++;
-    }
     double until = job_now() + CLOSE_SECONDS;
     while (!t->x.failed && (t->byes < t->n - 1 || t->bounces_out > 0) && job_now() < until)
         progress(t, false);
@@ -978,6 +1233,9 @@ static void rdma_rank_close(real_rank *base)
     /* Rendezvous sends still listed are the pattern's requests. */
     xfer_release(&t->x);
     free(t->ctrl);
+    for (int i = 0; t->pool && i < POOL_BUFS; i++)
+        free(t->pool[i].mem);
+    free(t->pool);
     free(t->spill);
     free(t->addr);
     free(t->nmsg);

@@ -43,7 +43,7 @@ typedef struct rdma_provider_desc {
     size_t inject_bytes;  /* largest message sent without a completion */
     uint64_t max_msg;     /* largest message or read */
     bool manual_progress; /* data moves only while the application polls */
-    bool broken;          /* known to misbehave in this libfabric: commlab refuses it */
+    bool own_match;       /* commlab matches its messages (its tagged matching is not trusted) */
 } rdma_provider_desc;
 
 /* Every provider that offers reliable datagram endpoints here, one entry
@@ -58,7 +58,7 @@ int rdma_providers_list(rdma_provider_desc **out, size_t *n, cl_diag *d);
 int rdma_provider_check(const char *name, cl_diag *d);
 
 /* The provider "auto" stands for on this placement: a NIC provider when
- * the ranks span hosts, shm within one (tcp where shm is known broken).  Writes the name (at most cap
+ * the ranks span hosts, shm within one.  Writes the name (at most cap
  * bytes); CL_EINVAL when none is available. */
 int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d);
 

@@ -4,7 +4,7 @@
  *
  * The launcher's shared area (made before the fork) holds what every rank
  * must agree on: the provider chosen for the run, whether rendezvous pulls
- * by RDMA read, the names the shm provider gives its shared-memory regions
+ * by RDMA read, whose matching the run uses (rdma.c says both), the names the shm provider gives its shared-memory regions
  * (so the launcher can remove what a killed rank leaves in /dev/shm), and
  * the local bootstrap's slots.
  */
@@ -33,6 +33,7 @@ typedef struct rdma_area {
     char provider[RDMA_PROV_MAX]; /* the provider every rank opens ("shm") */
     char region_prefix[48];       /* shm endpoints are named PREFIX-RANK */
     bool use_rma;                 /* rendezvous by RDMA read (else tagged) */
+    bool own_match;               /* commlab matches messages, from pool buffers */
     uint32_t nranks;
 } rdma_area;
 
@@ -41,9 +42,14 @@ typedef struct rdma_area {
 /* The fi_info hints every part of commlab asks with: reliable datagram
  * endpoints with tagged messages in send order, RDMA reads too when rma,
  * registrations by virtual address or offset with provider keys, no local
- * registration, the provider called prov (NULL: any).  NULL when out of
- * memory; fi_freeinfo() it. */
-struct fi_info *rdma__hints(const char *prov, bool rma);
+ * registration, the provider called prov (NULL: any); with own_match
+ * untagged messages into FI_MULTI_RECV buffers too, else 8 bytes of
+ * remote CQ data.  NULL when out of memory; fi_freeinfo() it. */
+struct fi_info *rdma__hints(const char *prov, bool rma, bool own_match);
+/* Whether commlab matches messages itself on provider prov (rdma.c: its
+ * tagged matching is known to lose messages in this libfabric).  Cannot
+ * fail. */
+bool rdma__own_match(const char *prov);
 /* The entry of list a run on this host uses: the loopback domain where
  * the provider offers one (local runs), else the first. */
 struct fi_info *rdma__pick(struct fi_info *list);
