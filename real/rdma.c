@@ -809,6 +809,7 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
         return;
     }
     m->msg_id = rank_msg_id(src, t->me, env.data & 0xffffffffu);
+    t->stats.own_matched++;
     m->eager = kind == KIND_MSG;
     if (kind == KIND_RTS) {
         rdma_rts *h = &((rdma_msg *)m)->rts;

@@ -71,6 +71,7 @@ typedef struct rdma_stats {
     uint64_t tagged_rdv;    /* rendezvous messages moved by tagged messages */
     uint64_t mr_regs;       /* buffers registered (fi_mr_reg) */
     uint64_t mr_hits;       /* registrations served by the cache */
+    uint64_t own_matched;   /* messages and requests to send commlab matched itself */
 } rdma_stats;
 
 /* The rdma rank behind c's world and what it did so far, or NULL when c

@@ -1,21 +1,24 @@
-/* test_rdma.c - the rdma backend end to end through real_run() over
- * libfabric's tcp provider: the cases every real backend passes
- * (tests/real_cases.h), then what only rdma has: the rendezvous by RDMA
- * read (proved by the rank's counters), the registration cache, the
- * rendezvous by tagged messages, nothing left in /dev/shm after a killed
- * rank or a deadlock, and the errors for a provider that is not here and
- * for libfabric 1.17's shm provider, which commlab refuses (see
- * real/rdma_info.c's broken()). */
+/* test_rdma.c - the rdma backend end to end through real_run(), once over
+ * libfabric's tcp provider and once over its shm provider: the cases every
+ * real backend passes (tests/real_cases.h), then what only rdma has: the
+ * rendezvous by RDMA read (proved by the rank's counters), the
+ * registration cache, the rendezvous by tagged messages, whose matching a
+ * provider gets (commlab's own on libfabric 1.17's shm, see
+ * real/rdma_info.c's rdma__own_match(); forced on tcp too), messages and
+ * requests to send that arrive before their receive, nothing left in
+ * /dev/shm after a killed rank or a deadlock, and the error for a provider
+ * that is not here. */
 #include <dirent.h>
 #include <stdbool.h>
 
-static const char *provider = "tcp"; /* the provider the cases run on */
+static const char *provider = "tcp"; /* the provider the cases run on (the group's) */
 static bool no_rma;                  /* rendezvous by tagged messages */
+static bool own_match;               /* commlab's matching even where libfabric's is trusted */
 
 #define REAL_BACKEND "rdma"
 #define REAL_COPIES {SHM_COPY_AUTO} /* no choice of copy: one run each */
 #define REAL_KILL_SIGNAL 1          /* the launcher names the killed rank's signal */
-#define REAL_OPTS_EXTRA .provider = provider, .rdma_no_rma = no_rma,
+#define REAL_OPTS_EXTRA .provider = provider, .rdma_no_rma = no_rma, .rdma_own_match = own_match,
 #include "tests/real_cases.h"
 
 #include "real/rdma.h"
@@ -25,6 +28,13 @@ static bool no_rma;                  /* rendezvous by tagged messages */
 static bool fi_version_is_1_17_or_older(void)
 {
     return fi_version() <= FI_VERSION(1, 17);
+}
+
+/* Whether the run's messages are matched by commlab: forced, or on the
+ * provider whose tagged matching this libfabric gets wrong. */
+static bool matched_here(void)
+{
+    return own_match || (strcmp(provider, "shm") == 0 && fi_version_is_1_17_or_older());
 }
 
 /* ---- which path a rendezvous took ---- */
@@ -66,6 +76,10 @@ static int rendezvous_path(cl_comm *c, const cl_args *a)
     if (!by_read() ? reads != 0 || tagged != 2 : reads != 2 || tagged != 0)
         return cl_fail(c, "rank %d received %llu messages by RDMA read and %llu by tagged "
                        "messages", me, (unsigned long long)reads, (unsigned long long)tagged);
+    /* Whose matching: commlab's counts what it matched. */
+    if (matched_here() != (st->own_matched > 0))
+        return cl_fail(c, "rank %d on %s: commlab matched %llu messages", me, provider,
+                       (unsigned long long)st->own_matched);
     /* The same buffer every round: registered once, in the warm-up. */
     if (by_read() && (st->mr_regs != 1 || st->mr_hits < 1))
         return cl_fail(c, "rank %d: %llu registrations, %llu cache hits", me,
@@ -111,6 +125,77 @@ static void test_tagged_rendezvous(void **state)
     no_rma = false;
     assert_int_equal(r.res.status, CL_EDEADLOCK);
     run_release(&r);
+    assert_no_children();
+}
+
+/* ---- messages that arrive before their receive ---- */
+
+#define EARLY_MSGS 40
+
+/* Rank 0 posts EARLY_MSGS eager messages (tags 0..EARLY_MSGS-1) and one
+ * rendezvous (tag EARLY_MSGS) while rank 1 is busy, after the two have
+ * exchanged a rendezvous (what made libfabric 1.17's shm provider lose
+ * messages); rank 1 then receives them newest first, by tag and by
+ * CL_ANY_TAG for the last, and checks every byte. */
+static int early_arrivals(cl_comm *c, const cl_args *a)
+{
+    enum { SMALL = 1000 };
+    unsigned char *big = cl_alloc(c, a->bytes);
+    unsigned char *small = cl_alloc(c, (size_t)SMALL * EARLY_MSGS);
+    int me = cl_rank(c);
+    if (me > 1)
+        return 0;
+    if (me == 0) {
+        CL_TRY(cl_send(c, big, a->bytes, 1, 99));
+        cl_request *req[EARLY_MSGS + 1];
+        for (int i = 0; i < EARLY_MSGS; i++) {
+            cl_fill(c, small + (size_t)i * SMALL, SMALL, 100 + (unsigned long long)i);
+            CL_TRY(cl_isend(c, small + (size_t)i * SMALL, SMALL, 1, i, &req[i]));
+        }
+        cl_fill(c, big, a->bytes, 7);
+        CL_TRY(cl_isend(c, big, a->bytes, 1, EARLY_MSGS, &req[EARLY_MSGS]));
+        return cl_waitall(c, EARLY_MSGS + 1, req, NULL);
+    }
+    CL_TRY(cl_recv(c, big, a->bytes, 0, 99, NULL));
+    CL_TRY(cl_compute(c, 0.05)); /* everything arrives meanwhile */
+    CL_TRY(cl_recv(c, big, a->bytes, 0, EARLY_MSGS, NULL));
+    CL_TRY(cl_verify(c, big, a->bytes, 7, "the rendezvous"));
+    for (int i = EARLY_MSGS - 1; i >= 0; i--) {
+        cl_status st;
+        CL_TRY(cl_recv(c, small, SMALL, 0, i == 0 ? CL_ANY_TAG : i, &st));
+        if (st.tag != i)
+            return cl_fail(c, "wanted tag %d, got %d", i, st.tag);
+        CL_TRY(cl_verify(c, small, SMALL, 100 + (unsigned long long)i, "an early message"));
+    }
+    return 0;
+}
+
+static void test_early_arrivals(void **state)
+{
+    (void)state;
+    run r;
+    run_pattern(&r, early_arrivals, 2, 100 * KiB, NULL, &(setup){.check = true, .iters = 5});
+    if (r.res.status)
+        fail_msg("%s: %s", provider, r.res.diag.msg);
+    run_release(&r);
+    assert_no_children();
+}
+
+/* commlab's matching on tcp, whose own is trusted: the same protocol as on
+ * libfabric 1.17's shm, tested beside libfabric's on the same provider. */
+static void test_own_match_forced(void **state)
+{
+    own_match = true;
+    test_rma_read_path(state);
+    test_early_arrivals(state);
+    run r;
+    run_pattern(&r, allreduce_ring, 4, 1 * MiB, NULL, &(setup){.check = true});
+    if (r.res.status)
+        fail_msg("%s, allreduce-ring: %s", provider, r.res.diag.msg);
+    run_release(&r);
+    expect_trunc(too_small, 1 * MiB, SHM_COPY_AUTO);
+    expect_trunc(too_small_late, 4096, SHM_COPY_AUTO);
+    own_match = false;
     assert_no_children();
 }
 
@@ -175,18 +260,12 @@ static void test_missing_provider(void **state)
     assert_int_equal(rdma_provider_check("verbs-that-is-not-here", &d), CL_EINVAL);
     assert_int_equal(rdma_provider_check("tcp", &d), 0);
     assert_int_equal(rdma_provider_check("auto", &d), 0);
-    /* libfabric 1.17's shm provider is refused, and says why. */
+    assert_int_equal(rdma_provider_check("shm", &d), 0);
     char name[32];
     assert_int_equal(rdma_provider_auto(name, sizeof name, false, &d), 0);
-    if (fi_version_is_1_17_or_older()) {
-        assert_int_equal(rdma_provider_check("shm", &d), CL_EINVAL);
-        assert_contains(d.msg, "provider 'shm' of libfabric 1.");
-        assert_contains(d.msg, "loses tagged messages");
-        assert_contains(d.msg, "available: tcp");
-        assert_string_equal(name, "tcp"); /* one host, no shm: tcp */
-    } else {
-        assert_string_equal(name, "shm"); /* one host: shared memory */
-    }
+    assert_string_equal(name, "shm"); /* one host: shared memory */
+    assert_int_equal(rdma_provider_auto(name, sizeof name, true, &d), 0);
+    assert_string_equal(name, "tcp"); /* across hosts, with no NIC here */
     assert_no_children();
 }
 
@@ -201,24 +280,43 @@ static void test_providers_list(void **state)
     bool shm = false, tcp = false;
     for (size_t i = 0; i < n; i++) {
         shm |= strcmp(v[i].name, "shm") == 0 && v[i].tagged && v[i].rma &&
-               v[i].broken == fi_version_is_1_17_or_older();
-        tcp |= strcmp(v[i].name, "tcp") == 0 && v[i].tagged && v[i].rma && !v[i].broken;
+               v[i].own_match == fi_version_is_1_17_or_older();
+        tcp |= strcmp(v[i].name, "tcp") == 0 && v[i].tagged && v[i].rma && !v[i].own_match;
     }
     free(v);
     assert_true(shm);
     assert_true(tcp);
 }
 
+/* The cases, once per provider (the group's setup names it). */
 #define RDMA_CASES                                                                      \
     REAL_CASES, cmocka_unit_test(test_rma_read_path), cmocka_unit_test(test_tagged_rendezvous), \
-        cmocka_unit_test(test_nothing_left)
+        cmocka_unit_test(test_early_arrivals), cmocka_unit_test(test_nothing_left)
+
+static int on_tcp(void **state)
+{
+    (void)state;
+    provider = "tcp";
+    return 0;
+}
+
+static int on_shm(void **state)
+{
+    (void)state;
+    provider = "shm";
+    return 0;
+}
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest tcp_tests[] = {
         RDMA_CASES,
+        cmocka_unit_test(test_own_match_forced),
         cmocka_unit_test(test_missing_provider),
         cmocka_unit_test(test_providers_list),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest shm_tests[] = {RDMA_CASES};
+    int failed = cmocka_run_group_tests_name("rdma over tcp", tcp_tests, on_tcp, NULL);
+    failed += cmocka_run_group_tests_name("rdma over shm", shm_tests, on_shm, NULL);
+    return failed;
 }
