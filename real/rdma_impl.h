@@ -83,8 +83,8 @@ typedef struct rdma_mr_cache {
 /* An empty cache for domain, with the mr_mode the domain was opened
  * with.  Cannot fail. */
 void rdma__mr_init(rdma_mr_cache *c, struct fid_domain *domain, uint64_t mr_mode);
-/* A registration covering [buf, buf + len) for remote reads, found in the
- * cache (*hit) or made; its users count grows (rdma__mr_put gives it
+/* A registration of exactly [buf, buf + len) for remote reads, found in
+ * the cache (*hit) or made; its users count grows (rdma__mr_put gives it
  * back).  0 or CL_EIO with d saying why; nothing changes then. */
 int rdma__mr_get(rdma_mr_cache *c, const void *buf, size_t len, rdma_mr **out, bool *hit,
                  cl_diag *d);

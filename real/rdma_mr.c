@@ -4,17 +4,21 @@
  * A rendezvous send registers its buffer so the receiver can read it.
  * Registering costs a system call and, on a NIC, pinning pages, so a
  * buffer the pattern sends again (every iteration, cl_alloc hands out the
- * same blocks) reuses its registration: a range that covers the buffer is
- * a hit.  The list is kept most recently used first; past CACHE_MAX
- * entries the least recently used registration nobody is using is closed.
- * O(entries) per lookup: fine for the few buffers a pattern has.
+ * same blocks) reuses its registration.  An entry is keyed by (address,
+ * length): only a send of exactly the range registered is a hit, so a
+ * buffer reallocated at the same address with another size, or a send of
+ * part of a registered range (which may have been remapped since), is
+ * registered anew.  The list is kept most recently used first; past
+ * CACHE_MAX entries the least recently used registration nobody is using
+ * is closed.  O(entries) per lookup: fine for the few buffers a pattern has.
  *
- * Trade-off, named: a registration is keyed by address, so a buffer freed
- * and its range handed out again by malloc would be served by the old
- * registration.  For shm (which reads by address) and tcp that is still
- * right; on a NIC that pinned the old pages it would not be, which is why
- * libfabric's own cache watches memory (FI_MR_CACHE_MONITOR).  cl_alloc's
- * blocks live for the whole run, so commlab's patterns never do that.
+ * The limit, named: the cache does not watch memory, so a buffer freed and
+ * another of the same length malloc'd at the same address would be served
+ * by the old registration.  For shm (which reads by address) and tcp that
+ * is still right; on a NIC that pinned the old pages it would not be, which
+ * is why libfabric's own cache watches memory (FI_MR_CACHE_MONITOR).
+ * cl_alloc's blocks live for the whole run and there is no cl_free, so
+ * commlab's patterns never do that.
  */
 #include <stdlib.h>
 
@@ -55,7 +59,7 @@ int rdma__mr_get(rdma_mr_cache *c, const void *buf, size_t len, rdma_mr **out, b
     uintptr_t b = (uintptr_t)buf;
     for (rdma_mr **at = &c->head; *at; at = &(*at)->next) {
         rdma_mr *m = *at;
-        if (m->base <= b && b + len <= m->base + m->len) {
+        if (m->base == b && m->len == len) {
             *at = m->next; /* to the front */
             m->next = c->head;
             c->head = m;

@@ -128,6 +128,39 @@ static void test_tagged_rendezvous(void **state)
     assert_no_children();
 }
 
+/* The registration cache keys by (address, length): the first 150 KiB of
+ * a 200 KiB buffer is a new registration, the whole buffer again a hit. */
+static int mr_keys(cl_comm *c, const cl_args *a)
+{
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    static const size_t part[] = {200 * KiB, 150 * KiB, 200 * KiB};
+    const rdma_stats *st = rdma_stats_of(c);
+    for (int i = 0; i < 3; i++) {
+        if (cl_rank(c) == 0) {
+            cl_fill(c, buf, part[i], 40 + (unsigned long long)i);
+            CL_TRY(cl_send(c, buf, part[i], 1, i));
+        } else {
+            CL_TRY(cl_recv(c, buf, part[i], 0, i, NULL));
+            CL_TRY(cl_verify(c, buf, part[i], 40 + (unsigned long long)i, "pulled"));
+        }
+    }
+    if (cl_rank(c) == 0 && (st->mr_regs != 2 || st->mr_hits != 1))
+        return cl_fail(c, "%llu registrations and %llu hits, want 2 and 1",
+                       (unsigned long long)st->mr_regs, (unsigned long long)st->mr_hits);
+    return 0;
+}
+
+static void test_mr_keys(void **state)
+{
+    (void)state;
+    run r;
+    run_pattern(&r, mr_keys, 2, 200 * KiB, NULL, &(setup){.check = true, .warmup = -1,
+                                                         .iters = 1});
+    if (r.res.status)
+        fail_msg("%s: %s", provider, r.res.diag.msg);
+    run_release(&r);
+}
+
 /* ---- messages that arrive before their receive ---- */
 
 #define EARLY_MSGS 40
@@ -291,7 +324,8 @@ static void test_providers_list(void **state)
 /* The cases, once per provider (the group's setup names it). */
 #define RDMA_CASES                                                                      \
     REAL_CASES, cmocka_unit_test(test_rma_read_path), cmocka_unit_test(test_tagged_rendezvous), \
-        cmocka_unit_test(test_early_arrivals), cmocka_unit_test(test_nothing_left)
+        cmocka_unit_test(test_mr_keys), cmocka_unit_test(test_early_arrivals),          \
+        cmocka_unit_test(test_nothing_left)
 
 static int on_tcp(void **state)
 {

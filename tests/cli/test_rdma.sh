@@ -1,28 +1,34 @@
 #!/bin/sh
 # test_rdma.sh COMMLAB TOOLDIR - `run --backend rdma` and `commlab fabric` as
-# a user meets them: data checks, the deadlock (exit 3), providers that are
-# not here or refused (exit 2), --json, and nothing left in /dev/shm.
+# a user meets them: data checks on the shm and tcp providers, the deadlock
+# (exit 3), a provider that is not here (exit 2), --json, and nothing left in
+# /dev/shm.
 . "$(dirname "$0")/lib.sh"
 shm_before=$(ls /dev/shm | grep -c '^commlab-' || true)
 
 run 0 fabric --help;       has "$out" "usage: commlab fabric"
-run 0 fabric;              has "$out" "tagged"; has "$out" "tcp"; has "$out" "--provider auto picks: "
+run 0 fabric;              has "$out" "tagged"; has "$out" "tcp"; has "$out" "--provider auto picks: shm"
 run 0 fabric --json;       json fabric; has "$out" '"providers"'
 run 2 fabric extra;        has "$err" "unexpected argument 'extra'"
 run 0 run --help;          has "$out" "--provider NAME"
 
 # every message checked, eager and rendezvous (pulled by RDMA read)
-run 0 run allreduce-ring --backend rdma --provider tcp -n 4 --sizes 8,1MiB --check -i 2 --warmup 1
-has "$out" "allreduce-ring on rdma: 4 ranks"
+for p in tcp shm; do
+    run 0 run allreduce-ring --backend rdma --provider $p -n 4 --sizes 8,1MiB --check -i 2 --warmup 1
+    has "$out" "allreduce-ring on rdma: 4 ranks"
+    run 0 run pingpong --backend rdma --provider $p --bytes 100KiB -i 20 --check
+done
 run 0 run pingpong --backend rdma --sizes 8,100KiB --json -i 2 --warmup 1
 json "run --backend rdma --json"; has "$out" '"backend": "rdma"'
-run 3 run deadlock --backend rdma --bytes 1MiB --deadlock-timeout 200ms
-has "$err" "rank 0: blocked in send(dst=1, tag=0, 1 MiB)"; has "$err" "cycle: rank 0 -> rank 1 -> rank 0"
+for p in tcp shm; do
+    run 3 run deadlock --backend rdma --provider $p --bytes 1MiB --deadlock-timeout 200ms
+    has "$err" "rank 0: blocked in send(dst=1, tag=0, 1 MiB)"; has "$err" "cycle: rank 0 -> rank 1 -> rank 0"
+done
 run 0 run deadlock --backend rdma --bytes 1KiB -i 2
 
-# providers that cannot run: exit 2, with the ones that can
+# a provider that is not here: exit 2, with the ones that can run
 run 2 run pingpong --backend rdma --provider verbs
-has "$err" "provider 'verbs' is not available here; available: "; has "$err" "tcp"
+has "$err" "provider 'verbs' is not available here; available: "; has "$err" "tcp"; has "$err" "shm"
 run 2 run pingpong --backend shm --provider tcp
 has "$err" "--provider is an option of --backend rdma"
 run 2 run pingpong --provider tcp; has "$err" "--provider is an option of measured runs"
