@@ -79,10 +79,10 @@ void rdma__prov_name(const struct fi_info *fi, char *out, size_t cap)
  * message that arrives before its receive is posted, after the two ranks
  * exchanged a rendezvous, is never matched, and the receive waits forever.
  * Seen here: `commlab run pingpong --backend rdma --provider shm --bytes
- * 100KiB -i 50` stalled in 10 of 10 runs with the rendezvous by RDMA read
- * (with every receive posted as one piece, with fi_tsend instead of
- * fi_tinject, and with a polled completion queue too: not commlab's
- * posting), and relay, allreduce-ring and a truncated rendezvous stalled on
+ * 100KiB -i 50` stalled in 10 of 10 runs with the rendezvous by RDMA read,
+ * and still in 4, 5 and 2 of 10 with every receive posted as one piece,
+ * with fi_tsend instead of fi_tinject, and with a polled completion queue
+ * (so not an artefact of how commlab posts), and relay, allreduce-ring and a truncated rendezvous stalled on
  * 4 ranks with the rendezvous by tagged messages; never with every receive
  * posted first, never with eager messages only, never on the tcp provider.
  * So on that provider commlab keeps receive buffers posted for every
