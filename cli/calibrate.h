@@ -50,8 +50,10 @@ typedef struct calib_point {
     uint64_t bytes;
     int iters;   /* timed iterations run */
     cl_stats t;  /* one-way seconds: median, min, max over the iterations */
-    double gap;  /* seconds each further message of a stream adds; NAN: not
-                    streamed (above CALIB_STREAM_TOP) */
+    double t1, tw; /* seconds: median of the window of 1 and of CALIB_WINDOW
+                      messages; NAN: not streamed (above CALIB_STREAM_TOP) */
+    double gap;    /* seconds each further message of a stream adds (fit_gap);
+                      NAN: not streamed */
 } calib_point;
 
 typedef struct calib_result {

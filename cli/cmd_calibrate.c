@@ -161,7 +161,7 @@ static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_r
     ro->pattern = &window_pattern;
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
-        p->gap = NAN;
+        p->t1 = p->tw = p->gap = NAN;
         if (p->bytes > CALIB_STREAM_TOP)
             continue;
         progress(o, r->n + i, total, p->bytes);
@@ -179,33 +179,32 @@ static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_r
             }
             t[k] = row.t.median;
         }
-        p->gap = (t[1] - t[0]) / (CALIB_WINDOW - 1);
+        p->t1 = t[0];
+        p->tw = t[1];
     }
     return CLI_EXIT_OK;
 }
 
-/* Segment s's gap: a line through the positive gaps of its points (one
- * point: a constant); none when it has none.  A gap at or below zero is
- * noise (the longer window ran faster) and is left out. */
-static void fit_gap(const calib_result *r, const fit_segment *f, machine_segment *s)
+/* Segment f's gap (core/fit's fit_gap over its points' windows) into s,
+ * and each point's gap; none when no point of it has a positive one. */
+static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *s)
 {
-    double x[FIT_MAX_POINTS], y[FIT_MAX_POINTS];
-    size_t k = 0;
+    double x[FIT_MAX_POINTS], t1[FIT_MAX_POINTS], tw[FIT_MAX_POINTS], gaps[FIT_MAX_POINTS];
+    for (size_t i = 0; i < f->n; i++) {
+        const calib_point *p = &r->points[f->first + i];
+        x[i] = (double)p->bytes;
+        t1[i] = p->t1;
+        tw[i] = p->tw;
+    }
+    fit_segment g;
     s->gap = NAN;
     s->gap_bandwidth = INFINITY;
-    for (size_t i = f->first; i < f->first + f->n; i++)
-        if (isfinite(r->points[i].gap) && r->points[i].gap > 0) {
-            x[k] = (double)r->points[i].bytes;
-            y[k++] = r->points[i].gap;
-        }
-    fit_segment g;
-    cl_diag d = {{0}};
-    if (k == 1) {
-        s->gap = y[0];
-    } else if (k >= 2 && fit_line(x, y, k, &g, &d) == 0) {
+    if (fit_gap(x, t1, tw, f->n, CALIB_WINDOW, gaps, &g) > 0) {
         s->gap = g.alpha;
         s->gap_bandwidth = g.beta > 0 ? 1.0 / g.beta : INFINITY;
     }
+    for (size_t i = 0; i < f->n; i++)
+        r->points[f->first + i].gap = gaps[i];
 }
 
 int calibrate_measure(const calib_opts *o, calib_result *r)
@@ -241,7 +240,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
                 fputc('\n', stderr);
             return run_exit_code(status, &env);
         }
-        r->points[r->n++] = (calib_point){sizes[i], ro.iters, row.t, NAN};
+        r->points[r->n++] = (calib_point){sizes[i], ro.iters, row.t, NAN, NAN, NAN};
         prev = row.t.median;
     }
     int rc = measure_gaps(o, &ro, &env, r, budget, lo, hi, n + streamed);
@@ -283,7 +282,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
             .bandwidth = f->beta > 0 ? 1.0 / f->beta : INFINITY, .r2 = f->r2,
             .max_residual_pct = 100 * f->max_residual,
         };
-        fit_gap(r, f, &m->seg[s]);
+        segment_gap(r, f, &m->seg[s]);
     }
     return CLI_EXIT_OK;
 }

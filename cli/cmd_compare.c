@@ -265,6 +265,8 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     json_kv_string(&w, "model", path);
     json_kv_string(&w, "model_host", m->host);
     json_kv_string(&w, "model_backend", m->backend);
+    if (*m->provider)
+        json_kv_string(&w, "model_provider", m->provider);
     json_kv_uint(&w, "eager_limit_bytes", m->eager_limit);
     json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
