@@ -33,7 +33,10 @@
 #include "core/machine.h"
 #include "core/record.h"
 
-#define CALIB_WINDOW 8                /* messages of the streaming window */
+/* 4: a pipeline's default microbatches, and few enough that a window of
+ * eager messages up to 48 KiB fits one shm ring (256 KiB): a longer window
+ * measures the ring's flow control, which few patterns meet. */
+#define CALIB_WINDOW 4                /* messages of the streaming window */
 #define CALIB_STREAM_TOP (4u << 20)   /* bytes: the largest size streamed */
 
 typedef struct calib_opts {

@@ -24,7 +24,7 @@ const char cmd_calibrate_usage[] =
     "ranks) from 1 B to 64 MiB, fits T(n) = alpha + n / bandwidth piecewise, and\n"
     "writes a machine file the simulator replays with `--model FILE`.  Then it\n"
     "measures the gap: how much each further message of a stream adds (LogGP's\n"
-    "g + n G), from windows of 1 and 8 back-to-back messages up to 4 MiB, and\n"
+    "g + n G), from windows of 1 and 4 back-to-back messages up to 4 MiB, and\n"
     "fits it per segment; the simulator spaces a rank's back-to-back messages\n"
     "on a link by it.\n"
     "\n"

@@ -28,7 +28,8 @@
  * rank's messages of that segment follow each other on one link when it
  * sends many back to back: the start of the next is at least
  * gap(n) = gap + n / gap_bandwidth after the start of the previous, and an
- * eager send completes gap(n) after it starts.  A segment without them
+ * eager send completes gap(n) after it starts (or when its message has
+ * arrived, T(n), if that is sooner).  A segment without them
  * spaces messages by n / bandwidth, as a plain alpha-beta link does (files
  * written before gaps existed load that way).  gap_bandwidth without gap
  * is an error; gap alone means no per-byte part (gap_bandwidth: inf).

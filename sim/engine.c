@@ -423,7 +423,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
             }
             memcpy(m->data, buf, bytes);
         }
-        resolve(e, s, start + inject);
+        resolve(e, s, start + fmin(inject, travel));
     } else {
         m->sreq = s;
         m->sbuf = buf;

@@ -159,7 +159,8 @@ void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
  * on one route whose bottleneck bandwidth (sim_net_cost) is bandwidth: the
  * segment's gap(bytes) on a machine mesh whose segment has one, else
  * bytes / bandwidth (a link carries one message's bytes at a time).  The
- * engine also completes an eager send this long after it starts. */
+ * engine also completes an eager send this long after it starts, or when
+ * its message has arrived if that is sooner. */
 double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth);
 /* alpha + bytes / bandwidth of the route (sim_net_cost), seconds. */
 double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes);

@@ -297,6 +297,12 @@ static void test_modeled_stream_with_gaps(void **state)
     m.seg[1].gap = NAN;
     assert_near(modeled_args(&m, pipeline, 2, &a, 1), 2 * T + 6 * (1025 / 1e9), 1e-15);
 
+    /* A gap longer than the message's own time: an eager send completes
+     * when its message has arrived, so a ring of one message a rank is
+     * still T(n). */
+    m.seg[1].gap = 5e-6;
+    assert_near(modeled_args(&m, ring, 2, &a, 1), T, 1e-15);
+
     /* Rendezvous pieces all posted at once (chunked): the k-th starts k g
      * after the first, so 8 pieces of 1 MiB take 7 g + T. */
     load_text(&m, gapped);
