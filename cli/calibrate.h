@@ -12,6 +12,15 @@
  * are fitted by core/fit (forced break at the eager limit, more segments
  * where one line leaves large residuals) and become a machine
  * (core/machine.h) whose segment i ends at its last measured size.
+ *
+ * Then the gap: for each size up to CALIB_STREAM_TOP, a window pattern
+ * (rank 0 isends CALIB_WINDOW messages back to back, rank 1 receives them
+ * all and answers with one empty message) runs with a window of 1 and of
+ * CALIB_WINDOW; the difference of the two medians over CALIB_WINDOW - 1 is
+ * the time each further message of a stream adds, LogGP's g + n G (the
+ * latency and the answer cancel out).  Per ping-pong segment, a line
+ * fitted to those gaps (core/fit) becomes the segment's gap and
+ * gap_bandwidth; a segment above CALIB_STREAM_TOP has none.
  */
 #ifndef CL_CALIBRATE_H
 #define CL_CALIBRATE_H
@@ -24,8 +33,15 @@
 #include "core/machine.h"
 #include "core/record.h"
 
+/* 4: a pipeline's default microbatches, and few enough that a window of
+ * eager messages up to 48 KiB fits one shm ring (256 KiB): a longer window
+ * measures the ring's flow control, which few patterns meet. */
+#define CALIB_WINDOW 4                /* messages of the streaming window */
+#define CALIB_STREAM_TOP (4u << 20)   /* bytes: the largest size streamed */
+
 typedef struct calib_opts {
-    const char *backend;  /* "shm" or "tcp" */
+    const char *backend;  /* "shm", "tcp" or "rdma" */
+    const char *provider; /* rdma: the provider as given (NULL: auto) */
     uint64_t eager_limit; /* bytes: the transport's, and the forced break */
     bool quick;           /* 1 B..4 MiB by 2x and a small budget: a few seconds */
     bool bind;            /* pin the 2 ranks to cores */
@@ -37,6 +53,10 @@ typedef struct calib_point {
     uint64_t bytes;
     int iters;   /* timed iterations run */
     cl_stats t;  /* one-way seconds: median, min, max over the iterations */
+    double t1, tw; /* seconds: median of the window of 1 and of CALIB_WINDOW
+                      messages; NAN: not streamed (above CALIB_STREAM_TOP) */
+    double gap;    /* seconds each further message of a stream adds (fit_gap);
+                      NAN: not streamed */
 } calib_point;
 
 typedef struct calib_result {
@@ -54,13 +74,22 @@ void calibrate_release(calib_result *r);
 
 /* configs/machines/<host>-<backend>.yaml under commlab's data folder (the
  * one configs/tiers.yaml is found in), host with anything but letters,
- * digits, '.', '_' and '-' turned into '-'.  0, or CLI_EXIT_USAGE after
- * printing why. */
-int calibrate_default_path(char *buf, size_t len, const char *backend);
+ * digits, '.', '_' and '-' turned into '-'.  For rdma the provider it runs
+ * on is part of the name, <host>-rdma-<provider>.yaml: a model is the
+ * provider's (tcp and verbs differ tenfold).  provider is the resolved
+ * one (calibrate_provider); NULL for other backends.  0, or CLI_EXIT_USAGE
+ * after printing why. */
+int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider);
 
-/* Checks --backend (and --listen) for a measured model: shm and tcp run,
- * rdma and mpi are not built yet.  0, or CLI_EXIT_USAGE after printing. */
-int calibrate_check_backend(const char *backend, const char *listen);
+/* Checks --backend, --listen and --provider for a measured model: shm,
+ * tcp and rdma run, mpi is not built yet.  0, or CLI_EXIT_USAGE after
+ * printing. */
+int calibrate_check_backend(const char *backend, const char *listen, const char *provider);
+
+/* The provider an rdma run with --provider asked (NULL or "auto": what
+ * auto picks on one host) runs on, into buf; "" for other backends.  0, or
+ * CLI_EXIT_USAGE after printing why. */
+int calibrate_provider(const char *backend, const char *asked, char *buf, size_t len);
 
 /* The host name as the machine file records it. */
 void calibrate_hostname(char *buf, size_t len);

@@ -15,13 +15,18 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
+#include "real/rdma.h"
 
 const char cmd_calibrate_usage[] =
-    "usage: commlab calibrate --backend shm|tcp [options]\n"
+    "usage: commlab calibrate --backend shm|tcp|rdma [options]\n"
     "\n"
     "Measures the one-way time of a blocking ping-pong (the pingpong pattern, 2\n"
     "ranks) from 1 B to 64 MiB, fits T(n) = alpha + n / bandwidth piecewise, and\n"
-    "writes a machine file the simulator replays with `--model FILE`.\n"
+    "writes a machine file the simulator replays with `--model FILE`.  Then it\n"
+    "measures the gap: how much each further message of a stream adds (LogGP's\n"
+    "g + n G), from windows of 1 and 4 back-to-back messages up to 4 MiB, and\n"
+    "fits it per segment; the simulator spaces a rank's back-to-back messages\n"
+    "on a link by it.\n"
     "\n"
     "The fit: least squares on relative residuals (every size counts alike),\n"
     "alpha >= 0; segments always break at the eager limit (eager and rendezvous\n"
@@ -30,31 +35,36 @@ const char cmd_calibrate_usage[] =
     "residuals (3 points a side, 8 segments at most).  Each segment's alpha,\n"
     "bandwidth, R^2 (of the relative fit) and residuals are printed.\n"
     "\n"
-    "  -b, --backend NAME       shm or tcp (rdma is not built yet)\n"
+    "  -b, --backend NAME       shm, tcp or rdma\n"
     "  -o, --out FILE           machine file to write (default\n"
-    "                           configs/machines/<host>-<backend>.yaml)\n"
+    "                           configs/machines/<host>-<backend>.yaml; for rdma\n"
+    "                           <host>-rdma-<provider>.yaml)\n"
     "      --eager-limit SIZE   the transport's eager limit while measuring, and the\n"
     "                           model's (default 64KiB)\n"
     "      --quick              1 B..4 MiB by factors of 2, 10 to 500 iterations of\n"
     "                           about 0.05 s a size: a few seconds instead of ten or more\n"
     "      --bind WHERE         core (the default) or none\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
+    "      --provider NAME      rdma: the libfabric provider (auto, tcp, verbs, ...);\n"
+    "                           the file records the one it ran on\n"
     "      --csv                the points and the fit, in the schema of compare --csv\n"
     "      --json               segments and points as JSON\n"
     "  -h, --help               this text\n"
     "\n"
     "Sizes are 1 B and 2^k, 1.5 x 2^k up to 64 MiB; a size runs enough\n"
     "iterations (10 to 1000) to take about 0.2 s, after 2 warm-up ones; its time\n"
-    "is their median.  A progress bar goes to stderr when it is a terminal.\n"
+    "is their median.  The streaming windows run at the sizes up to 4 MiB with\n"
+    "half that budget each.  A progress bar goes to stderr when it is a terminal.\n"
     "\n"
     "exit status: 0 ok, 2 bad usage, 4 a rank or transport failed\n"
     "\n"
     "examples:\n"
     "  commlab calibrate --backend shm\n"
     "  commlab calibrate --backend tcp --quick --out /tmp/tcp.yaml\n"
+    "  commlab calibrate --backend rdma --provider tcp --quick\n"
     "  commlab run pingpong --model configs/machines/HOST-shm.yaml --sizes 8:4MiB:x8\n";
 
-enum { OPT_EAGER = 256, OPT_QUICK, OPT_BIND, OPT_LISTEN, OPT_CSV, OPT_JSON };
+enum { OPT_EAGER = 256, OPT_QUICK, OPT_BIND, OPT_LISTEN, OPT_PROVIDER, OPT_CSV, OPT_JSON };
 
 /* ---- measuring ---- */
 
@@ -91,6 +101,36 @@ static size_t plan_sizes(bool quick, uint64_t eager, uint64_t *v)
     return n;
 }
 
+/* The streaming window: rank 0 isends a->microbatches messages of a->bytes
+ * back to back from one buffer; rank 1 takes them one at a time with
+ * blocking receives into one buffer, as the course's patterns do (a
+ * pipeline stage, a relay), so messages that arrive before their receive
+ * pay the transport's unexpected-message path as they do there; then it
+ * answers with one empty message, so rank 0's clock spans the whole
+ * stream.  Not a course pattern: it checks no data. */
+static int window(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c), w = a->microbatches;
+    cl_request *req[CALIB_WINDOW];
+    if (rank > 1 || w < 1 || w > CALIB_WINDOW)
+        return 0;
+    unsigned char *ack = cl_alloc(c, 1), *buf = cl_alloc(c, a->bytes);
+    if (rank == 0) {
+        for (int i = 0; i < w; i++)
+            CL_TRY(cl_isend(c, buf, a->bytes, 1, 0, &req[i]));
+        CL_TRY(cl_waitall(c, w, req, NULL));
+        return cl_recv(c, ack, 0, 1, 1, NULL);
+    }
+    for (int i = 0; i < w; i++)
+        CL_TRY(cl_recv(c, buf, a->bytes, 0, 0, NULL));
+    return cl_send(c, ack, 0, 0, 1);
+}
+
+static const pattern_info window_pattern = {
+    "calibrate-window", window, NULL, "a window of back-to-back messages and one answer", 2,
+    1, NULL,
+};
+
 static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
 {
     if (!o->progress)
@@ -105,6 +145,68 @@ static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
     fflush(stderr);
 }
 
+/* Iterations for a run expected to take t seconds: about budget seconds. */
+static int iters_for(double budget, double t, int lo, int hi)
+{
+    double it = budget / (t + 2e-6);
+    return it < lo ? lo : it > hi ? hi : (int)it;
+}
+
+/* The gap of every point up to CALIB_STREAM_TOP: windows of 1 and of
+ * CALIB_WINDOW messages, (T_W - T_1) / (W - 1).  n counts the progress
+ * steps done so far of total.  CLI_EXIT_OK or the exit status. */
+static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_result *r,
+                        double budget, int lo, int hi, size_t total)
+{
+    ro->pattern = &window_pattern;
+    for (size_t i = 0; i < r->n; i++) {
+        calib_point *p = &r->points[i];
+        p->t1 = p->tw = p->gap = NAN;
+        if (p->bytes > CALIB_STREAM_TOP)
+            continue;
+        progress(o, r->n + i, total, p->bytes);
+        double t[2];
+        for (int k = 0; k < 2; k++) {
+            int w = k ? CALIB_WINDOW : 1;
+            ro->args.microbatches = w;
+            ro->iters = iters_for(budget / 2, (w + 1) * p->t.median, lo, hi);
+            run_row row;
+            int status = run_size_real(ro, env, p->bytes, NULL, false, &row);
+            if (status) {
+                if (o->progress)
+                    fputc('\n', stderr);
+                return run_exit_code(status, env);
+            }
+            t[k] = row.t.median;
+        }
+        p->t1 = t[0];
+        p->tw = t[1];
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Segment f's gap (core/fit's fit_gap over its points' windows) into s,
+ * and each point's gap; none when no point of it has a positive one. */
+static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *s)
+{
+    double x[FIT_MAX_POINTS], t1[FIT_MAX_POINTS], tw[FIT_MAX_POINTS], gaps[FIT_MAX_POINTS];
+    for (size_t i = 0; i < f->n; i++) {
+        const calib_point *p = &r->points[f->first + i];
+        x[i] = (double)p->bytes;
+        t1[i] = p->t1;
+        tw[i] = p->tw;
+    }
+    fit_segment g;
+    s->gap = NAN;
+    s->gap_bandwidth = INFINITY;
+    if (fit_gap(x, t1, tw, f->n, CALIB_WINDOW, gaps, &g) > 0) {
+        s->gap = g.alpha;
+        s->gap_bandwidth = g.beta > 0 ? 1.0 / g.beta : INFINITY;
+    }
+    for (size_t i = 0; i < f->n; i++)
+        r->points[f->first + i].gap = gaps[i];
+}
+
 int calibrate_measure(const calib_opts *o, calib_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -113,6 +215,9 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     r->points = calloc(n, sizeof *r->points);
     if (!r->points)
         return cli_error("out of memory");
+    size_t streamed = 0;
+    for (size_t i = 0; i < n; i++)
+        streamed += sizes[i] <= CALIB_STREAM_TOP;
     /* A size runs about budget seconds: its iterations follow from the
      * previous size's time (plus a barrier's few microseconds). */
     const double budget = o->quick ? 0.05 : 0.2;
@@ -120,14 +225,14 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     run_opts ro = {
         .pattern = patterns_find("pingpong"), .backend = o->backend, .ranks = 2, .warmup = 2,
         .eager_limit = o->eager_limit, .measured = true, .bind = o->bind,
-        .copy = SHM_COPY_AUTO, .listen = o->listen, .deadlock_timeout = 5.0,
+        .copy = SHM_COPY_AUTO, .listen = o->listen, .provider = o->provider,
+        .deadlock_timeout = 5.0,
     };
     run_env env = {0};
     double prev = 0;
     for (size_t i = 0; i < n; i++) {
-        progress(o, i, n, sizes[i]);
-        double it = budget / (2 * prev + 2e-6);
-        ro.iters = it < lo ? lo : it > hi ? hi : (int)it;
+        progress(o, i, n + streamed, sizes[i]);
+        ro.iters = iters_for(budget, 2 * prev, lo, hi);
         run_row row;
         int status = run_size_real(&ro, &env, sizes[i], NULL, i == 0, &row);
         if (status) {
@@ -135,10 +240,13 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
                 fputc('\n', stderr);
             return run_exit_code(status, &env);
         }
-        r->points[r->n++] = (calib_point){sizes[i], ro.iters, row.t};
+        r->points[r->n++] = (calib_point){sizes[i], ro.iters, row.t, NAN, NAN, NAN};
         prev = row.t.median;
     }
-    progress(o, n, n, 0);
+    int rc = measure_gaps(o, &ro, &env, r, budget, lo, hi, n + streamed);
+    if (rc)
+        return rc;
+    progress(o, n + streamed, n + streamed, 0);
 
     double x[128], y[128], brk = (double)o->eager_limit;
     for (size_t i = 0; i < r->n; i++) {
@@ -153,6 +261,8 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     machine *m = &r->m;
     calibrate_hostname(m->host, sizeof m->host);
     snprintf(m->backend, sizeof m->backend, "%s", o->backend);
+    if ((rc = calibrate_provider(o->backend, o->provider, m->provider, sizeof m->provider)))
+        return rc;
     m->eager_limit = o->eager_limit;
     time_t now = time(NULL);
     struct tm tm;
@@ -161,8 +271,9 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     snprintf(m->method, sizeof m->method,
              "pingpong, 2 ranks%s: one-way time = half the round trip, median of %d to %d "
              "iterations per size after 2 warm-up; piecewise least squares on relative "
-             "residuals%s",
-             o->bind ? " bound to cores" : "", lo, hi, o->quick ? " (--quick)" : "");
+             "residuals; gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB%s",
+             o->bind ? " bound to cores" : "", lo, hi, CALIB_WINDOW, CALIB_WINDOW - 1,
+             CALIB_STREAM_TOP >> 20, o->quick ? " (--quick)" : "");
     m->nseg = r->fit.n;
     for (size_t s = 0; s < r->fit.n; s++) {
         const fit_segment *f = &r->fit.seg[s];
@@ -171,6 +282,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
             .bandwidth = f->beta > 0 ? 1.0 / f->beta : INFINITY, .r2 = f->r2,
             .max_residual_pct = 100 * f->max_residual,
         };
+        segment_gap(r, f, &m->seg[s]);
     }
     return CLI_EXIT_OK;
 }
@@ -189,7 +301,22 @@ void calibrate_hostname(char *buf, size_t len)
     buf[len - 1] = 0;
 }
 
-int calibrate_default_path(char *buf, size_t len, const char *backend)
+int calibrate_provider(const char *backend, const char *asked, char *buf, size_t len)
+{
+    cl_diag d = {{0}};
+    *buf = 0;
+    if (strcmp(backend, "rdma") != 0)
+        return 0;
+    if (asked && strcmp(asked, "auto") != 0) {
+        snprintf(buf, len, "%s", asked);
+        return 0;
+    }
+    if (rdma_provider_auto(buf, len, false, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    return 0;
+}
+
+int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider)
 {
     char tiers[1024], host[256];
     cl_diag d = {{0}};
@@ -201,7 +328,9 @@ int calibrate_default_path(char *buf, size_t len, const char *backend)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '.' || *p == '_' || *p == '-'))
             *p = '-';
-    if ((size_t)snprintf(buf, len, "%s/machines/%s-%s.yaml", tiers, host, backend) >= len)
+    bool rdma = provider && *provider;
+    if ((size_t)snprintf(buf, len, "%s/machines/%s-%s%s%s.yaml", tiers, host, backend,
+                         rdma ? "-" : "", rdma ? provider : "") >= len)
         return cli_error("the machine file's path is too long: set COMMLAB_HOME or use --out");
     return 0;
 }
@@ -244,9 +373,9 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
            o->backend, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
            units_size_str(b, r->points[r->n - 1].bytes), units_size_str(e, o->eager_limit));
     const char *h[] = {"segment", "points", "alpha", "bandwidth", "R^2", "max residual",
-                       "rms residual"};
+                       "rms residual", "gap", "gap bandwidth"};
     table t;
-    if (table_init(&t, 7, h))
+    if (table_init(&t, 9, h))
         return;
     for (size_t s = 0; s < r->fit.n; s++) {
         const fit_segment *f = &r->fit.seg[s];
@@ -259,10 +388,20 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
         table_add(&t, "%.4f", f->r2);
         table_add(&t, "%.1f %%", 100 * f->max_residual);
         table_add(&t, "%.1f %%", 100 * f->rms_residual);
+        const machine_segment *m = &r->m.seg[s];
+        if (isnan(m->gap)) {
+            table_add(&t, "-");
+            table_add(&t, "-");
+        } else {
+            table_add(&t, "%s", units_time_digits(al, m->gap, 4));
+            table_add(&t, "%s", isinf(m->gap_bandwidth)
+                                    ? "inf" : units_bandwidth_str(bw, m->gap_bandwidth));
+        }
     }
     table_print(&t, stdout, 0);
     table_release(&t);
-    printf("\nmodel written to %s\n", path);
+    printf("\ngap: each further message of a back-to-back stream adds gap + n / gap "
+           "bandwidth (up to %u MiB)\nmodel written to %s\n", CALIB_STREAM_TOP >> 20, path);
 }
 
 static void print_json(const calib_opts *o, const calib_result *r, const char *path)
@@ -273,6 +412,8 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
     json_kv_string(&w, "command", "calibrate");
     json_kv_string(&w, "pattern", "pingpong");
     json_kv_string(&w, "backend", o->backend);
+    if (*r->m.provider)
+        json_kv_string(&w, "provider", r->m.provider);
     json_kv_uint(&w, "ranks", 2);
     json_kv_string(&w, "host", r->m.host);
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
@@ -293,6 +434,14 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
         json_kv_number(&w, "r2", f->r2);
         json_kv_number(&w, "max_residual_pct", 100 * f->max_residual);
         json_kv_number(&w, "rms_residual_pct", 100 * f->rms_residual);
+        const machine_segment *m = &r->m.seg[s];
+        if (!isnan(m->gap)) {
+            json_kv_number(&w, "gap_s", m->gap);
+            if (isinf(m->gap_bandwidth))
+                json_kv_string(&w, "gap_bandwidth_Bps", "inf");
+            else
+                json_kv_number(&w, "gap_bandwidth_Bps", m->gap_bandwidth);
+        }
         json_end_object(&w);
     }
     json_end_array(&w);
@@ -312,6 +461,8 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
         json_end_object(&w);
         json_kv_number(&w, "modeled_s", row.modeled);
         json_kv_number(&w, "error_pct", compare_error_pct(&row));
+        if (!isnan(p->gap))
+            json_kv_number(&w, "gap_s", p->gap);
         json_end_object(&w);
     }
     json_end_array(&w);
@@ -327,6 +478,7 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
         {"quick", no_argument, NULL, OPT_QUICK},
         {"bind", required_argument, NULL, OPT_BIND},
         {"listen", required_argument, NULL, OPT_LISTEN},
+        {"provider", required_argument, NULL, OPT_PROVIDER},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -348,6 +500,7 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
                 return CLI_EXIT_USAGE;
             break;
         case OPT_LISTEN: o->listen = optarg; break;
+        case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_CSV: *fmt = CLI_CSV; break;
         case OPT_JSON: *fmt = CLI_JSON; break;
         case 'h': fputs(cmd_calibrate_usage, stdout); return -1;
@@ -357,23 +510,30 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
     int rc = cli_no_extra("calibrate", argc, argv);
     if (rc)
         return rc;
-    return calibrate_check_backend(o->backend, o->listen);
+    return calibrate_check_backend(o->backend, o->listen, o->provider);
 }
 
-int calibrate_check_backend(const char *backend, const char *listen)
+int calibrate_check_backend(const char *backend, const char *listen, const char *provider)
 {
     if (!backend)
-        return cli_error("calibrate: which transport? give --backend shm or tcp");
-    if (strcmp(backend, "rdma") == 0 || strcmp(backend, "mpi") == 0)
-        return cli_error("the '%s' backend is not built yet; calibrate shm or tcp", backend);
+        return cli_error("calibrate: which transport? give --backend shm, tcp or rdma");
+    if (strcmp(backend, "mpi") == 0)
+        return cli_error("the 'mpi' backend is not built yet; calibrate shm, tcp or rdma");
     if (strcmp(backend, "sim") == 0)
         return cli_error("--backend sim is the model itself: calibrate a measured backend "
-                         "(shm or tcp)");
-    if (strcmp(backend, "shm") != 0 && strcmp(backend, "tcp") != 0)
+                         "(shm, tcp or rdma)");
+    if (strcmp(backend, "shm") != 0 && strcmp(backend, "tcp") != 0 &&
+        strcmp(backend, "rdma") != 0)
         return cli_error("unknown backend '%s' (shm, tcp, rdma)", backend);
     if (listen && strcmp(backend, "tcp") != 0)
         return cli_error("--listen is an option of --backend tcp: it does not apply to "
                          "--backend %s", backend);
+    if (provider && strcmp(backend, "rdma") != 0)
+        return cli_error("--provider is an option of --backend rdma: it does not apply to "
+                         "--backend %s", backend);
+    cl_diag d = {{0}};
+    if (strcmp(backend, "rdma") == 0 && rdma_provider_check(provider, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
     return 0;
 }
 
@@ -416,10 +576,12 @@ int cmd_calibrate(int argc, char **argv)
         return cli_error("--eager-limit must leave sizes on both sides of it: 1 B up to "
                          "below %s, got %llu", o.quick ? "4 MiB" : "64 MiB",
                          (unsigned long long)o.eager_limit);
-    char path[1100];
+    char path[1100], provider[32];
+    if ((rc = calibrate_provider(o.backend, o.provider, provider, sizeof provider)))
+        return rc;
     if (out)
         snprintf(path, sizeof path, "%s", out);
-    else if ((rc = calibrate_default_path(path, sizeof path, o.backend)))
+    else if ((rc = calibrate_default_path(path, sizeof path, o.backend, provider)))
         return rc;
     if ((rc = check_writable(path)))
         return rc;

@@ -25,10 +25,11 @@ const char cmd_compare_usage[] =
     "100 (modeled - measured) / measured %.  Both sides run the same pattern,\n"
     "ranks, sizes and eager limit (the machine file's).\n"
     "\n"
-    "  -b, --backend NAME       shm (the default) or tcp (rdma is not built yet)\n"
+    "  -b, --backend NAME       shm (the default), tcp or rdma\n"
     "      --model FILE         machine file (default\n"
-    "                           configs/machines/<host>-<backend>.yaml; when it does\n"
-    "                           not exist, calibration runs first and writes it)\n"
+    "                           configs/machines/<host>-<backend>.yaml, for rdma\n"
+    "                           <host>-rdma-<provider>.yaml; when it does not exist,\n"
+    "                           calibration runs first and writes it)\n"
     "      --quick              a calibration run first is a --quick one\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         one message size\n"
@@ -38,6 +39,7 @@ const char cmd_compare_usage[] =
     "      --warmup N           measured untimed iterations first (default 2)\n"
     "      --bind WHERE         core (the default) or none\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
+    "      --provider NAME      rdma: the libfabric provider (default auto)\n"
     "pattern options:\n"
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch\n"
@@ -56,10 +58,12 @@ const char cmd_compare_usage[] =
     "examples:\n"
     "  commlab compare pingpong --backend shm\n"
     "  commlab compare ring --backend tcp -n 2 --sizes 8,64KiB,1MiB\n"
+    "  commlab compare pipeline --backend rdma --provider tcp --quick --sizes 8,1MiB\n"
     "  commlab compare pipeline --model /tmp/shm.yaml --compute 20us --csv > pipe.csv\n";
 
 enum {
-    OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_MICRO,
+    OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
+    OPT_MICRO,
     OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON,
 };
 
@@ -92,6 +96,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"bind", required_argument, NULL, OPT_BIND},
         {"listen", required_argument, NULL, OPT_LISTEN},
+        {"provider", required_argument, NULL, OPT_PROVIDER},
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
@@ -116,6 +121,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
         case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
         case OPT_LISTEN: o->listen = optarg; break;
+        case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
@@ -142,7 +148,7 @@ static int parse(int argc, char **argv, compare_opts *co)
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", name, o->pattern->min_ranks,
                          o->ranks);
-    if ((rc = calibrate_check_backend(o->backend, o->listen)))
+    if ((rc = calibrate_check_backend(o->backend, o->listen, o->provider)))
         return rc;
     if (bytes_s && sizes_s)
         return cli_error("compare: give either --bytes or --sizes, not both");
@@ -160,19 +166,22 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
 {
     const run_opts *o = &co->run;
     cl_diag d = {{0}};
-    int rc;
+    char provider[32];
+    int rc = calibrate_provider(o->backend, o->provider, provider, sizeof provider);
+    if (rc)
+        return rc;
     if (co->model) {
         snprintf(path, len, "%s", co->model);
     } else {
-        if ((rc = calibrate_default_path(path, len, o->backend)))
+        if ((rc = calibrate_default_path(path, len, o->backend, provider)))
             return rc;
         if (access(path, F_OK) != 0) {
             fprintf(stderr, "commlab: no machine file for this host and %s at %s: "
                             "calibrating first%s\n",
                     o->backend, path, co->quick ? " (--quick)" : "");
-            calib_opts cal = {.backend = o->backend, .eager_limit = 64 * 1024,
-                              .quick = co->quick, .bind = o->bind, .listen = o->listen,
-                              .progress = isatty(2)};
+            calib_opts cal = {.backend = o->backend, .provider = o->provider,
+                              .eager_limit = 64 * 1024, .quick = co->quick, .bind = o->bind,
+                              .listen = o->listen, .progress = isatty(2)};
             calib_result r;
             rc = calibrate_measure(&cal, &r);
             if (rc == CLI_EXIT_OK && machine_save(&r.m, path, &d))
@@ -186,9 +195,12 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
         return cli_diag(&d, CLI_EXIT_USAGE);
     char host[256];
     calibrate_hostname(host, sizeof host);
-    if (strcmp(m->backend, o->backend) != 0 || strcmp(m->host, host) != 0)
+    char mwhat[80], owhat[80];
+    snprintf(mwhat, sizeof mwhat, "%s%s%s", m->backend, *m->provider ? "/" : "", m->provider);
+    snprintf(owhat, sizeof owhat, "%s%s%s", o->backend, *provider ? "/" : "", provider);
+    if (strcmp(mwhat, owhat) != 0 || strcmp(m->host, host) != 0)
         fprintf(stderr, "commlab: note: %s was calibrated for %s on %s; measuring %s on %s\n",
-                path, m->backend, m->host, o->backend, host);
+                path, mwhat, m->host, owhat, host);
     return 0;
 }
 
@@ -253,6 +265,8 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     json_kv_string(&w, "model", path);
     json_kv_string(&w, "model_host", m->host);
     json_kv_string(&w, "model_backend", m->backend);
+    if (*m->provider)
+        json_kv_string(&w, "model_provider", m->provider);
     json_kv_uint(&w, "eager_limit_bytes", m->eager_limit);
     json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));

@@ -202,3 +202,30 @@ const fit_segment *fit_segment_of(const fit_result *r, size_t i)
             return &r->seg[s];
     return &r->seg[r->n - 1];
 }
+
+size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, int window,
+               double *gaps, fit_segment *out)
+{
+    double gx[FIT_MAX_POINTS], gy[FIT_MAX_POINTS];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        double g = window >= 2 ? (tw[i] - t1[i]) / (window - 1) : NAN;
+        if (!isfinite(g))
+            g = NAN;
+        if (gaps)
+            gaps[i] = g;
+        if (g > 0 && isfinite(x[i]) && x[i] >= 0 && k < FIT_MAX_POINTS) {
+            gx[k] = x[i];
+            gy[k++] = g;
+        }
+    }
+    if (k == 0)
+        return 0;
+    fit_segment s = {0};
+    if (k == 1)
+        score(gx, gy, 1, gy[0], 0, &s);
+    else
+        line(gx, gy, k, &s);
+    *out = s;
+    return k;
+}

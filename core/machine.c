@@ -74,12 +74,26 @@ static int number_key(cfg_doc *c, yaml_node_t *map, const char *key, double *out
     return 0;
 }
 
+/* A bandwidth, or `inf` for none per byte. */
+static int bandwidth_or_inf(cfg_doc *c, yaml_node_t *v, const char *key, double *out,
+                            cl_diag *d)
+{
+    const char *text;
+    int err = cfg_string(c, v, key, &text, d);
+    if (err)
+        return err;
+    if (strcmp(text, "inf") == 0) {
+        *out = INFINITY;
+        return 0;
+    }
+    return cfg_bandwidth(c, v, key, out, d);
+}
+
 static int load_segment(cfg_doc *c, yaml_node_t *node, machine_segment *s, cl_diag *d)
 {
     static const char *const keys[] = {"upto", "alpha", "bandwidth", "r2", "max_residual_pct",
-                                       NULL};
-    yaml_node_t *v;
-    const char *text;
+                                       "gap", "gap_bandwidth", NULL};
+    yaml_node_t *v, *g, *gb;
     int err;
     if ((err = cfg_expect_map(c, node, "segments[]", d)) ||
         (err = known_keys(c, node, keys, "a segment", d)) ||
@@ -88,27 +102,32 @@ static int load_segment(cfg_doc *c, yaml_node_t *node, machine_segment *s, cl_di
         (err = cfg_get(c, node, "alpha", true, &v, d)) ||
         (err = cfg_time(c, v, "alpha", &s->alpha, d)) ||
         (err = cfg_get(c, node, "bandwidth", true, &v, d)) ||
-        (err = cfg_string(c, v, "bandwidth", &text, d)))
+        (err = bandwidth_or_inf(c, v, "bandwidth", &s->bandwidth, d)) ||
+        (err = number_key(c, node, "r2", &s->r2, d)) ||
+        (err = number_key(c, node, "max_residual_pct", &s->max_residual_pct, d)) ||
+        (err = cfg_get(c, node, "gap", false, &g, d)) ||
+        (err = cfg_get(c, node, "gap_bandwidth", false, &gb, d)))
         return err;
-    if (strcmp(text, "inf") == 0)
-        s->bandwidth = INFINITY;
-    else if ((err = cfg_bandwidth(c, v, "bandwidth", &s->bandwidth, d)))
-        return err;
-    if ((err = number_key(c, node, "r2", &s->r2, d)) ||
-        (err = number_key(c, node, "max_residual_pct", &s->max_residual_pct, d)))
+    s->gap = NAN;
+    s->gap_bandwidth = INFINITY;
+    if (gb && !g)
+        return cfg_error(c, gb, d, "'gap_bandwidth' needs a 'gap' in the same segment");
+    if ((g && (err = cfg_time(c, g, "gap", &s->gap, d))) ||
+        (gb && (err = bandwidth_or_inf(c, gb, "gap_bandwidth", &s->gap_bandwidth, d))))
         return err;
     return 0;
 }
 
 static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
 {
-    static const char *const keys[] = {"host", "backend", "eager_limit", "date", "method",
-                                       "segments", NULL};
+    static const char *const keys[] = {"host", "backend", "provider", "eager_limit", "date",
+                                       "method", "segments", NULL};
     yaml_node_t *root, *v, *list;
     int err;
     if ((err = cfg_root(c, &root, d)) || (err = known_keys(c, root, keys, "a machine file", d)) ||
         (err = text_key(c, root, "host", true, m->host, sizeof m->host, d)) ||
         (err = text_key(c, root, "backend", true, m->backend, sizeof m->backend, d)) ||
+        (err = text_key(c, root, "provider", false, m->provider, sizeof m->provider, d)) ||
         (err = text_key(c, root, "date", false, m->date, sizeof m->date, d)) ||
         (err = text_key(c, root, "method", false, m->method, sizeof m->method, d)) ||
         (err = cfg_get(c, root, "eager_limit", true, &v, d)) ||
@@ -184,12 +203,18 @@ int machine_write(const machine *m, FILE *f)
     fputs("# A calibrated machine model, written by `commlab calibrate`; the simulator\n"
           "# replays it with `--model FILE`.  A message of n bytes costs\n"
           "# alpha + n / bandwidth of the first segment with n <= upto (the last one\n"
-          "# above every upto).  r2 and max_residual_pct describe the fit.\n",
+          "# above every upto).  r2 and max_residual_pct describe the fit.  Where a\n"
+          "# segment has a gap, a rank's back-to-back messages on one link start at\n"
+          "# least gap + n / gap_bandwidth apart (LogGP's g and G).\n",
           f);
     fputs("host: ", f);
     put_quoted(f, m->host);
     fputs("\nbackend: ", f);
     put_quoted(f, m->backend);
+    if (*m->provider) {
+        fputs("\nprovider: ", f);
+        put_quoted(f, m->provider);
+    }
     fprintf(f, "\neager_limit: %llu\n", (unsigned long long)m->eager_limit);
     if (*m->date) {
         fputs("date: ", f);
@@ -214,6 +239,13 @@ int machine_write(const machine *m, FILE *f)
             fprintf(f, ", r2: %.6f", s->r2);
         if (!isnan(s->max_residual_pct))
             fprintf(f, ", max_residual_pct: %.2f", s->max_residual_pct);
+        if (!isnan(s->gap)) {
+            fprintf(f, ", gap: %.6gns, gap_bandwidth: ", s->gap * 1e9);
+            if (isinf(s->gap_bandwidth))
+                fputs("inf", f);
+            else
+                fprintf(f, "%.6gGB/s", s->gap_bandwidth / 1e9);
+        }
         fputs("}\n", f);
     }
     return ferror(f) ? CL_EIO : 0;
@@ -261,6 +293,15 @@ double machine_time(const machine *m, uint64_t bytes)
     return s->alpha + (double)bytes / s->bandwidth;
 }
 
+bool machine_gap(const machine *m, uint64_t bytes, double *out)
+{
+    const machine_segment *s = machine_segment_of(m, bytes);
+    if (isnan(s->gap))
+        return false;
+    *out = s->gap + (double)bytes / s->gap_bandwidth;
+    return true;
+}
+
 bool machine_check(const machine *m)
 {
     if (m->nseg < 1 || m->nseg > MACHINE_MAX_SEGMENTS)
@@ -268,6 +309,8 @@ bool machine_check(const machine *m)
     for (size_t i = 0; i < m->nseg; i++) {
         const machine_segment *s = &m->seg[i];
         if (!(s->alpha >= 0) || !(s->bandwidth > 0) || (i > 0 && s->upto <= m->seg[i - 1].upto))
+            return false;
+        if (!isnan(s->gap) && (!(s->gap >= 0) || !(s->gap_bandwidth > 0)))
             return false;
     }
     return true;

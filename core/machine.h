@@ -7,11 +7,13 @@
  *
  *   host: node7                     # where it was measured
  *   backend: shm                    # the transport measured
+ *   provider: tcp                   # rdma only: the libfabric provider
  *   eager_limit: 64KiB              # the eager/rendezvous switch it ran with
  *   date: 2024-05-02T10:11:12Z      # optional
  *   method: ping-pong ...           # optional, free text
  *   segments:                       # increasing `upto`, at least one
- *     - {upto: 64KiB, alpha: 312.5ns, bandwidth: 7.8GB/s, r2: 0.998, max_residual_pct: 3.1}
+ *     - {upto: 64KiB, alpha: 312.5ns, bandwidth: 7.8GB/s, r2: 0.998, max_residual_pct: 3.1,
+ *        gap: 160ns, gap_bandwidth: 22GB/s}
  *     - {upto: 64MiB, alpha: 4.1us, bandwidth: 13.2GB/s}
  *
  * A message of n bytes costs  T(n) = alpha + n / bandwidth  of the first
@@ -21,6 +23,16 @@
  * they do not change the model.  T(n) is the one-way time of a blocking
  * ping-pong: above the eager limit it already contains the rendezvous
  * handshake, so the simulator charges none on top (sim/engine.h).
+ *
+ * gap and gap_bandwidth (optional, LogGP's g and 1/G) say how closely one
+ * rank's messages of that segment follow each other on one link when it
+ * sends many back to back: the start of the next is at least
+ * gap(n) = gap + n / gap_bandwidth after the start of the previous, and an
+ * eager send completes gap(n) after it starts (or when its message has
+ * arrived, T(n), if that is sooner).  A segment without them
+ * spaces messages by n / bandwidth, as a plain alpha-beta link does (files
+ * written before gaps existed load that way).  gap_bandwidth without gap
+ * is an error; gap alone means no per-byte part (gap_bandwidth: inf).
  *
  * Every load error names file:line:column, the key and the bad value.  A
  * machine is a plain value (fixed arrays, nothing allocated): copy it,
@@ -44,12 +56,16 @@ typedef struct machine_segment {
     double bandwidth;        /* bytes per second, > 0; INFINITY: no per-byte cost */
     double r2;               /* the fit's R^2; NAN when the file has none */
     double max_residual_pct; /* the fit's largest relative residual, %; NAN: none */
+    double gap;              /* seconds between back-to-back sends; NAN: none */
+    double gap_bandwidth;    /* bytes per second of back-to-back sends; INFINITY:
+                                no per-byte part (meaningless when gap is NAN) */
 } machine_segment;
 
 typedef struct machine {
     char path[MACHINE_TEXT_MAX];   /* where it was loaded from ("" if built) */
     char host[MACHINE_TEXT_MAX];   /* hostname it was measured on */
-    char backend[32];              /* "shm", "tcp" */
+    char backend[32];              /* "shm", "tcp", "rdma" */
+    char provider[32];             /* rdma: the libfabric provider ("tcp"), else "" */
     char date[64];                 /* ISO 8601, or "" */
     char method[MACHINE_TEXT_MAX]; /* how it was measured, or "" */
     uint64_t eager_limit;          /* bytes */
@@ -76,9 +92,14 @@ int machine_save(const machine *m, const char *path, cl_diag *d);
 const machine_segment *machine_segment_of(const machine *m, uint64_t bytes);
 /* T(bytes) = alpha + bytes / bandwidth of that segment, seconds. */
 double machine_time(const machine *m, uint64_t bytes);
+/* The least time between the starts of two back-to-back messages of bytes:
+ * gap + bytes / gap_bandwidth of bytes' segment into *out and true, or
+ * false (*out unchanged) when that segment has no gap.  Cannot fail. */
+bool machine_gap(const machine *m, uint64_t bytes, double *out);
 
 /* Checks the invariants a loaded machine keeps (1..MAX segments, upto
- * increasing, alpha >= 0, bandwidth > 0).  For asserts and tests. */
+ * increasing, alpha >= 0, bandwidth > 0, gap NAN or >= 0 with
+ * gap_bandwidth > 0).  For asserts and tests. */
 bool machine_check(const machine *m);
 
 #endif

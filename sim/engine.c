@@ -209,7 +209,8 @@ static void push(sim_engine *e, double t, uint32_t type, uint32_t rank, void *pt
 }
 
 /* Time for bytes to travel src -> dst once they start moving, and the time
- * to inject them (bytes over the bottleneck bandwidth). */
+ * to inject them: how long the link stays busy for the next message (bytes
+ * over the bottleneck bandwidth, or a calibrated gap, sim/net.h). */
 static void cost(sim_engine *e, int src, int dst, uint64_t bytes, double *travel, double *inject,
                  double *alpha)
 {
@@ -220,8 +221,8 @@ static void cost(sim_engine *e, int src, int dst, uint64_t bytes, double *travel
     double a, bw;
     int hops;
     sim_net_cost(e->o->net, src, dst, bytes, &a, &bw, &hops);
-    *inject = (double)bytes / bw;
-    *travel = a + *inject;
+    *travel = a + (double)bytes / bw;
+    *inject = sim_net_gap(e->o->net, bytes, bw);
     *alpha = a;
 }
 
@@ -422,7 +423,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
             }
             memcpy(m->data, buf, bytes);
         }
-        resolve(e, s, start + inject);
+        resolve(e, s, start + fmin(inject, travel));
     } else {
         m->sreq = s;
         m->sbuf = buf;

@@ -8,7 +8,8 @@
  *
  *   a message of n bytes from s to d arrives  alpha(s,d) + n / B(s,d)
  *   after it starts moving.  Up to the eager limit it starts when posted
- *   and the send completes once injected (n / B after posting); above it
+ *   and the send completes once injected (n / B after posting, or the
+ *   machine model's gap when it has one, sim/net.h); above it
  *   (rendezvous) it starts when both the send and the matching receive are
  *   posted, and the send completes when the data has arrived.  With the
  *   handshake option the request/clear-to-send round trip (2 alpha) is paid

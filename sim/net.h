@@ -59,8 +59,10 @@
  * 3. A machine mesh (`--model FILE`): a tier mesh whose cost is the
  *    calibrated piecewise T(n) of a machine file (core/machine.h): a
  *    message of n bytes pays its segment's alpha + n / bandwidth.  Only
- *    sim_net_cost sees the segments; sim_net_path and sim_net_link report
- *    the first one (the smallest messages').
+ *    sim_net_cost and sim_net_gap see the segments; sim_net_path and
+ *    sim_net_link report the first one (the smallest messages').  A segment
+ *    with a gap (LogGP's g + n G, core/machine.h) spaces a rank's
+ *    back-to-back messages on a link by it instead of by n / bandwidth.
  *
  * Vertices are numbered devices first (vertex r is rank r), then switches.
  * Every load error names file:line:column, the key and the bad value.
@@ -153,6 +155,13 @@ void sim_net_path(sim_net *n, int src, int dst, double *alpha, double *bandwidth
  * every message through this. */
 void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
                   double *bandwidth, int *hops);
+/* The least time between the starts of two back-to-back messages of bytes
+ * on one route whose bottleneck bandwidth (sim_net_cost) is bandwidth: the
+ * segment's gap(bytes) on a machine mesh whose segment has one, else
+ * bytes / bandwidth (a link carries one message's bytes at a time).  The
+ * engine also completes an eager send this long after it starts, or when
+ * its message has arrived if that is sooner. */
+double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth);
 /* alpha + bytes / bandwidth of the route (sim_net_cost), seconds. */
 double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes);
 /* The route's links in order from src.  *hops points into n and stays

@@ -11,7 +11,7 @@
 #include "sim/net.h"
 #include "tests/testutil.h"
 
-cl_pattern_fn pingpong, ring;
+cl_pattern_fn pingpong, ring, pipeline, chunked;
 
 static const char good[] =
     "host: node7\n"
@@ -25,11 +25,28 @@ static const char good[] =
     "  - {upto: 8MiB, alpha: 4us, bandwidth: 14GB/s}\n"
     "  - {upto: 64MiB, alpha: 90us, bandwidth: 7GB/s}\n";
 
-static void load_good(machine *m)
+/* The same segments with gaps (LogGP's g + n G) in two of them. */
+static const char gapped[] =
+    "host: node7\n"
+    "backend: rdma\n"
+    "provider: tcp\n"
+    "eager_limit: 64KiB\n"
+    "segments:\n"
+    "  - {upto: 1KiB, alpha: 300ns, bandwidth: 2GB/s, gap: 100ns}\n"
+    "  - {upto: 64KiB, alpha: 1us, bandwidth: 1GB/s, gap: 200ns, gap_bandwidth: 4GB/s}\n"
+    "  - {upto: 8MiB, alpha: 4us, bandwidth: 14GB/s, gap: 2us, gap_bandwidth: 28GB/s}\n"
+    "  - {upto: 64MiB, alpha: 90us, bandwidth: 7GB/s}\n";
+
+static void load_text(machine *m, const char *text)
 {
     cl_diag d = {{0}};
-    if (machine_load_string(m, "m.yaml", good, &d))
+    if (machine_load_string(m, "m.yaml", text, &d))
         fail_msg("%s", d.msg);
+}
+
+static void load_good(machine *m)
+{
+    load_text(m, good);
 }
 
 static void test_load(void **state)
@@ -109,6 +126,21 @@ static void test_errors(void **state)
     bad(y, "bad.yaml:5:49: ", "'r2' must be a number, got 'high'");
     bad("host: h\nbackend: shm\neager_limit: 64XB\nsegments: []\n", "bad.yaml:3:14: ",
         "unknown size unit 'XB'");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, gap: -5ns}\n",
+             head);
+    bad(y, "bad.yaml:5:50: ", "'gap' must be >= 0, got '-5ns'");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, gap: soon}\n",
+             head);
+    bad(y, "bad.yaml:5:50: ", "'gap'");
+    snprintf(y, sizeof y,
+             "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, gap_bandwidth: 2GB/s}\n",
+             head);
+    bad(y, "bad.yaml:5:60: ", "'gap_bandwidth' needs a 'gap' in the same segment");
+    snprintf(y, sizeof y,
+             "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, gap: 1ns, "
+             "gap_bandwidth: 0GB/s}\n",
+             head);
+    bad(y, "bad.yaml:5:70: ", "'gap_bandwidth' must be > 0, got '0GB/s'");
     machine m;
     cl_diag d = {{0}};
     assert_int_equal(machine_load(&m, "/nonexistent/m.yaml", &d), CL_EIO);
@@ -121,7 +153,7 @@ static void test_write_read_back(void **state)
 {
     (void)state;
     machine m;
-    load_good(&m);
+    load_text(&m, gapped);
     m.seg[0].bandwidth = INFINITY;
     snprintf(m.host, sizeof m.host, "we\"ird\\host");
     char dir[] = "/tmp/commlab-test-machine-XXXXXX";
@@ -139,11 +171,21 @@ static void test_write_read_back(void **state)
     assert_int_equal(back.eager_limit, m.eager_limit);
     assert_int_equal(back.nseg, m.nseg);
     assert_true(isinf(back.seg[0].bandwidth));
+    assert_string_equal(back.provider, "tcp");
+    assert_true(machine_check(&back));
     for (size_t i = 0; i < m.nseg; i++) {
         assert_int_equal(back.seg[i].upto, m.seg[i].upto);
         assert_near(back.seg[i].alpha, m.seg[i].alpha, m.seg[i].alpha * 1e-6);
         if (i > 0)
             assert_near(back.seg[i].bandwidth, m.seg[i].bandwidth, m.seg[i].bandwidth * 1e-6);
+        assert_int_equal(isnan(back.seg[i].gap), isnan(m.seg[i].gap));
+        if (!isnan(m.seg[i].gap)) {
+            assert_near(back.seg[i].gap, m.seg[i].gap, m.seg[i].gap * 1e-6);
+            assert_int_equal(isinf(back.seg[i].gap_bandwidth), isinf(m.seg[i].gap_bandwidth));
+            if (!isinf(m.seg[i].gap_bandwidth))
+                assert_near(back.seg[i].gap_bandwidth, m.seg[i].gap_bandwidth,
+                            m.seg[i].gap_bandwidth * 1e-6);
+        }
     }
     char cmd[256];
     snprintf(cmd, sizeof cmd, "test \"$(ls -A %s/sub)\" = m.yaml", dir);
@@ -154,13 +196,14 @@ static void test_write_read_back(void **state)
 
 /* Runs fn modeled on a machine mesh of n ranks; returns the reported time
  * of the one iteration (iteration time / divisor). */
-static double modeled(const machine *m, cl_pattern_fn *fn, int n, uint64_t bytes, int divisor)
+static double modeled_args(const machine *m, cl_pattern_fn *fn, int n, const cl_args *args,
+                           int divisor)
 {
     sim_net *net;
     assert_int_equal(sim_net_create_machine(&net, m, n, NULL), 0);
     sim_opts o = {.nranks = n, .net = net, .eager_limit = m->eager_limit, .payload = true,
                   .iters = 1, .out = stdout, .report = stderr};
-    cl_args a = {.bytes = (size_t)bytes};
+    cl_args a = *args;
     sim_result res;
     assert_int_equal(sim_run(&o, fn, &a, &res), 0);
     assert_int_equal(res.status, 0);
@@ -168,6 +211,12 @@ static double modeled(const machine *m, cl_pattern_fn *fn, int n, uint64_t bytes
     sim_result_release(&res);
     sim_net_destroy(net);
     return t;
+}
+
+static double modeled(const machine *m, cl_pattern_fn *fn, int n, uint64_t bytes, int divisor)
+{
+    cl_args a = {.bytes = (size_t)bytes};
+    return modeled_args(m, fn, n, &a, divisor);
 }
 
 /* The calibration's promise: a modeled ping-pong reproduces the file's
@@ -189,6 +238,77 @@ static void test_modeled_pingpong_is_the_file(void **state)
     }
     /* A ring moves every message at once: one T(n) too. */
     assert_near(modeled(&m, ring, 4, 4096, 1), machine_time(&m, 4096), 1e-15);
+    /* Gaps space back-to-back messages only: a ping-pong is still T(n). */
+    load_text(&m, gapped);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double want = machine_time(&m, sizes[i]);
+        double got = modeled(&m, pingpong, 2, sizes[i], 2);
+        if (!(fabs(got - want) <= 1e-12 * want))
+            fail_msg("pingpong %llu bytes with gaps: modeled %.12g s, file T(n) %.12g s",
+                     (unsigned long long)sizes[i], got, want);
+    }
+}
+
+static void test_gap_load(void **state)
+{
+    (void)state;
+    machine m;
+    load_text(&m, gapped);
+    assert_true(machine_check(&m));
+    assert_string_equal(m.backend, "rdma");
+    assert_string_equal(m.provider, "tcp");
+    assert_near(m.seg[0].gap, 100e-9, 1e-18);
+    assert_true(isinf(m.seg[0].gap_bandwidth)); /* gap alone: no per-byte part */
+    assert_near(m.seg[1].gap_bandwidth, 4e9, 1e-3);
+    assert_true(isnan(m.seg[3].gap));
+    double g = -1;
+    assert_true(machine_gap(&m, 8, &g));
+    assert_near(g, 100e-9, 1e-18);
+    assert_true(machine_gap(&m, 1024 + 1, &g));
+    assert_near(g, 200e-9 + 1025 / 4e9, 1e-18);
+    g = -1;
+    assert_false(machine_gap(&m, 64 << 20, &g)); /* the last segment has none */
+    assert_near(g, -1, 0);
+    /* A file written before gaps existed: every segment without. */
+    load_good(&m);
+    assert_string_equal(m.provider, "");
+    for (size_t i = 0; i < m.nseg; i++)
+        assert_false(machine_gap(&m, m.seg[i].upto, &g));
+    m.seg[1].gap = -1e-9;
+    assert_false(machine_check(&m));
+}
+
+/* A pipeline of 2 stages and M microbatches (no compute), eager: rank 0
+ * sends M activations back to back, each a gap g(n) after the previous; the
+ * last lands at (M - 1) g + T; rank 1 then sends M gradients the same way:
+ *   2 T(n) + 2 (M - 1) g(n).
+ * Without a gap the spacing is n / bandwidth, as on a plain alpha-beta link. */
+static void test_modeled_stream_with_gaps(void **state)
+{
+    (void)state;
+    machine m;
+    load_text(&m, gapped);
+    cl_args a = {.bytes = 1024 + 1, .microbatches = 4};
+    double T = 1e-6 + 1025 / 1e9, g = 200e-9 + 1025 / 4e9;
+    assert_near(modeled_args(&m, pipeline, 2, &a, 1), 2 * T + 6 * g, 1e-15);
+    a.microbatches = 1;
+    assert_near(modeled_args(&m, pipeline, 2, &a, 1), 2 * T, 1e-15);
+    a.microbatches = 4;
+    m.seg[1].gap = NAN;
+    assert_near(modeled_args(&m, pipeline, 2, &a, 1), 2 * T + 6 * (1025 / 1e9), 1e-15);
+
+    /* A gap longer than the message's own time: an eager send completes
+     * when its message has arrived, so a ring of one message a rank is
+     * still T(n). */
+    m.seg[1].gap = 5e-6;
+    assert_near(modeled_args(&m, ring, 2, &a, 1), T, 1e-15);
+
+    /* Rendezvous pieces all posted at once (chunked): the k-th starts k g
+     * after the first, so 8 pieces of 1 MiB take 7 g + T. */
+    load_text(&m, gapped);
+    cl_args c = {.bytes = 8 << 20, .chunk = 1 << 20};
+    double T1 = 4e-6 + (1 << 20) / 14e9, g1 = 2e-6 + (1 << 20) / 28e9;
+    assert_near(modeled_args(&m, chunked, 2, &c, 1), 7 * g1 + T1, 1e-14);
 }
 
 static void test_net_describe(void **state)
@@ -221,6 +341,8 @@ int main(void)
         cmocka_unit_test(test_write_read_back),
         cmocka_unit_test(test_modeled_pingpong_is_the_file),
         cmocka_unit_test(test_net_describe),
+        cmocka_unit_test(test_gap_load),
+        cmocka_unit_test(test_modeled_stream_with_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,6 +106,37 @@ static void test_mesh_price_table(void **state)
     tier_set_release(&s);
 }
 
+/* The spacing of back-to-back messages: n / bandwidth on a tier mesh and
+ * on a machine segment without a gap, the segment's gap + n / gap_bandwidth
+ * where it has one. */
+static void test_gap(void **state)
+{
+    (void)state;
+    cl_tier t = {.name = "x", .alpha = 1e-6, .bandwidth = 2e9};
+    sim_net *n;
+    assert_int_equal(sim_net_create_tier(&n, &t, 2, NULL), 0);
+    assert_true(sim_net_gap(n, 4096, 2e9) == 4096 / 2e9);
+    sim_net_destroy(n);
+
+    machine m;
+    cl_diag d = {{0}};
+    if (machine_load_string(&m, "m.yaml",
+                            "host: h\nbackend: shm\neager_limit: 64KiB\nsegments:\n"
+                            "  - {upto: 1KiB, alpha: 300ns, bandwidth: 2GB/s, gap: 120ns, "
+                            "gap_bandwidth: 8GB/s}\n"
+                            "  - {upto: 64MiB, alpha: 4us, bandwidth: 10GB/s}\n",
+                            &d))
+        fail_msg("%s", d.msg);
+    assert_int_equal(sim_net_create_machine(&n, &m, 2, NULL), 0);
+    double a, bw;
+    int hops;
+    sim_net_cost(n, 0, 1, 512, &a, &bw, &hops);
+    assert_near(sim_net_gap(n, 512, bw), 120e-9 + 512 / 8e9, 1e-18);
+    sim_net_cost(n, 0, 1, 1 << 20, &a, &bw, &hops);
+    assert_near(sim_net_gap(n, 1 << 20, bw), (1 << 20) / 10e9, 1e-18);
+    sim_net_destroy(n);
+}
+
 /* A million ranks cost no memory per rank: link ids are pair indices. */
 static void test_mesh_million(void **state)
 {
@@ -438,7 +469,7 @@ int main(void)
         cmocka_unit_test(test_dims_switch),      cmocka_unit_test(test_dims_ring_full),
         cmocka_unit_test(test_explicit),         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_cache_eviction),   cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_determinism),      cmocka_unit_test(test_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

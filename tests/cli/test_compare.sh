@@ -24,8 +24,10 @@ run 0 help compare;            has "$out" "usage: commlab compare"; has "$out" "
 run 0 run --help;              has "$out" "--model FILE.yaml"
 
 # --- calibrate: bad usage ---
-run 2 calibrate;               has "$err" "give --backend shm or tcp"
-run 2 calibrate --backend rdma; has "$err" "the 'rdma' backend is not built yet"
+run 2 calibrate;               has "$err" "give --backend shm, tcp or rdma"
+run 2 calibrate --backend mpi; has "$err" "the 'mpi' backend is not built yet"
+run 2 calibrate --backend shm --provider tcp; has "$err" "--provider is an option of --backend rdma"
+run 2 calibrate --backend rdma --provider warp; has "$err" "warp"
 run 2 calibrate --backend sim; has "$err" "calibrate a measured backend"
 run 2 calibrate --backend warp; has "$err" "unknown backend 'warp'"
 run 2 calibrate --backend shm --eager-limit 12XB; has "$err" "unknown size unit 'XB'"
@@ -41,7 +43,8 @@ q="$tmpd/quick-shm.yaml"
 run 0 calibrate --backend shm --quick --out "$q"
 has "$out" "alpha"; has "$out" "R^2"; has "$out" "max residual"; has "$out" "model written to $q"
 has "$q" "backend: \"shm\""; has "$q" "eager_limit: 65536"; has "$q" "segments:"
-has "$q" "{upto: 65536, "
+has "$q" "{upto: 65536, "; has "$q" ", gap: "; has "$q" "gap_bandwidth: "
+has "$out" "gap bandwidth"
 if [ "$(ls -A "$tmpd" | grep -c tmp)" -eq 0 ]; then ok; else bad "a temporary file was left in $tmpd"; fi
 run 0 run pingpong --model "$q" --sizes 8,1MiB; has "$out" "machine $q (shm on"
 run 0 calibrate --backend shm --quick --out "$tmpd/q2.yaml" --csv
@@ -50,7 +53,20 @@ has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min
 has "$out" "pingpong,shm,2,65536,"
 run 0 calibrate --backend tcp --quick --out "$tmpd/q-tcp.yaml" --json; json calibrate
 has "$out" '"command": "calibrate"'; has "$out" '"alpha_s"'; has "$out" '"r2"'
-has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'
+has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'; has "$out" '"gap_s"'
+
+# --- rdma: calibrated through libfabric, the provider recorded ---
+r="$tmpd/quick-rdma.yaml"
+run 0 calibrate --backend rdma --provider tcp --quick --out "$r"
+has "$out" "calibrate rdma on "; has "$out" "model written to $r"
+has "$r" 'backend: "rdma"'; has "$r" 'provider: "tcp"'; has "$r" ", gap: "
+run 0 compare pingpong --backend rdma --model "$r" --sizes 8,128KiB -i 3 --csv
+has "$out" "pingpong,rdma,2,8,"; has "$out" "pingpong,rdma,2,131072,"
+if grep -q "note:" "$err"; then bad "compare rdma: a note for its own file"; else ok; fi
+run 0 compare pipeline --backend rdma --provider tcp --model "$r" --sizes 8,128KiB -i 3
+has "$out" "pipeline, 2 ranks: rdma measured"; has "$out" "median |error|"
+run 0 compare pingpong --backend shm --model "$r" --sizes 8 -i 3
+has "$err" "was calibrated for rdma/tcp on"
 
 # --- machine files: errors name file:line:column ---
 printf 'host: h\nbackend: shm\neager_limit: 64KiB\nsegments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: -3GB/s}\n' >"$tmpd/neg.yaml"
@@ -93,7 +109,8 @@ has "$out" "pingpong,tcp,2,131072,"
 run 2 compare;                      has "$err" "which pattern?"
 run 2 compare warp --model "$m";    has "$err" "unknown pattern 'warp'"
 run 2 compare deadlock --model "$m"; has "$err" "is about deadlock"
-run 2 compare pingpong --backend rdma --model "$m"; has "$err" "the 'rdma' backend is not built yet"
+run 2 compare pingpong --backend mpi --model "$m"; has "$err" "the 'mpi' backend is not built yet"
+run 2 compare pingpong --backend tcp --provider tcp --model "$m"; has "$err" "--provider is an option of --backend rdma"
 run 2 compare pingpong --model "$m" --bytes 8 --sizes 8; has "$err" "not both"
 run 2 compare pingpong --model "$m" -n 0; has "$err" "--ranks must be an integer in 1..256, got '0'"
 run 2 compare pingpong --model "$m" --iters x; has "$err" "--iters must be an integer"
@@ -109,6 +126,12 @@ has "$err" "calibrating first (--quick)"
 if ls "$home"/configs/machines/*-shm.yaml >/dev/null 2>&1; then ok; else bad "no machine file written"; fi
 run 0 compare pingpong --sizes 8 -i 3
 if grep -q "calibrating" "$err"; then bad "calibrated again"; else ok; fi
+# rdma's file is the provider's: <host>-rdma-<provider>.yaml
+host=$(hostname | tr -c 'A-Za-z0-9._\n-' '-')
+cp "$r" "$home/configs/machines/$host-rdma-tcp.yaml"
+run 0 compare pingpong --backend rdma --sizes 8 -i 3
+has "$out" "machines/$host-rdma-tcp.yaml"
+if grep -q "calibrating" "$err"; then bad "rdma: calibrated despite its file"; else ok; fi
 unset COMMLAB_HOME
 
 # --- nothing is left behind: only the files asked for ---
