@@ -416,6 +416,9 @@ static int validate(run_opts *o)
     }
     if (o->tier && o->topology)
         return cli_error("run: give either --tier or --topology, not both");
+    if (o->debug && !o->payload)
+        return cli_error("--debug checks buffers and a --no-payload run has none: give one "
+                         "or the other");
     if (o->trace && o->nsizes > 1)
         return cli_error("--trace records one run: give one size with --bytes");
     if (o->timeline && o->nsizes > 1)

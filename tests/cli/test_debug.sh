@@ -12,6 +12,7 @@ d=tests/data/debug
 run 0 run --help;      has "$out" "--debug"; has "$out" "poison byte 0xdb"
 run 0 exercise --help; has "$out" "--debug"
 run 2 exercise show 2.1 --debug; has "$err" "--debug applies to run and check"
+run 2 run ring --debug --no-payload; has "$err" "--debug checks buffers and a --no-payload run has none"
 
 # Chapter 02 on sim: pitfall 1 is the deadlock report, as without --debug.
 run 3 run $ex/mismatch.c --bytes 8
