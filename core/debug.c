@@ -65,27 +65,56 @@ static int reserve_one(void **v, size_t *cap, size_t n, size_t size)
 
 /* ---- the pieces ---- */
 
+static uint64_t rotl(uint64_t x, int k)
+{
+    return x << k | x >> (64 - k);
+}
+
+/* One step of a lane: a bijection of h for each word w, and of w for each
+ * h, so one changed word always changes the lane's end state. */
+static uint64_t step(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    return h ^ h >> 32;
+}
+
+/* Four independent lanes over 32-byte blocks keep the multiplier busy
+ * (about a byte per cycle on a 2020s core), then the tail in one lane. */
 uint64_t debug_hash(const void *buf, size_t bytes)
 {
     const unsigned char *p = buf;
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ bytes;
+    uint64_t h[4] = {0x9e3779b97f4a7c15ULL ^ bytes, 0xbf58476d1ce4e5b9ULL,
+                     0x94d049bb133111ebULL, 0xc4ceb9fe1a85ec53ULL};
     size_t i = 0;
+    for (; i + 32 <= bytes; i += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, p + i + 8 * (size_t)k, 8);
+            h[k] = step(h[k], w);
+        }
+    uint64_t x = h[0] ^ rotl(h[1], 16) ^ rotl(h[2], 32) ^ rotl(h[3], 48);
     for (; i + 8 <= bytes; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
+        x = step(x, w);
     }
     for (; i < bytes; i++)
-        h = (h ^ p[i]) * 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 29;
-    return h;
+        x = step(x, p[i]);
+    return step(x, bytes);
 }
 
 size_t debug_first_written(const void *buf, size_t bytes)
 {
     const unsigned char *p = buf;
-    for (size_t i = 0; i < bytes; i++)
+    const uint64_t all = 0x0101010101010101ULL * DEBUG_POISON;
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w != all)
+            break;
+    }
+    for (; i < bytes; i++)
         if (p[i] != DEBUG_POISON)
             return i;
     return bytes;

@@ -97,8 +97,9 @@ const char *debug_verify_hint(const cl_comm *c, const void *at, size_t left);
 
 /* ---- the pieces, for tests ---- */
 
-/* A 64-bit hash of bytes (8 at a time): any change of a byte, or of the
- * order of two words, changes it but for a 2^-64 chance.  Cannot fail. */
+/* A 64-bit hash of bytes (8 at a time): a change within one aligned 8-byte
+ * word always changes it, any other change (bytes, the order of words) but
+ * for a chance of about 2^-64.  Cannot fail. */
 uint64_t debug_hash(const void *buf, size_t bytes);
 /* Index of the first byte of buf that is not DEBUG_POISON; bytes if all
  * are. */
