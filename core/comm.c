@@ -1,12 +1,12 @@
 /* comm.c - the public cl_* calls, once for every backend. */
 #include "core/comm.h"
 
-#include "core/debug.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/debug.h"
 
 void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, int size,
                      bool payload)

@@ -48,6 +48,8 @@ for b in sim shm tcp rdma; do
     run 1 run $d/send_pending_recv.c --backend $b $extra --bytes 8 --debug
     has "$err" "rank 1: misuse: send #1 (dst=0, tag=0, 8 B at cl_alloc #1) would read the buffer of irecv #1 (src=0, tag=0, 8 B at cl_alloc #1) before that receive completed"
     run 0 run $d/send_pending_recv.c --backend $b $extra --bytes 8
+    run 1 run $d/ignored.c --backend $b $extra --bytes 1KiB --debug
+    has "$err" "rank 0: misuse: the send buffer of isend #1"
     run 1 run $d/early_use.c --backend $b $extra --bytes 1KiB --debug
     has "$err" "the copy taken before the wait: byte 0 of 1024 is 0xdb, expected"
     has "$err" "0xdb is the poison --debug leaves in a receive buffer until the receive completes"
