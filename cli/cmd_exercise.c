@@ -40,9 +40,9 @@
 const char cmd_exercise_usage[] =
     "usage: commlab exercise list\n"
     "       commlab exercise show ID\n"
-    "       commlab exercise run ID [--file FILE | --solution]\n"
+    "       commlab exercise run ID [--file FILE | --solution] [--debug]\n"
     "       commlab exercise check ID [--file FILE | --solution | --answer TEXT]\n"
-    "                                 [--backend NAME]\n"
+    "                                 [--backend NAME] [--debug]\n"
     "\n"
     "The course's exercises (chapters/NN-topic/exercises.yaml), each something\n"
     "you run and commlab checks.\n"
@@ -60,6 +60,8 @@ const char cmd_exercise_usage[] =
     "                       sizes may carry units (300KB, 292.97KiB)\n"
     "  -b, --backend NAME   where the measured steps of a check run: sim (the\n"
     "                       default), shm or tcp; modeled steps always run on sim\n"
+    "      --debug          every `commlab run` of the exercise also gets --debug:\n"
+    "                       a misused send or receive buffer fails the step\n"
     "  -h, --help           this text\n"
     "\n"
     "exit status: 0 the check passed, 1 it failed (each failed step says why),\n"
@@ -71,7 +73,7 @@ const char cmd_exercise_usage[] =
     "  commlab exercise check 2.1 --solution --backend shm\n"
     "  commlab exercise check 3.1 --answer \"0.90 10.74 5.37 86.62\"\n";
 
-enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE };
+enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE, OPT_DEBUG };
 
 #define MAX_ARGS 64
 #define MAX_OUTPUT (4u << 20) /* bytes of a child's output kept */
@@ -591,6 +593,7 @@ typedef struct check_ctx {
     const char *file;    /* the student's file, or the solution */
     const char *label;   /* file as shown: as given, or chapters/NN/solutions/x.c */
     const char *backend; /* for steps with {backend} */
+    bool debug;          /* --debug: runs of the steps get --debug */
     int passed, failed;
 } check_ctx;
 
@@ -713,7 +716,13 @@ static int check_step(check_ctx *k, const ex_step *s)
         extra[nx++] = "--trace";
         extra[nx++] = trace;
     }
-    int rc = run_args(s->run, k->file, k->label, k->backend, 0, extra, false, &r, shown,
+    const char *line = s->run;
+    char with_debug[2048];
+    if (k->debug && strncmp(line, "run ", 4) == 0) {
+        textf(with_debug, sizeof with_debug, "%s --debug", line);
+        line = with_debug;
+    }
+    int rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, &r, shown,
                       sizeof shown);
     char *calls = NULL;
     if (trace[0]) {
@@ -1025,7 +1034,7 @@ static void substitute_file(const char *cmd, const char *name, const char *file,
         textf(out, len, "%.*s%s%s", (int)(hit - cmd), cmd, file, hit + strlen(name));
 }
 
-static int ex_run(const exercise *e, const char *file, bool solution)
+static int ex_run(const exercise *e, const char *file, bool solution, bool debug)
 {
     char path[PATH_MAX];
     int rc;
@@ -1045,6 +1054,12 @@ static int ex_run(const exercise *e, const char *file, bool solution)
             want = strtol(mark + 7, NULL, 10);
             *mark = 0;
         }
+        if (debug && strncmp(cmd, "commlab run ", 12) == 0) {
+            size_t len = strlen(cmd);
+            while (len > 0 && cmd[len - 1] == ' ')
+                cmd[--len] = 0;
+            textf(cmd + len, sizeof cmd - len, " --debug");
+        }
         printf("$ %s\n", cmd);
         child_run r;
         char shown[2048];
@@ -1061,11 +1076,11 @@ static int ex_run(const exercise *e, const char *file, bool solution)
 }
 
 static int ex_check(const exercise *e, const char *file, bool solution, const char *answer,
-                    const char *backend)
+                    const char *backend, bool debug)
 {
     char path[PATH_MAX];
     int rc;
-    check_ctx k = {.e = e, .backend = backend};
+    check_ctx k = {.e = e, .backend = backend, .debug = debug};
     if (e->ask) {
         if (file)
             return cli_error("exercise %s is answered with --answer, not --file", e->id);
@@ -1116,11 +1131,12 @@ int cmd_exercise(int argc, char **argv)
         {"solution", no_argument, NULL, OPT_SOLUTION},
         {"answer", required_argument, NULL, OPT_ANSWER},
         {"backend", required_argument, NULL, 'b'},
+        {"debug", no_argument, NULL, OPT_DEBUG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *file = NULL, *answer = NULL, *backend = "sim";
-    bool solution = false;
+    bool solution = false, debug = false;
     int c;
     while ((c = getopt_long(argc, argv, ":b:h", opts, NULL)) != -1) {
         switch (c) {
@@ -1128,6 +1144,7 @@ int cmd_exercise(int argc, char **argv)
         case OPT_SOLUTION: solution = true; break;
         case OPT_ANSWER: answer = optarg; break;
         case 'b': backend = optarg; break;
+        case OPT_DEBUG: debug = true; break;
         case 'h': fputs(cmd_exercise_usage, stdout); return CLI_EXIT_OK;
         default: return cli_bad_option("exercise", argv, c);
         }
@@ -1157,6 +1174,8 @@ int cmd_exercise(int argc, char **argv)
         return cli_error("exercise %s: --file and --solution apply to run and check", verb);
     if ((answer || strcmp(backend, "sim") != 0) && !checking)
         return cli_error("exercise %s: --answer and --backend apply to check", verb);
+    if (debug && !checking && !running)
+        return cli_error("exercise %s: --debug applies to run and check", verb);
     if (strcmp(backend, "sim") != 0 && strcmp(backend, "shm") != 0 &&
         strcmp(backend, "tcp") != 0)
         return cli_error("exercise check: --backend must be sim, shm or tcp, got '%s'",
@@ -1172,9 +1191,9 @@ int cmd_exercise(int argc, char **argv)
     } else if (strcmp(verb, "show") == 0) {
         rc = ex_show(e);
     } else if (running) {
-        rc = ex_run(e, file, solution);
+        rc = ex_run(e, file, solution, debug);
     } else {
-        rc = ex_check(e, file, solution, answer, backend);
+        rc = ex_check(e, file, solution, answer, backend, debug);
     }
     course_release(&co);
     return rc;

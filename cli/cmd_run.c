@@ -48,6 +48,13 @@ const char cmd_run_usage[] =
     "      --check              also checksum every message; measured runs then run\n"
     "                           the pattern's data checks on every iteration, not\n"
     "                           only on the warm-up and the first timed one\n"
+    "      --debug              catch misused buffers, on every backend: a send buffer\n"
+    "                           modified before its send completed, a receive buffer\n"
+    "                           written or used before its receive completed (until\n"
+    "                           then it holds the poison byte 0xdb, which a failed\n"
+    "                           data check points out); exit 1 with the rank, the\n"
+    "                           call and the buffer.  Off by default: it hashes and\n"
+    "                           copies every non-blocking message's buffer\n"
     "measured (shm, tcp, rdma):\n"
     "      --bind WHERE         core (one core per rank, spread; the default) or none\n"
     "      --deadlock-timeout TIME  report a deadlock after every rank has been\n"
@@ -97,8 +104,9 @@ const char cmd_run_usage[] =
     "      --csv, --json        machine-readable results\n"
     "  -h, --help               this text\n"
     "\n"
-    "exit status: 0 ok, 1 a data check failed, 2 bad usage, 3 deadlock (the wait-for\n"
-    "report is printed), 4 a rank failed, 128+N stopped by signal N (Ctrl-C: 130)\n"
+    "exit status: 0 ok, 1 a data check failed (or --debug caught a misuse), 2 bad\n"
+    "usage, 3 deadlock (the wait-for report is printed), 4 a rank failed, 128+N\n"
+    "stopped by signal N (Ctrl-C: 130)\n"
     "\n"
     "examples:\n"
     "  commlab run pingpong --tier infiniband --bytes 256MiB\n"
@@ -112,7 +120,8 @@ const char cmd_run_usage[] =
     "      --master node0:29500                          # on the second host\n"
     "  commlab run pingpong --backend rdma --provider tcp --sizes 8:4MiB:x8\n"
     "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n"
-    "  commlab run ./myring.c -n 4                 # your own pattern\n";
+    "  commlab run ./myring.c -n 4                 # your own pattern\n"
+    "  commlab run ./myring.c -n 4 --debug         # ... checked for misused buffers\n";
 
 const char cmd_patterns_usage[] =
     "usage: commlab patterns\n"
@@ -124,6 +133,7 @@ enum {
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
+    OPT_DEBUG,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -158,6 +168,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"trace", required_argument, NULL, OPT_TRACE},
         {"timeline", required_argument, NULL, OPT_TIMELINE},
         {"check", no_argument, NULL, OPT_CHECK},
+        {"debug", no_argument, NULL, OPT_DEBUG},
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
@@ -231,6 +242,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_TIMELINE: o->timeline = optarg; break;
         case OPT_CHECK: o->check = true; break;
+        case OPT_DEBUG: o->debug = true; break;
         case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
         case OPT_DEADLOCK_TIMEOUT:
             if (units_parse_time(optarg, "--deadlock-timeout", &o->deadlock_timeout, &d))
@@ -404,6 +416,9 @@ static int validate(run_opts *o)
     }
     if (o->tier && o->topology)
         return cli_error("run: give either --tier or --topology, not both");
+    if (o->debug && !o->payload)
+        return cli_error("--debug checks buffers and a --no-payload run has none: give one "
+                         "or the other");
     if (o->trace && o->nsizes > 1)
         return cli_error("--trace records one run: give one size with --bytes");
     if (o->timeline && o->nsizes > 1)

@@ -56,7 +56,7 @@ int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
         .nranks = o->ranks, .net = env->net, .eager_limit = o->eager_limit,
         .handshake = o->handshake, .payload = o->payload, .stack_bytes = (size_t)o->stack,
         .warmup = o->warmup, .iters = o->iters, .records = log, .out = stdout,
-        .report = stderr,
+        .report = stderr, .debug = o->debug,
     };
     cl_args a = o->args;
     a.bytes = (size_t)bytes;
@@ -78,6 +78,7 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
         .listen = o->listen, .provider = o->provider,
         .deadlock_timeout = o->deadlock_timeout, .records = log,
         .report = stderr, .warn = first ? stderr : NULL, .boot = o->boot,
+        .debug = o->debug,
     };
     cl_args a = o->args;
     a.bytes = (size_t)bytes;

@@ -36,6 +36,7 @@ typedef struct run_opts {
     bool handshake, payload;
     bool measured;          /* a real backend, not sim */
     bool check, bind;
+    bool debug;             /* --debug: buffer misuse checks (core/debug.h) */
     shm_copy copy;
     const char *listen;     /* tcp: --listen ADDR */
     const char *provider;   /* rdma: --provider NAME */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/debug.h"
+
 void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, int size,
                      bool payload)
 {
@@ -49,6 +51,8 @@ int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_req
     *req = NULL;
     if (dst < 0 || dst >= c->size || tag < 0 || check_buf(c, buf, bytes))
         return CL_EINVAL;
+    if (c->world->debug)
+        return debug_isend(c, buf, bytes, dst, tag, req);
     return c->ops->isend(c, buf, bytes, comm_world_rank(c, dst), tag, c->ctx, req);
 }
 
@@ -58,6 +62,8 @@ int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request *
     if ((src != CL_ANY_SOURCE && (src < 0 || src >= c->size)) || tag < CL_ANY_TAG ||
         check_buf(c, buf, bytes))
         return CL_EINVAL;
+    if (c->world->debug)
+        return debug_irecv(c, buf, bytes, src, tag, req);
     int wsrc = src == CL_ANY_SOURCE ? CL_ANY_SOURCE : comm_world_rank(c, src);
     return c->ops->irecv(c, buf, bytes, wsrc, tag, c->ctx, req);
 }
@@ -71,6 +77,11 @@ static int finish(cl_comm *c, cl_request **req, cl_status *st)
         *st = r->status;
         if (!r->is_send)
             st->source = local_rank(c, r->status.source);
+    }
+    if (c->world->debug) {
+        int e = debug_complete(c, r);
+        if (!err)
+            err = e;
     }
     c->ops->release(c, r);
     *req = NULL;
@@ -237,7 +248,10 @@ void *cl_alloc(cl_comm *c, size_t bytes)
 {
     if (!c->payload)
         return NULL;
-    return c->ops->alloc(c, bytes);
+    void *p = c->ops->alloc(c, bytes);
+    if (p && c->world->debug)
+        debug_alloc_note(c, p, bytes);
+    return p;
 }
 
 void cl_printf(cl_comm *c, const char *fmt, ...)
@@ -303,8 +317,9 @@ int cl_verify(cl_comm *c, const void *buf, size_t bytes, unsigned long long seed
         for (size_t k = 0; k < 8 && i + k < bytes; k++) {
             uint8_t want = (uint8_t)(w >> (8 * k));
             if (p[i + k] != want)
-                return cl_fail(c, "%s: byte %zu of %zu is 0x%02x, expected 0x%02x", what, i + k,
-                               bytes, p[i + k], want);
+                return cl_fail(c, "%s: byte %zu of %zu is 0x%02x, expected 0x%02x%s", what,
+                               i + k, bytes, p[i + k], want,
+                               debug_verify_hint(c, p + i + k, bytes - i - k));
         }
     }
     return 0;

@@ -24,6 +24,8 @@
 #include "core/record.h"
 #include "core/waitfor.h"
 
+typedef struct debug_state debug_state; /* --debug's checks, core/debug.h */
+
 /* The part of a request core/ reads; a backend's request embeds it first. */
 struct cl_request {
     int err;          /* completion status: 0 or CL_E* */
@@ -56,6 +58,9 @@ typedef struct comm_ops {
     void (*print)(cl_comm *c, const char *line);
     /* A failed data check, formatted. */
     void (*fail)(cl_comm *c, const char *msg);
+    /* A misuse --debug found (core/debug.h), formatted; ends the run as a
+     * failed data check does.  May be NULL: reported through fail. */
+    void (*misuse)(cl_comm *c, const char *msg);
     /* A span for the records/trace (barrier); may be NULL. */
     void (*span)(cl_comm *c, rec_op op, double start, double end);
 } comm_ops;
@@ -76,6 +81,7 @@ struct cl_comm {
                             it into the new request's `blocking` at once, so a
                             request completed inside isend/irecv is recorded
                             as the blocking call it is */
+    debug_state *debug;  /* world: --debug's checks (core/debug.h); NULL: off */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/debug.h"
 #include "core/units.h"
 #include "core/waitfor.h"
 #include "real/bind.h"
@@ -103,6 +104,8 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     int err = real_binder_apply(b, rank, &d);
     if (!err)
         err = t->rank_open(&r, j, rank, o, &d);
+    if (!err && o->debug && (err = debug_attach(&r->comm)))
+        diag_set(&d, err, "rank %d: out of memory for --debug", rank);
     if (err) {
         snprintf(slot->msg, sizeof slot->msg, "%s", d.msg);
         slot->status = err;
@@ -110,7 +113,9 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
         _exit(2);
     }
     int code = rank_main(r, fn, args);
+    debug_state *dbg = r->comm.debug; /* its shadows outlive the transport's last write */
     t->rank_close(r);
+    debug_destroy(dbg);
     _exit(code);
 }
 

@@ -45,6 +45,7 @@ typedef struct real_opts {
     int warmup, iters;       /* untimed and timed iterations (iters >= 1) */
     uint64_t eager_limit;    /* bytes; larger messages use rendezvous */
     bool check;              /* checksum every message; data checks every iteration */
+    bool debug;              /* --debug: buffer misuse checks in every rank (core/debug.h) */
     bool bind;               /* pin ranks to cores (hwloc) */
     shm_copy copy;           /* shm's large-message path */
     const char *listen;      /* tcp: numeric address the ranks listen on; NULL: 127.0.0.1 */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/debug.h"
 #include "core/units.h"
 
 struct rank_block {
@@ -373,6 +374,12 @@ void rank_op_fail(cl_comm *c, const char *msg)
     rank_failed(r, CL_ECHECK, "rank %d: data check failed: %s", r->rank, msg);
 }
 
+void rank_op_misuse(cl_comm *c, const char *msg)
+{
+    real_rank *r = rank_of(c);
+    rank_failed(r, CL_ECHECK, "rank %d: misuse: %s", r->rank, msg);
+}
+
 void rank_op_span(cl_comm *c, rec_op op, double start, double end)
 {
     rank_record(rank_of(c), op, -1, -1, 0, 0, start, start, end, true);
@@ -404,9 +411,14 @@ int rank_main(real_rank *r, cl_pattern_fn *fn, const cl_args *args)
         r->comm.printing = it == 0;
         r->comm.checking = r->check_all || it <= 0;
         r->cursor = &r->blocks;
+        debug_iteration(&r->comm);
         double t0 = rank_now(r);
         err = fn(&r->comm, &a);
         double t1 = rank_now(r);
+        /* A failure reported (cl_fail, a misuse) stands even when the
+         * pattern went on and returned 0. */
+        if (!err && atomic_load(&r->slot->state) == JOB_FAILED)
+            err = r->slot->status;
         rank_record(r, REC_ITER, -1, -1, 0, 0, t0, t0, t1, true);
         if (err)
             return fail_code(r, err, "the pattern failed");

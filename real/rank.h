@@ -123,6 +123,7 @@ double rank_op_now(const cl_comm *c);
 void *rank_op_alloc(cl_comm *c, size_t bytes);
 void rank_op_print(cl_comm *c, const char *line);
 void rank_op_fail(cl_comm *c, const char *msg);
+void rank_op_misuse(cl_comm *c, const char *msg);
 void rank_op_span(cl_comm *c, rec_op op, double start, double end);
 
 /* Runs the warm-up and timed iterations, then a last barrier so no rank

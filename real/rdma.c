@@ -952,6 +952,7 @@ static const comm_ops rdma_ops = {
     .isend = rdma_isend, .irecv = rdma_irecv, .wait = rank_op_wait, .test = rank_op_test,
     .release = xfer_op_release, .compute = rank_op_compute, .now = rank_op_now,
     .alloc = rank_op_alloc, .print = rank_op_print, .fail = rank_op_fail, .span = rank_op_span,
+    .misuse = rank_op_misuse,
 };
 
 /* ---- opening and closing ---- */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "core/debug.h"
 #include "core/match.h"
 #include "core/units.h"
 #include "core/waitfor.h"
@@ -600,6 +601,12 @@ static void sim_fail(cl_comm *c, const char *msg)
                 (int)(me - me->eng->ranks), msg);
 }
 
+static void sim_misuse(cl_comm *c, const char *msg)
+{
+    sim_rank *me = c->backend;
+    engine_fail(me->eng, CL_ECHECK, "rank %d: misuse: %s", (int)(me - me->eng->ranks), msg);
+}
+
 static void sim_span(cl_comm *c, rec_op op, double start, double end)
 {
     sim_rank *me = c->backend;
@@ -617,6 +624,7 @@ static const comm_ops sim_ops = {
     .alloc = sim_alloc,
     .print = sim_print,
     .fail = sim_fail,
+    .misuse = sim_misuse,
     .span = sim_span,
 };
 
@@ -644,6 +652,7 @@ static void rank_main(void *arg)
         cl_args a = *e->args;
         a.iteration = it;
         r->comm.printing = it == 0;
+        debug_iteration(&r->comm);
         double t0 = e->now;
         int rc = e->fn(&r->comm, &a);
         double t1 = e->now;
@@ -760,6 +769,8 @@ static int engine_init(sim_engine *e, const sim_opts *o, sim_result *res)
         r->link_dst = -1;
         comm_world_init(&r->comm, &sim_ops, r, i, o->nranks, o->payload);
         match_queues_init(&r->mq);
+        if (o->debug && debug_attach(&r->comm))
+            return diag_set(&res->diag, CL_ENOMEM, "out of memory for --debug on rank %d", i);
         if ((err = sim_coro_init(&r->co, e->stacks, (size_t)i, rank_main, r)))
             return diag_set(&res->diag, err, "cannot set up rank %d: %s", i, cl_strerror(err));
     }
@@ -787,6 +798,9 @@ static void engine_release(sim_engine *e)
         e->slabs = s->next;
         free(s);
     }
+    if (e->ranks)
+        for (int i = 0; i < e->n; i++)
+            debug_detach(&e->ranks[i].comm);
     sim_links_release(&e->links);
     sim_queue_destroy(e->q);
     sim_stacks_destroy(e->stacks);

@@ -45,6 +45,7 @@ typedef struct sim_opts {
     FILE *out;            /* pattern output (cl_printf) */
     FILE *report;         /* deadlock report and rank failures */
     uint64_t max_messages; /* stop (CL_ETIMEOUT) after this many; 0: no limit */
+    bool debug;           /* --debug: buffer misuse checks (core/debug.h) */
 } sim_opts;
 
 typedef struct sim_result {
