@@ -49,13 +49,20 @@ static int size_outcome(const run_opts *o, uint64_t bytes, int err, int status,
     return status;
 }
 
+/* Where a pattern's cl_printf lines go: stdout beside a table, stderr when
+ * stdout carries CSV or JSON that a program reads. */
+static FILE *pattern_out(const run_opts *o)
+{
+    return o->fmt == CLI_TEXT ? stdout : stderr;
+}
+
 /* Runs one size modeled; fills row.  Returns the run's status (0, CL_E*). */
 int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row)
 {
     sim_opts so = {
         .nranks = o->ranks, .net = env->net, .eager_limit = o->eager_limit,
         .handshake = o->handshake, .payload = o->payload, .stack_bytes = (size_t)o->stack,
-        .warmup = o->warmup, .iters = o->iters, .records = log, .out = stdout,
+        .warmup = o->warmup, .iters = o->iters, .records = log, .out = pattern_out(o),
         .report = stderr, .debug = o->debug,
     };
     cl_args a = o->args;
@@ -77,7 +84,7 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
         .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
         .listen = o->listen, .provider = o->provider,
         .deadlock_timeout = o->deadlock_timeout, .records = log,
-        .report = stderr, .warn = first ? stderr : NULL, .boot = o->boot,
+        .report = stderr, .warn = first ? stderr : NULL, .out = pattern_out(o), .boot = o->boot,
         .debug = o->debug,
     };
     cl_args a = o->args;

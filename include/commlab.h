@@ -165,7 +165,8 @@ bool cl_payload(const cl_comm *c);
 /* Offset into a buffer that may be NULL in size-only runs. */
 #define CL_AT(buf, offset) ((buf) ? (void *)((char *)(buf) + (offset)) : NULL)
 /* Prints one line prefixed "rank N: "; only during the first timed
- * iteration, so repeated iterations do not flood the output. */
+ * iteration, so repeated iterations do not flood the output.  It goes to
+ * stdout beside a table, to stderr when the results are --csv or --json. */
 void cl_printf(cl_comm *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Fills buf with bytes derived from seed (a fast deterministic stream);
  * a NULL buf, or an iteration that does not check (cl_checking), does

@@ -67,6 +67,7 @@ typedef struct job {
     int only;           /* the one rank this launcher runs, or -1: all of them */
     int cores;          /* the launcher's count (hwloc): more ranks oversubscribe */
     int warmup, iters;
+    int print_fd;       /* where cl_printf's lines go */
     double t_base;      /* CLOCK_MONOTONIC seconds at launch: records start near 0 */
     size_t rec_cap;     /* records each rank has room for (0: none kept) */
     job_slot *slots;    /* nranks */

@@ -384,6 +384,7 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
         return err;
     }
     j.cores = res->cores;
+    j.print_fd = fileno(o->out ? o->out : stdout);
     /* Signals come to the launcher as events (sigtimedwait), never as
      * handlers; the ranks get the old mask back. */
     sigset_t set, old;

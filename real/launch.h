@@ -56,6 +56,7 @@ typedef struct real_opts {
     rec_log *records;        /* where records go; NULL keeps none */
     FILE *report;            /* the deadlock report */
     FILE *warn;              /* warnings (more ranks than cores); NULL: none */
+    FILE *out;               /* the pattern's cl_printf lines; NULL: stdout */
     boot *boot;              /* a run over processes started elsewhere (nranks is the
                                 world's size; this process runs one rank); NULL: local */
 } real_opts;

@@ -360,7 +360,7 @@ void rank_op_print(cl_comm *c, const char *line)
     /* One write per line: lines of several ranks never mix, and nothing
      * waits in a stdio buffer when the rank _exits. */
     for (const char *p = buf; n > 0;) {
-        ssize_t w = write(STDOUT_FILENO, p, (size_t)n);
+        ssize_t w = write(r->job->print_fd, p, (size_t)n);
         if (w <= 0)
             break;
         p += w;

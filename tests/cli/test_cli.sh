@@ -166,6 +166,15 @@ long="run pipeline --backend shm -n 2 --bind none --compute 200ms --iters 50"
 
 run 0 run pingpong --backend shm --sizes 8,1MiB --json; json shm-pingpong
 has "$out" '"backend": "shm"'; has "$out" '"status": "ok"'; has "$out" '"bytes": 1048576'
+# A pattern's own lines (cl_printf) go to stderr beside CSV or JSON, so
+# stdout stays what a program can read.
+early=chapters/02-point-to-point/examples/early_read.c
+for b in sim shm; do
+    run 0 run "$early" --backend "$b" --json; json "printing pattern on $b"
+    has "$err" "rank 1: read 0 before the wait, 42 after it"
+    run 0 run "$early" --backend "$b" --csv
+    if grep -q "^rank 1:" "$out"; then bad "cl_printf in the CSV on $b"; else ok; fi
+done
 run 0 run pingpong --backend shm --bytes 4KiB --iters 3 --warmup 0 --csv
 has "$out" "bytes,iters,time_median_s"; has "$out" "4096,3,"
 run 0 run relay --backend shm -n 4 --bind none --iters 3

@@ -60,7 +60,7 @@ r="$tmpd/quick-rdma.yaml"
 run 0 calibrate --backend rdma --provider tcp --quick --out "$r"
 has "$out" "calibrate rdma on "; has "$out" "model written to $r"
 has "$r" 'backend: "rdma"'; has "$r" 'provider: "tcp"'; has "$r" ", gap: "
-run 0 compare pingpong --backend rdma --model "$r" --sizes 8,128KiB -i 3 --csv
+run 0 compare pingpong --backend rdma --provider tcp --model "$r" --sizes 8,128KiB -i 3 --csv
 has "$out" "pingpong,rdma,2,8,"; has "$out" "pingpong,rdma,2,131072,"
 if grep -q "note:" "$err"; then bad "compare rdma: a note for its own file"; else ok; fi
 run 0 compare pipeline --backend rdma --provider tcp --model "$r" --sizes 8,128KiB -i 3
@@ -129,7 +129,7 @@ if grep -q "calibrating" "$err"; then bad "calibrated again"; else ok; fi
 # rdma's file is the provider's: <host>-rdma-<provider>.yaml
 host=$(hostname | tr -c 'A-Za-z0-9._\n-' '-')
 cp "$r" "$home/configs/machines/$host-rdma-tcp.yaml"
-run 0 compare pingpong --backend rdma --sizes 8 -i 3
+run 0 compare pingpong --backend rdma --provider tcp --sizes 8 -i 3
 has "$out" "machines/$host-rdma-tcp.yaml"
 if grep -q "calibrating" "$err"; then bad "rdma: calibrated despite its file"; else ok; fi
 unset COMMLAB_HOME
