@@ -12,6 +12,7 @@
 #include "core/tier.h"
 #include "sim/engine.h"
 #include "sim/net.h"
+#include "tests/simcase.h"
 #include "tests/testutil.h"
 
 #define pattern dbg_send_modified
@@ -44,49 +45,6 @@ cl_pattern_fn relay, pingpong, ring, exchange, pipeline, chunked, allreduce_naiv
 
 #define KiB 1024ULL
 #define MiB (1024ULL * 1024ULL)
-
-typedef struct run {
-    sim_result res;
-    char *out, *report; /* pattern output; reports */
-    size_t out_len, report_len;
-} run;
-
-typedef struct setup {
-    bool debug;
-    bool no_payload;
-    int iters; /* default 1 */
-} setup;
-
-/* Runs fn on n ranks of the nvlink tier (alpha 1 us, 300 GB/s), eager
- * limit 64 KiB, as `commlab run` does. */
-static void run_on(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const setup *s)
-{
-    tier_set ts = {0};
-    assert_int_equal(tier_set_load(&ts, "configs/tiers.yaml", NULL), 0);
-    const cl_tier *t = tier_set_find(&ts, "nvlink");
-    assert_non_null(t);
-    sim_net *net;
-    assert_int_equal(sim_net_create_tier(&net, t, n, NULL), 0);
-    memset(r, 0, sizeof *r);
-    FILE *out = open_memstream(&r->out, &r->out_len);
-    FILE *rep = open_memstream(&r->report, &r->report_len);
-    sim_opts o = {.nranks = n, .net = net, .eager_limit = 65536, .payload = !s->no_payload,
-                  .iters = s->iters ? s->iters : 1, .out = out, .report = rep,
-                  .debug = s->debug};
-    cl_args a = {.bytes = (size_t)bytes, .microbatches = 4};
-    assert_int_equal(sim_run(&o, fn, &a, &r->res), 0);
-    fclose(out);
-    fclose(rep);
-    sim_net_destroy(net);
-    tier_set_release(&ts);
-}
-
-static void run_release(run *r)
-{
-    sim_result_release(&r->res);
-    free(r->out);
-    free(r->report);
-}
 
 static const setup on = {.debug = true}, off = {.debug = false};
 
@@ -150,17 +108,17 @@ static void test_send_modified(void **state)
 {
     (void)state;
     run r;
-    run_on(&r, dbg_send_modified, 2, 1 * MiB, &on);
+    run_pattern(&r, dbg_send_modified, 2, 1 * MiB, NULL, &on);
     expect_failure(&r, CL_ECHECK,
                    "rank 0: misuse: the send buffer of isend #1 (dst=1, tag=0, 1 MiB at "
                    "cl_alloc #1) was modified before the send completed (posted at t = 1 us, "
                    "completed at t = ");
     run_release(&r);
-    run_on(&r, dbg_send_modified, 2, 1 * KiB, &on);
+    run_pattern(&r, dbg_send_modified, 2, 1 * KiB, NULL, &on);
     expect_failure(&r, CL_ECHECK, "rank 0: misuse: the send buffer of isend #1 (dst=1, tag=0, "
                                   "1 KiB at cl_alloc #1) was modified");
     run_release(&r);
-    run_on(&r, dbg_send_modified, 2, 1 * MiB, &off);
+    run_pattern(&r, dbg_send_modified, 2, 1 * MiB, NULL, &off);
     expect_ok(&r);
     run_release(&r);
 }
@@ -170,13 +128,13 @@ static void test_recv_written(void **state)
 {
     (void)state;
     run r;
-    run_on(&r, dbg_recv_written, 2, 4 * KiB, &on);
+    run_pattern(&r, dbg_recv_written, 2, 4 * KiB, NULL, &on);
     expect_failure(&r, CL_ECHECK,
                    "rank 1: misuse: the receive buffer of irecv #1 (src=0, tag=0, 4 KiB at "
                    "cl_alloc #1) was written before the receive completed: byte 0 is 0x01, not "
                    "the poison 0xdb (posted at t = 1 us, completed at t = ");
     run_release(&r);
-    run_on(&r, dbg_recv_written, 2, 4 * KiB, &off);
+    run_pattern(&r, dbg_recv_written, 2, 4 * KiB, NULL, &off);
     expect_ok(&r);
     run_release(&r);
 }
@@ -186,13 +144,13 @@ static void test_send_pending_recv(void **state)
 {
     (void)state;
     run r;
-    run_on(&r, dbg_send_pending_recv, 2, 1 * MiB, &on);
+    run_pattern(&r, dbg_send_pending_recv, 2, 1 * MiB, NULL, &on);
     expect_failure(&r, CL_ECHECK,
                    "rank 1: misuse: send #1 (dst=0, tag=0, 1 MiB at cl_alloc #1) would read the "
                    "buffer of irecv #1 (src=0, tag=0, 1 MiB at cl_alloc #1) before that receive "
                    "completed");
     run_release(&r);
-    run_on(&r, dbg_send_pending_recv, 2, 1 * MiB, &off);
+    run_pattern(&r, dbg_send_pending_recv, 2, 1 * MiB, NULL, &off);
     expect_ok(&r);
     run_release(&r);
 }
@@ -236,17 +194,17 @@ static void test_overlaps(void **state)
 {
     (void)state;
     run r;
-    run_on(&r, recv_over_send, 2, 4 * KiB, &on);
+    run_pattern(&r, recv_over_send, 2, 4 * KiB, NULL, &on);
     expect_failure(&r, CL_ECHECK,
                    "rank 0: misuse: irecv #1 (src=1, tag=5, 256 B at cl_alloc #1 + 512) would "
                    "write the buffer of isend #1 (dst=1, tag=0, 4 KiB at cl_alloc #1) before "
                    "that send completed");
     run_release(&r);
-    run_on(&r, recv_over_send, 2, 4 * KiB, &off);
+    run_pattern(&r, recv_over_send, 2, 4 * KiB, NULL, &off);
     expect_ok(&r);
     run_release(&r);
 
-    run_on(&r, recv_over_recv, 2, 4 * KiB, &on);
+    run_pattern(&r, recv_over_recv, 2, 4 * KiB, NULL, &on);
     expect_failure(&r, CL_ECHECK,
                    "rank 1: misuse: irecv #2 (src=any, tag=any, 1 KiB at cl_alloc #2 + 1000) "
                    "would write the buffer of irecv #1 (src=0, tag=0, 1 KiB at cl_alloc #2) "
@@ -274,7 +232,7 @@ static void test_stack_buffer(void **state)
 {
     (void)state;
     run r;
-    run_on(&r, stack_send_modified, 2, 8, &on);
+    run_pattern(&r, stack_send_modified, 2, 8, NULL, &on);
     expect_failure(&r, CL_ECHECK, "rank 0: misuse: the send buffer of isend #1 (dst=1, tag=3, "
                                   "8 B at 0x");
     run_release(&r);
@@ -304,7 +262,7 @@ static void test_numbering(void **state)
     (void)state;
     run r;
     setup s = {.debug = true, .iters = 3};
-    run_on(&r, modified_second_time, 2, 1 * KiB, &s);
+    run_pattern(&r, modified_second_time, 2, 1 * KiB, NULL, &s);
     expect_failure(&r, CL_ECHECK, "rank 0: misuse: the send buffer of isend #2 (dst=1, tag=1, "
                                   "1 KiB at cl_alloc #1) was modified");
     run_release(&r);
@@ -316,12 +274,12 @@ static void test_early_use(void **state)
 {
     (void)state;
     run r;
-    run_on(&r, dbg_early_use, 2, 64, &off);
+    run_pattern(&r, dbg_early_use, 2, 64, NULL, &off);
     expect_failure(&r, CL_ECHECK, "rank 1: data check failed: the copy taken before the wait: "
                                   "byte 0 of 64 is 0x00, expected 0x");
     assert_null(strstr(r.res.diag.msg, "poison"));
     run_release(&r);
-    run_on(&r, dbg_early_use, 2, 64, &on);
+    run_pattern(&r, dbg_early_use, 2, 64, NULL, &on);
     expect_failure(&r, CL_ECHECK, "rank 1: data check failed: the copy taken before the wait: "
                                   "byte 0 of 64 is 0xdb, expected 0x");
     assert_non_null(strstr(r.res.diag.msg, " - 0xdb is the poison --debug leaves in a receive "
@@ -361,7 +319,7 @@ static void test_poison_until_complete(void **state)
     (void)state;
     run r;
     for (int big = 0; big < 2; big++) {
-        run_on(&r, poison_until_complete, 2, big ? 1 * MiB : 100, &on);
+        run_pattern(&r, poison_until_complete, 2, big ? 1 * MiB : 100, NULL, &on);
         expect_ok(&r);
         assert_string_equal(r.out, "rank 1: completed after 1 test\n");
         run_release(&r);
@@ -373,8 +331,8 @@ static void test_chapter_examples(void **state)
 {
     (void)state;
     run r, plain;
-    run_on(&r, ex_mismatch, 2, 8, &on); /* the deadlock report, unchanged */
-    run_on(&plain, ex_mismatch, 2, 8, &off);
+    run_pattern(&r, ex_mismatch, 2, 8, NULL, &on); /* the deadlock report, unchanged */
+    run_pattern(&plain, ex_mismatch, 2, 8, NULL, &off);
     assert_int_equal(r.res.status, CL_EDEADLOCK);
     assert_string_equal(r.report, plain.report);
     assert_string_equal(r.res.diag.msg, plain.res.diag.msg);
@@ -382,21 +340,21 @@ static void test_chapter_examples(void **state)
     run_release(&r);
     run_release(&plain);
 
-    run_on(&r, ex_reuse, 2, 1 * MiB, &on);
+    run_pattern(&r, ex_reuse, 2, 1 * MiB, NULL, &on);
     expect_failure(&r, CL_ECHECK, "rank 0: misuse: the send buffer of isend #1 (dst=1, tag=0, "
                                   "1 MiB at cl_alloc #1) was modified before the send "
                                   "completed (posted at t = 1 us, completed at t = 1.01 ms)");
     run_release(&r);
-    run_on(&r, ex_reuse, 2, 1 * KiB, &on); /* caught where the data happened to be right */
+    run_pattern(&r, ex_reuse, 2, 1 * KiB, NULL, &on); /* caught where the data happened to be right */
     expect_failure(&r, CL_ECHECK, "rank 0: misuse: the send buffer of isend #1 (dst=1, tag=0, "
                                   "1 KiB at cl_alloc #1) was modified");
     run_release(&r);
 
-    run_on(&r, ex_early_read, 2, 8, &on);
+    run_pattern(&r, ex_early_read, 2, 8, NULL, &on);
     expect_ok(&r);
     assert_string_equal(r.out, "rank 1: read 0xdbdbdbdbdbdbdbdb before the wait, 42 after it\n");
     run_release(&r);
-    run_on(&r, ex_early_read, 2, 8, &off);
+    run_pattern(&r, ex_early_read, 2, 8, NULL, &off);
     assert_string_equal(r.out, "rank 1: read 0 before the wait, 42 after it\n");
     run_release(&r);
 }
@@ -410,16 +368,16 @@ static void test_legal(void **state)
     for (int n = 3; n <= 4; n++)
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             run r;
-            run_on(&r, dbg_legal, n, sizes[i], &on);
+            run_pattern(&r, dbg_legal, n, sizes[i], NULL, &on);
             expect_ok(&r);
             run_release(&r);
         }
     run r;
     setup s = {.debug = true, .no_payload = true};
-    run_on(&r, dbg_legal, 3, 1 * MiB, &s);
+    run_pattern(&r, dbg_legal, 3, 1 * MiB, NULL, &s);
     expect_ok(&r);
     run_release(&r);
-    run_on(&r, dbg_send_modified, 2, 1 * MiB, &s); /* no buffers: nothing to check */
+    run_pattern(&r, dbg_send_modified, 2, 1 * MiB, NULL, &s); /* no buffers: nothing to check */
     expect_ok(&r);
     run_release(&r);
 }
@@ -439,8 +397,8 @@ static void test_patterns_same(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             run a, b;
-            run_on(&a, cases[k].fn, cases[k].n, sizes[i], &on);
-            run_on(&b, cases[k].fn, cases[k].n, sizes[i], &off);
+            run_pattern(&a, cases[k].fn, cases[k].n, sizes[i], NULL, &on);
+            run_pattern(&b, cases[k].fn, cases[k].n, sizes[i], NULL, &off);
             expect_ok(&a);
             expect_ok(&b);
             assert_true(a.res.iter_time[0] == b.res.iter_time[0]);

@@ -11,6 +11,7 @@
 #include "core/tier.h"
 #include "sim/engine.h"
 #include "sim/net.h"
+#include "tests/simcase.h"
 #include "tests/testutil.h"
 
 #define pattern sol_hello
@@ -51,47 +52,11 @@ cl_pattern_fn pipeline, exchange, relay, pingpong;
 
 #define MiB (1024ULL * 1024ULL)
 
-typedef struct run {
-    sim_result res;
-    char *out, *report; /* pattern output; reports */
-    size_t out_len, report_len;
-} run;
-
-/* Runs fn on n ranks of the nvlink tier (alpha 1 us, 300 GB/s). */
-static void run_on(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const cl_args *extra)
-{
-    tier_set ts = {0};
-    assert_int_equal(tier_set_load(&ts, "configs/tiers.yaml", NULL), 0);
-    const cl_tier *t = tier_set_find(&ts, "nvlink");
-    assert_non_null(t);
-    sim_net *net;
-    assert_int_equal(sim_net_create_tier(&net, t, n, NULL), 0);
-    memset(r, 0, sizeof *r);
-    FILE *out = open_memstream(&r->out, &r->out_len);
-    FILE *rep = open_memstream(&r->report, &r->report_len);
-    sim_opts o = {.nranks = n, .net = net, .eager_limit = 65536, .payload = true, .iters = 1,
-                  .out = out, .report = rep};
-    cl_args a = extra ? *extra : (cl_args){.microbatches = 4};
-    a.bytes = (size_t)bytes;
-    assert_int_equal(sim_run(&o, fn, &a, &r->res), 0);
-    fclose(out);
-    fclose(rep);
-    sim_net_destroy(net);
-    tier_set_release(&ts);
-}
-
-static void run_release(run *r)
-{
-    sim_result_release(&r->res);
-    free(r->out);
-    free(r->report);
-}
-
 /* The iteration time of a run that must succeed. */
 static double time_of(cl_pattern_fn *fn, int n, uint64_t bytes)
 {
     run r;
-    run_on(&r, fn, n, bytes, NULL);
+    run_pattern(&r, fn, n, bytes, NULL, NULL);
     if (r.res.status)
         fail_msg("status %s: %s", cl_errname(r.res.status), r.res.diag.msg);
     double t = r.res.iter_time[0];
@@ -111,7 +76,7 @@ static void test_ring_relay(void **state)
     (void)state;
     for (int k = 2; k <= 6; k++) {
         run r;
-        run_on(&r, sol_ring_relay, k, 1 * MiB, NULL);
+        run_pattern(&r, sol_ring_relay, k, 1 * MiB, NULL, NULL);
         assert_int_equal(r.res.status, 0);
         char want[64];
         snprintf(want, sizeof want, "rank 0: after the full circle: %d\n", 10 * k);
@@ -173,7 +138,7 @@ static void test_pipeline_bubble_line(void **state)
     for (size_t i = 0; i < 3; i++) {
         run r;
         cl_args a = {.microbatches = want[i].m, .compute = 1e-3};
-        run_on(&r, pipeline, 4, 1024, &a);
+        run_pattern(&r, pipeline, 4, 1024, &a, NULL);
         assert_int_equal(r.res.status, 0);
         if (strcmp(r.out, want[i].line) != 0)
             fail_msg("printed '%s', want '%s'", r.out, want[i].line);
@@ -187,31 +152,31 @@ static void test_examples(void **state)
 {
     (void)state;
     run r;
-    run_on(&r, ex_first, 3, 8, NULL);
+    run_pattern(&r, ex_first, 3, 8, NULL, NULL);
     assert_int_equal(r.res.status, 0);
     assert_non_null(strstr(r.out, "rank 1: received 42 from rank 0\n"));
     assert_non_null(strstr(r.out, "rank 2: I am rank 2 of 3\n"));
     run_release(&r);
 
-    run_on(&r, ex_mismatch, 2, 8, NULL);
+    run_pattern(&r, ex_mismatch, 2, 8, NULL, NULL);
     assert_int_equal(r.res.status, CL_EDEADLOCK);
     assert_non_null(strstr(r.report, "rank 1: blocked in recv(src=0, tag=0, 8 B)"));
     run_release(&r);
 
-    run_on(&r, ex_reuse, 2, 1 * MiB, NULL); /* rendezvous: the new bytes leave */
+    run_pattern(&r, ex_reuse, 2, 1 * MiB, NULL, NULL); /* rendezvous: the new bytes leave */
     assert_int_equal(r.res.status, CL_ECHECK);
     assert_non_null(strstr(r.res.diag.msg, "the first message"));
     run_release(&r);
-    run_on(&r, ex_reuse, 2, 1024, NULL); /* eager: copied at post, the bug hides */
+    run_pattern(&r, ex_reuse, 2, 1024, NULL, NULL); /* eager: copied at post, the bug hides */
     assert_int_equal(r.res.status, 0);
     run_release(&r);
 
-    run_on(&r, ex_early_read, 2, 8, NULL);
+    run_pattern(&r, ex_early_read, 2, 8, NULL, NULL);
     assert_int_equal(r.res.status, 0);
     assert_string_equal(r.out, "rank 1: read 0 before the wait, 42 after it\n");
     run_release(&r);
 
-    run_on(&r, sol_hello, 3, 8, NULL);
+    run_pattern(&r, sol_hello, 3, 8, NULL, NULL);
     assert_non_null(strstr(r.out, "rank 2: hello from rank 2 of 3\n"));
     run_release(&r);
 }

@@ -10,71 +10,13 @@
 #include "core/trace.h"
 #include "sim/engine.h"
 #include "sim/net.h"
+#include "tests/simcase.h"
 #include "tests/testutil.h"
 
 cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, allreduce_naive,
     allreduce_ring;
 
 #define MiB (1024ULL * 1024ULL)
-
-typedef struct run {
-    sim_result res;
-    char *out, *report; /* what the run printed: pattern output, reports */
-    size_t out_len, report_len;
-} run;
-
-typedef struct setup {
-    const char *tier;     /* default nvlink */
-    uint64_t eager_limit; /* default 64 KiB */
-    bool no_payload;
-    bool handshake;
-    int iters;            /* default 1 */
-    rec_log *records;
-} setup;
-
-static const cl_tier *course_tier(tier_set *ts, const char *name)
-{
-    if (ts->n == 0 && tier_set_load(ts, "configs/tiers.yaml", NULL))
-        fail_msg("cannot load configs/tiers.yaml (run from the repository root)");
-    const cl_tier *t = tier_set_find(ts, name);
-    assert_non_null(t);
-    return t;
-}
-
-static void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const cl_args *extra,
-                        const setup *s)
-{
-    static const setup none = {0};
-    if (!s)
-        s = &none;
-    tier_set ts = {0};
-    sim_net *net;
-    assert_int_equal(sim_net_create_tier(&net, course_tier(&ts, s->tier ? s->tier : "nvlink"),
-                                         n, NULL),
-                     0);
-    memset(r, 0, sizeof *r);
-    FILE *out = open_memstream(&r->out, &r->out_len);
-    FILE *rep = open_memstream(&r->report, &r->report_len);
-    sim_opts o = {
-        .nranks = n, .net = net, .eager_limit = s->eager_limit ? s->eager_limit : 65536,
-        .handshake = s->handshake, .payload = !s->no_payload, .iters = s->iters ? s->iters : 1,
-        .records = s->records, .out = out, .report = rep,
-    };
-    cl_args a = extra ? *extra : (cl_args){.microbatches = 4};
-    a.bytes = (size_t)bytes;
-    assert_int_equal(sim_run(&o, fn, &a, &r->res), 0);
-    fclose(out);
-    fclose(rep);
-    sim_net_destroy(net);
-    tier_set_release(&ts);
-}
-
-static void run_release(run *r)
-{
-    sim_result_release(&r->res);
-    free(r->out);
-    free(r->report);
-}
 
 /* One iteration's time, seconds. */
 static double time_of(cl_pattern_fn *fn, int n, uint64_t bytes, const char *tier)

@@ -1,0 +1,82 @@
+/* simcase.h - a pattern run in the simulator the way `commlab run` runs it,
+ * for the tests that check what a pattern does (test_sim, test_exercise,
+ * test_debug): the tier, protocol and payload of the case, the output and
+ * reports the run printed kept in memory.  Every step is asserted, so a
+ * case that cannot run fails the test that asked for it. */
+#ifndef CL_TESTS_SIMCASE_H
+#define CL_TESTS_SIMCASE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commlab.h"
+#include "core/record.h"
+#include "core/tier.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+#include "tests/testutil.h"
+
+typedef struct run {
+    sim_result res;
+    char *out, *report; /* what the run printed: pattern output, reports */
+    size_t out_len, report_len;
+} run;
+
+typedef struct setup {
+    const char *tier;     /* default nvlink (alpha 1 us, 300 GB/s) */
+    uint64_t eager_limit; /* default 64 KiB */
+    bool no_payload;
+    bool handshake;
+    bool debug;           /* --debug's buffer checks (core/debug.h) */
+    int iters;            /* default 1 */
+    rec_log *records;
+} setup;
+
+static inline const cl_tier *course_tier(tier_set *ts, const char *name)
+{
+    if (ts->n == 0 && tier_set_load(ts, "configs/tiers.yaml", NULL))
+        fail_msg("cannot load configs/tiers.yaml (run from the repository root)");
+    const cl_tier *t = tier_set_find(ts, name);
+    assert_non_null(t);
+    return t;
+}
+
+/* Runs fn on n ranks with messages of bytes; extra gives the pattern's
+ * other arguments (NULL: 4 microbatches), s the case (NULL: defaults). */
+static inline void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes,
+                               const cl_args *extra, const setup *s)
+{
+    static const setup none = {0};
+    if (!s)
+        s = &none;
+    tier_set ts = {0};
+    sim_net *net;
+    assert_int_equal(sim_net_create_tier(&net, course_tier(&ts, s->tier ? s->tier : "nvlink"),
+                                         n, NULL),
+                     0);
+    memset(r, 0, sizeof *r);
+    FILE *out = open_memstream(&r->out, &r->out_len);
+    FILE *rep = open_memstream(&r->report, &r->report_len);
+    sim_opts o = {
+        .nranks = n, .net = net, .eager_limit = s->eager_limit ? s->eager_limit : 65536,
+        .handshake = s->handshake, .payload = !s->no_payload, .iters = s->iters ? s->iters : 1,
+        .records = s->records, .out = out, .report = rep, .debug = s->debug,
+    };
+    cl_args a = extra ? *extra : (cl_args){.microbatches = 4};
+    a.bytes = (size_t)bytes;
+    assert_int_equal(sim_run(&o, fn, &a, &r->res), 0);
+    fclose(out);
+    fclose(rep);
+    sim_net_destroy(net);
+    tier_set_release(&ts);
+}
+
+static inline void run_release(run *r)
+{
+    sim_result_release(&r->res);
+    free(r->out);
+    free(r->report);
+}
+
+#endif
