@@ -54,6 +54,11 @@ int cli_no_extra(const char *cmd, int argc, char **argv);
 int cli_parse_int(const char *opt, const char *text, int min, int max, int *out);
 /* --bind core|none into *bind; else prints why and returns CLI_EXIT_USAGE. */
 int cli_parse_bind(const char *text, bool *bind);
+/* snprintf for messages and paths: a text that does not fit is cut. */
+void cli_textf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Appends to buf of len bytes holding *used; *used never passes len - 1. */
+void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Prints the command's usage text to f. */
 void cli_usage(const char *cmd, FILE *f);
 

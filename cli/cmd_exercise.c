@@ -15,25 +15,21 @@
  * Every check runs commlab itself as a child process (/proc/self/exe), so
  * what is checked is exactly what the student sees.  Steps whose command
  * holds {backend} run on the backend asked for (`--backend`, sim by
- * default); the others are modeled and deterministic.
- *
- * The YAML documents stay loaded while a command runs: every string of an
- * exercise points into them.
+ * default); the others are modeled and deterministic.  What an
+ * exercise holds, and its loading, are in cli/course.h.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/course.h"
 #include "commlab.h"
-#include "core/config.h"
 #include "core/table.h"
 #include "core/units.h"
 
@@ -78,334 +74,6 @@ enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE, OPT_DEBUG };
 #define MAX_ARGS 64
 #define MAX_OUTPUT (4u << 20) /* bytes of a child's output kept */
 
-/* snprintf for messages and paths: a text that does not fit is cut. */
-static void textf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void textf(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
-/* Appends to buf of len bytes holding *used; *used never passes len - 1. */
-static void appendf(char *buf, size_t len, int *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void appendf(char *buf, size_t len, int *used, const char *fmt, ...)
-{
-    if ((size_t)*used >= len - 1)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *used, len - (size_t)*used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *used = (size_t)*used + (size_t)n < len - 1 ? *used + n : (int)len - 1;
-}
-
-/* ---- what exercises.yaml holds ---- */
-
-typedef struct ex_step {
-    const char *run;          /* commlab arguments: {file}, {backend} substituted */
-    long exit;                /* expected exit status */
-    const char *output;       /* text the output must contain; NULL: none */
-    long messages;            /* messages per iteration; -1: not checked */
-    const char *same_time_as; /* reference arguments (modeled); NULL: none */
-    double factor;            /* the step's time = factor x the reference's */
-    const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */
-    const char *avoids;       /* calls it must not show; NULL: none */
-    const char *hint;         /* printed when the step fails; NULL: none */
-} ex_step;
-
-typedef struct ex_value {
-    const char *run;    /* commlab arguments printing CSV */
-    const char *column; /* the CSV column: every row's value, in order */
-    double scale;       /* value x scale = the unit the question asks in */
-} ex_value;
-
-typedef struct exercise {
-    const char *id, *title, *task, *explain;
-    const char *file;       /* code: the student's file name */
-    const char *start;      /* code: a pattern to start from (repository path) */
-    const char *solution;   /* code: solution file, relative to the chapter */
-    const char **commands;  /* what the student runs, "commlab ..." */
-    size_t ncommands;
-    ex_step *steps;
-    size_t nsteps;
-    /* answer */
-    const char *ask;        /* the question; NULL for a code exercise */
-    const char *solution_answer;
-    ex_value *values;
-    size_t nvalues;
-    double tolerance;       /* relative */
-    const char *smallest;   /* arguments with {n} */
-    const char *after;      /* the figure follows this text in its output */
-    double at_most;
-    char chapter[128];      /* "02-point-to-point" */
-    char dir[PATH_MAX];     /* the chapter's folder */
-} exercise;
-
-typedef struct course {
-    cfg_doc *docs;
-    size_t ndocs;
-    exercise *ex;
-    size_t n;
-} course;
-
-static void course_release(course *c)
-{
-    for (size_t i = 0; i < c->n; i++) {
-        free(c->ex[i].commands);
-        free(c->ex[i].steps);
-        free(c->ex[i].values);
-    }
-    for (size_t i = 0; i < c->ndocs; i++)
-        cfg_doc_release(&c->docs[i]);
-    free(c->docs);
-    free(c->ex);
-    memset(c, 0, sizeof *c);
-}
-
-/* ---- loading ---- */
-
-static int opt_string(cfg_doc *d, yaml_node_t *map, const char *key, const char **out,
-                      cl_diag *g)
-{
-    yaml_node_t *n;
-    int err = cfg_get(d, map, key, false, &n, g);
-    if (!err && n)
-        err = cfg_string(d, n, key, out, g);
-    return err;
-}
-
-static int req_string(cfg_doc *d, yaml_node_t *map, const char *key, const char **out,
-                      cl_diag *g)
-{
-    yaml_node_t *n;
-    int err = cfg_get(d, map, key, true, &n, g);
-    return err ? err : cfg_string(d, n, key, out, g);
-}
-
-static int opt_number(cfg_doc *d, yaml_node_t *map, const char *key, double *out, cl_diag *g)
-{
-    const char *s = NULL;
-    int err = opt_string(d, map, key, &s, g);
-    if (err || !s)
-        return err;
-    char *end;
-    size_t len = strlen(s);
-    double v = strtod(s, &end);
-    if (end == s || (*end && !(*end == '%' && end == s + len - 1)) || !isfinite(v)) {
-        yaml_node_t *n;
-        cfg_get(d, map, key, true, &n, g);
-        return cfg_error(d, n, g, "'%s' must be a number, got '%s'", key, s);
-    }
-    *out = *end == '%' ? v / 100 : v;
-    return 0;
-}
-
-static int opt_long(cfg_doc *d, yaml_node_t *map, const char *key, long min, long max,
-                    long *out, cl_diag *g)
-{
-    yaml_node_t *n;
-    int err = cfg_get(d, map, key, false, &n, g);
-    if (!err && n)
-        err = cfg_int(d, n, key, min, max, out, g);
-    return err;
-}
-
-static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
-{
-    int err = cfg_expect_map(d, n, "check", g);
-    *s = (ex_step){.messages = -1, .factor = 1};
-    if (!err)
-        err = req_string(d, n, "run", &s->run, g);
-    if (!err)
-        err = opt_long(d, n, "exit", 0, 255, &s->exit, g);
-    if (!err)
-        err = opt_string(d, n, "output", &s->output, g);
-    if (!err)
-        err = opt_long(d, n, "messages", 0, LONG_MAX, &s->messages, g);
-    if (!err)
-        err = opt_string(d, n, "same_time_as", &s->same_time_as, g);
-    if (!err)
-        err = opt_number(d, n, "factor", &s->factor, g);
-    if (!err)
-        err = opt_string(d, n, "uses", &s->uses, g);
-    if (!err)
-        err = opt_string(d, n, "avoids", &s->avoids, g);
-    if (!err)
-        err = opt_string(d, n, "hint", &s->hint, g);
-    return err;
-}
-
-static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
-{
-    int err = cfg_expect_map(d, n, "answer", g);
-    e->tolerance = 0.01;
-    if (!err)
-        err = req_string(d, n, "ask", &e->ask, g);
-    if (!err)
-        err = req_string(d, n, "solution", &e->solution_answer, g);
-    if (!err)
-        err = opt_number(d, n, "tolerance", &e->tolerance, g);
-    yaml_node_t *vals = NULL, *sm = NULL;
-    if (!err)
-        err = cfg_get(d, n, "values", false, &vals, g);
-    if (!err)
-        err = cfg_get(d, n, "smallest", false, &sm, g);
-    if (!err && !vals == !sm)
-        return cfg_error(d, n, g, "'answer' needs either 'values' or 'smallest'");
-    if (!err && vals && !(err = cfg_expect_seq(d, vals, "values", g))) {
-        e->nvalues = cfg_seq_len(vals);
-        e->values = calloc(e->nvalues ? e->nvalues : 1, sizeof *e->values);
-        if (!e->values)
-            return diag_set(g, CL_ENOMEM, "out of memory");
-        for (size_t i = 0; !err && i < e->nvalues; i++) {
-            yaml_node_t *v = cfg_seq_at(d, vals, i);
-            ex_value *x = &e->values[i];
-            x->scale = 1;
-            err = cfg_expect_map(d, v, "values", g);
-            if (!err)
-                err = req_string(d, v, "run", &x->run, g);
-            if (!err)
-                err = req_string(d, v, "column", &x->column, g);
-            if (!err)
-                err = opt_number(d, v, "scale", &x->scale, g);
-        }
-    }
-    if (!err && sm && !(err = cfg_expect_map(d, sm, "smallest", g))) {
-        err = req_string(d, sm, "run", &e->smallest, g);
-        if (!err)
-            err = req_string(d, sm, "after", &e->after, g);
-        if (!err)
-            err = opt_number(d, sm, "at_most", &e->at_most, g);
-    }
-    return err;
-}
-
-static int load_exercise(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
-{
-    int err = cfg_expect_map(d, n, "exercises", g);
-    if (!err)
-        err = req_string(d, n, "id", &e->id, g);
-    if (!err)
-        err = req_string(d, n, "title", &e->title, g);
-    if (!err)
-        err = req_string(d, n, "task", &e->task, g);
-    if (!err)
-        err = opt_string(d, n, "explain", &e->explain, g);
-    if (!err)
-        err = opt_string(d, n, "file", &e->file, g);
-    if (!err)
-        err = opt_string(d, n, "start", &e->start, g);
-    if (!err)
-        err = opt_string(d, n, "solution", &e->solution, g);
-    yaml_node_t *cmds = NULL, *check = NULL, *answer = NULL;
-    if (!err)
-        err = cfg_get(d, n, "commands", true, &cmds, g);
-    if (!err && !(err = cfg_expect_seq(d, cmds, "commands", g))) {
-        e->ncommands = cfg_seq_len(cmds);
-        e->commands = calloc(e->ncommands ? e->ncommands : 1, sizeof *e->commands);
-        if (!e->commands)
-            return diag_set(g, CL_ENOMEM, "out of memory");
-        for (size_t i = 0; !err && i < e->ncommands; i++)
-            err = cfg_string(d, cfg_seq_at(d, cmds, i), "commands", &e->commands[i], g);
-    }
-    if (!err)
-        err = cfg_get(d, n, "check", false, &check, g);
-    if (!err)
-        err = cfg_get(d, n, "answer", false, &answer, g);
-    if (!err && !check == !answer)
-        return cfg_error(d, n, g, "exercise '%s' needs either 'check' (code) or 'answer'",
-                         e->id);
-    if (!err && check && (!e->file || !e->solution))
-        return cfg_error(d, n, g, "exercise '%s' has a check, so it needs 'file' and "
-                         "'solution'", e->id);
-    if (!err && check && !(err = cfg_expect_seq(d, check, "check", g))) {
-        e->nsteps = cfg_seq_len(check);
-        e->steps = calloc(e->nsteps ? e->nsteps : 1, sizeof *e->steps);
-        if (!e->steps)
-            return diag_set(g, CL_ENOMEM, "out of memory");
-        for (size_t i = 0; !err && i < e->nsteps; i++)
-            err = load_step(d, cfg_seq_at(d, check, i), &e->steps[i], g);
-    }
-    if (!err && answer)
-        err = load_answer(d, answer, e, g);
-    return err;
-}
-
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-/* Loads chapters/<NN-topic>/exercises.yaml for every chapter, in order. */
-static int course_load(course *c)
-{
-    memset(c, 0, sizeof *c);
-    char root[PATH_MAX];
-    cl_diag g = {{0}};
-    if (cli_data_path(root, sizeof root, "chapters", &g))
-        return cli_diag(&g, CLI_EXIT_USAGE);
-    struct dirent **names;
-    int n = scandir(root, &names, NULL, by_name);
-    if (n < 0)
-        return cli_error("cannot list '%s': %s", root, strerror(errno));
-    int err = 0;
-    c->docs = calloc((size_t)n + 1, sizeof *c->docs);
-    if (!c->docs)
-        err = cli_error("out of memory");
-    for (int i = 0; i < n; i++) {
-        char path[PATH_MAX + 300];
-        textf(path, sizeof path, "%s/%s/exercises.yaml", root, names[i]->d_name);
-        if (!err && names[i]->d_name[0] != '.' && access(path, R_OK) == 0) {
-            cfg_doc *d = &c->docs[c->ndocs];
-            yaml_node_t *top, *list;
-            if (cfg_doc_load(d, path, &g)) {
-                err = cli_diag(&g, CLI_EXIT_USAGE);
-            } else {
-                c->ndocs++;
-                if (cfg_root(d, &top, &g) || cfg_get(d, top, "exercises", true, &list, &g) ||
-                    cfg_expect_seq(d, list, "exercises", &g)) {
-                    err = cli_diag(&g, CLI_EXIT_USAGE);
-                } else {
-                    size_t k = cfg_seq_len(list);
-                    exercise *more = realloc(c->ex, (c->n + k + 1) * sizeof *more);
-                    if (!more) {
-                        err = cli_error("out of memory");
-                    } else {
-                        c->ex = more;
-                        memset(c->ex + c->n, 0, k * sizeof *more);
-                        for (size_t j = 0; !err && j < k; j++) {
-                            exercise *e = &c->ex[c->n++];
-                            textf(e->chapter, sizeof e->chapter, "%s", names[i]->d_name);
-                            textf(e->dir, sizeof e->dir, "%s/%s", root, names[i]->d_name);
-                            if (load_exercise(d, cfg_seq_at(d, list, j), e, &g))
-                                err = cli_diag(&g, CLI_EXIT_USAGE);
-                        }
-                    }
-                }
-            }
-        }
-        free(names[i]);
-    }
-    free(names);
-    if (err)
-        course_release(c);
-    return err;
-}
-
-static const exercise *course_find(const course *c, const char *id)
-{
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->ex[i].id, id) == 0)
-            return &c->ex[i];
-    return NULL;
-}
-
 /* ---- running commlab ---- */
 
 typedef struct child_run {
@@ -432,9 +100,9 @@ static int make_argv(char *buf, size_t len, const char *args, const char *file,
         while (*q && *q != ' ' && *q != '\t' && *q != '\n')
             q++;
         char word[PATH_MAX];
-        textf(word, sizeof word, "%.*s", (int)(q - p), p);
+        cli_textf(word, sizeof word, "%.*s", (int)(q - p), p);
         char num[32];
-        textf(num, sizeof num, "%ld", n);
+        cli_textf(num, sizeof num, "%ld", n);
         const char *w = strcmp(word, "{file}") == 0      ? file
                         : strcmp(word, "{backend}") == 0 ? backend
                         : strcmp(word, "{n}") == 0       ? num
@@ -558,7 +226,7 @@ static size_t csv_column(const char *output, const char *col, double *out, size_
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
         char buf[1024];
-        textf(buf, sizeof buf, "%.*s", (int)len, line);
+        cli_textf(buf, sizeof buf, "%.*s", (int)len, line);
         int k = 0, hit = -1;
         char *save, *tok = strtok_r(buf, ",", &save);
         double vals[32];
@@ -673,20 +341,20 @@ static char *trace_calls(const char *path)
 static void check_calls(const char *calls, const ex_step *s, char *why, size_t len)
 {
     if (!calls) {
-        textf(why, len, "wrote no trace to look at");
+        cli_textf(why, len, "wrote no trace to look at");
         return;
     }
     for (int pass = 0; pass < 2; pass++) {
         const char *list = pass ? s->avoids : s->uses;
         char buf[256];
-        textf(buf, sizeof buf, "%s", list ? list : "");
+        cli_textf(buf, sizeof buf, "%s", list ? list : "");
         char *save, *name;
         for (name = strtok_r(buf, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
             char key[300];
-            textf(key, sizeof key, "\"name\":\"%s\"", name);
+            cli_textf(key, sizeof key, "\"name\":\"%s\"", name);
             bool seen = strstr(calls, key) != NULL;
             if (seen == (pass == 1)) {
-                textf(why, len, pass ? "calls cl_%s, which this exercise asks you not to use"
+                cli_textf(why, len, pass ? "calls cl_%s, which this exercise asks you not to use"
                                      : "never calls cl_%s", name);
                 return;
             }
@@ -709,17 +377,17 @@ static int check_step(check_ctx *k, const ex_step *s)
         extra[nx++] = "--csv";
     if (s->uses || s->avoids) {
         const char *tmp = getenv("TMPDIR");
-        textf(dir, sizeof dir, "%s/commlab-check-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        cli_textf(dir, sizeof dir, "%s/commlab-check-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(dir))
             return cli_error("cannot make a temporary folder '%s': %s", dir, strerror(errno));
-        textf(trace, sizeof trace, "%s/trace.json", dir);
+        cli_textf(trace, sizeof trace, "%s/trace.json", dir);
         extra[nx++] = "--trace";
         extra[nx++] = trace;
     }
     const char *line = s->run;
     char with_debug[2048];
     if (k->debug && strncmp(line, "run ", 4) == 0) {
-        textf(with_debug, sizeof with_debug, "%s --debug", line);
+        cli_textf(with_debug, sizeof with_debug, "%s --debug", line);
         line = with_debug;
     }
     int rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, &r, shown,
@@ -735,30 +403,30 @@ static int check_step(check_ctx *k, const ex_step *s)
         return rc;
     }
     int used = 0;
-    appendf(what, sizeof what, &used, "exit %ld (%s)", s->exit, status_word(s->exit));
+    cli_appendf(what, sizeof what, &used, "exit %ld (%s)", s->exit, status_word(s->exit));
     double v[4];
     if (r.status != s->exit) {
-        textf(why, sizeof why, "exited %d (%s), expected %ld (%s)", r.status,
+        cli_textf(why, sizeof why, "exited %d (%s), expected %ld (%s)", r.status,
                  status_word(r.status), s->exit, status_word(s->exit));
     } else if (s->output && !strstr(r.output, s->output)) {
-        textf(why, sizeof why, "expected the line '%s' in its output", s->output);
+        cli_textf(why, sizeof why, "expected the line '%s' in its output", s->output);
     } else if (s->messages >= 0 && csv_column(r.output, "messages", v, 1) != 1) {
-        textf(why, sizeof why, "printed no table of results");
+        cli_textf(why, sizeof why, "printed no table of results");
     } else if (s->messages >= 0 && v[0] != (double)s->messages) {
-        textf(why, sizeof why, "sent %.0f messages per iteration, expected %ld", v[0],
+        cli_textf(why, sizeof why, "sent %.0f messages per iteration, expected %ld", v[0],
                  s->messages);
     }
     if (!why[0] && (s->uses || s->avoids))
         check_calls(calls, s, why, sizeof why);
     free(calls);
     if (s->uses)
-        appendf(what, sizeof what, &used, ", calls %s", s->uses);
+        cli_appendf(what, sizeof what, &used, ", calls %s", s->uses);
     if (s->avoids)
-        appendf(what, sizeof what, &used, ", never %s", s->avoids);
+        cli_appendf(what, sizeof what, &used, ", never %s", s->avoids);
     if (s->output)
-        appendf(what, sizeof what, &used, ", prints '%s'", s->output);
+        cli_appendf(what, sizeof what, &used, ", prints '%s'", s->output);
     if (s->messages >= 0)
-        appendf(what, sizeof what, &used, ", %ld messages",
+        cli_appendf(what, sizeof what, &used, ", %ld messages",
                          s->messages);
     if (!why[0] && s->same_time_as) {
         child_run ref;
@@ -773,18 +441,18 @@ static int check_step(check_ctx *k, const ex_step *s)
         }
         if (csv_column(r.output, "time_median_s", &mine, 1) != 1 ||
             csv_column(ref.output, "time_median_s", &theirs, 1) != 1 || ref.status) {
-            textf(why, sizeof why, "the reference '%s' printed no time", rshown);
+            cli_textf(why, sizeof why, "the reference '%s' printed no time", rshown);
         } else {
             char a[UNITS_BUF], b[UNITS_BUF];
             double want = s->factor * theirs;
             char times[40] = "";
             if (s->factor != 1)
-                textf(times, sizeof times, "%g x ", s->factor);
+                cli_textf(times, sizeof times, "%g x ", s->factor);
             if (fabs(mine - want) > 1e-9 * fabs(want) + 1e-15)
-                textf(why, sizeof why, "takes %s modeled, expected %s (%sthe time of `%s`)",
+                cli_textf(why, sizeof why, "takes %s modeled, expected %s (%sthe time of `%s`)",
                          units_time_digits(a, mine, 4), units_time_digits(b, want, 4), times,
                          rshown);
-            appendf(what, sizeof what, &used, ", modeled time %s = %sthe time "
+            cli_appendf(what, sizeof what, &used, ", modeled time %s = %sthe time "
                      "of `%s`", units_time_digits(a, mine, 4), times, rshown);
         }
         free(ref.output);
@@ -805,7 +473,7 @@ static int check_step(check_ctx *k, const ex_step *s)
 static int parse_answer(const char *text, double *out, size_t max, size_t *n)
 {
     char buf[2048];
-    textf(buf, sizeof buf, "%s", text);
+    cli_textf(buf, sizeof buf, "%s", text);
     *n = 0;
     char *save, *tok;
     for (tok = strtok_r(buf, " ,;\t\n", &save); tok; tok = strtok_r(NULL, " ,;\t\n", &save)) {
@@ -814,7 +482,7 @@ static int parse_answer(const char *text, double *out, size_t max, size_t *n)
         char *end, unit[32];
         double v = strtod(tok, &end);
         uint64_t scale = 1;
-        textf(unit, sizeof unit, "1%s", end); /* "292.97KiB": 292.97 x 1KiB */
+        cli_textf(unit, sizeof unit, "1%s", end); /* "292.97KiB": 292.97 x 1KiB */
         if (end == tok || !isfinite(v) || (*end && units_parse_size(unit, "--answer", &scale,
                                                                    NULL)))
             return cli_error("--answer must be numbers (sizes may carry units), got '%s'",
@@ -849,14 +517,14 @@ static int check_values(check_ctx *k, const double *ans, size_t nans)
         for (size_t j = 0; j < got; j++)
             want[nwant + j] *= e->values[i].scale;
         nwant += got;
-        appendf(sources, sizeof sources, &used, "%s%s", i ? "; " : "", shown);
+        cli_appendf(sources, sizeof sources, &used, "%s%s", i ? "; " : "", shown);
     }
     char what[2400];
-    textf(what, sizeof what, "%zu number%s, each within %g%% of: %s", nwant,
+    cli_textf(what, sizeof what, "%zu number%s, each within %g%% of: %s", nwant,
              nwant == 1 ? "" : "s", e->tolerance * 100, sources);
     if (nans != nwant) {
         char why[200];
-        textf(why, sizeof why, "the answer has %zu number%s, the question asks for %zu",
+        cli_textf(why, sizeof why, "the answer has %zu number%s, the question asks for %zu",
                  nans, nans == 1 ? "" : "s", nwant);
         step_result(k, "your answer", what, why, NULL, NULL);
         return 0;
@@ -910,13 +578,13 @@ static int check_smallest(check_ctx *k, const double *ans, size_t nans)
         rc = figure_at(k, n - 1, &prev, pshown, sizeof pshown);
     if (rc)
         return rc;
-    textf(what, sizeof what, "%s prints '%s%g', at most %g; with %ld it is above",
+    cli_textf(what, sizeof what, "%s prints '%s%g', at most %g; with %ld it is above",
              shown, e->after, fig, e->at_most, n - 1);
     if (fig > e->at_most)
-        textf(why, sizeof why, "%s prints '%s%g', above %g: %ld is not enough", shown,
+        cli_textf(why, sizeof why, "%s prints '%s%g', above %g: %ld is not enough", shown,
                  e->after, fig, e->at_most, n);
     else if (n > 1 && prev <= e->at_most)
-        textf(why, sizeof why, "%s already prints '%s%g', at most %g: %ld is not the "
+        cli_textf(why, sizeof why, "%s already prints '%s%g', at most %g: %ld is not the "
                  "smallest", pshown, e->after, prev, e->at_most, n);
     step_result(k, "your answer", what, fig > e->at_most || (n > 1 && prev <= e->at_most)
                                             ? why : NULL, NULL, NULL);
@@ -1009,9 +677,9 @@ static int pick_file(const exercise *e, const char *file, bool solution, char *b
                      size_t len)
 {
     if (solution)
-        textf(buf, len, "%s/%s", e->dir, e->solution);
+        cli_textf(buf, len, "%s/%s", e->dir, e->solution);
     else
-        textf(buf, len, "%s", file ? file : e->file);
+        cli_textf(buf, len, "%s", file ? file : e->file);
     if (access(buf, R_OK) != 0) {
         if (solution)
             return cli_error("exercise %s: the solution '%s' is missing: %s", e->id, buf,
@@ -1029,9 +697,9 @@ static void substitute_file(const char *cmd, const char *name, const char *file,
 {
     const char *hit = name ? strstr(cmd, name) : NULL;
     if (!hit)
-        textf(out, len, "%s", cmd);
+        cli_textf(out, len, "%s", cmd);
     else
-        textf(out, len, "%.*s%s%s", (int)(hit - cmd), cmd, file, hit + strlen(name));
+        cli_textf(out, len, "%.*s%s%s", (int)(hit - cmd), cmd, file, hit + strlen(name));
 }
 
 static int ex_run(const exercise *e, const char *file, bool solution, bool debug)
@@ -1058,7 +726,7 @@ static int ex_run(const exercise *e, const char *file, bool solution, bool debug
             size_t len = strlen(cmd);
             while (len > 0 && cmd[len - 1] == ' ')
                 cmd[--len] = 0;
-            textf(cmd + len, sizeof cmd - len, " --debug");
+            cli_textf(cmd + len, sizeof cmd - len, " --debug");
         }
         printf("$ %s\n", cmd);
         child_run r;
@@ -1102,7 +770,7 @@ static int ex_check(const exercise *e, const char *file, bool solution, const ch
             return rc;
         char label[PATH_MAX];
         if (solution)
-            textf(label, sizeof label, "chapters/%s/%s", e->chapter, e->solution);
+            cli_textf(label, sizeof label, "chapters/%s/%s", e->chapter, e->solution);
         k.file = path;
         k.label = solution ? label : path;
         printf("exercise %s: %s (%s, %s)\n", e->id, e->title, k.label, backend);

@@ -132,3 +132,23 @@ int cli_parse_bind(const char *text, bool *bind)
     *bind = strcmp(text, "core") == 0;
     return 0;
 }
+
+void cli_textf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
+{
+    if ((size_t)*used >= len - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, len - (size_t)*used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = (size_t)*used + (size_t)n < len - 1 ? *used + n : (int)len - 1;
+}

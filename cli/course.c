@@ -1,0 +1,262 @@
+/* course.c - loading the course's exercises.yaml files (cli/course.h). */
+#include "cli/course.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "commlab.h"
+
+void course_release(course *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->ex[i].commands);
+        free(c->ex[i].steps);
+        free(c->ex[i].values);
+    }
+    for (size_t i = 0; i < c->ndocs; i++)
+        cfg_doc_release(&c->docs[i]);
+    free(c->docs);
+    free(c->ex);
+    memset(c, 0, sizeof *c);
+}
+
+static int opt_string(cfg_doc *d, yaml_node_t *map, const char *key, const char **out,
+                      cl_diag *g)
+{
+    yaml_node_t *n;
+    int err = cfg_get(d, map, key, false, &n, g);
+    if (!err && n)
+        err = cfg_string(d, n, key, out, g);
+    return err;
+}
+
+static int req_string(cfg_doc *d, yaml_node_t *map, const char *key, const char **out,
+                      cl_diag *g)
+{
+    yaml_node_t *n;
+    int err = cfg_get(d, map, key, true, &n, g);
+    return err ? err : cfg_string(d, n, key, out, g);
+}
+
+static int opt_number(cfg_doc *d, yaml_node_t *map, const char *key, double *out, cl_diag *g)
+{
+    const char *s = NULL;
+    int err = opt_string(d, map, key, &s, g);
+    if (err || !s)
+        return err;
+    char *end;
+    size_t len = strlen(s);
+    double v = strtod(s, &end);
+    if (end == s || (*end && !(*end == '%' && end == s + len - 1)) || !isfinite(v)) {
+        yaml_node_t *n;
+        cfg_get(d, map, key, true, &n, g);
+        return cfg_error(d, n, g, "'%s' must be a number, got '%s'", key, s);
+    }
+    *out = *end == '%' ? v / 100 : v;
+    return 0;
+}
+
+static int opt_long(cfg_doc *d, yaml_node_t *map, const char *key, long min, long max,
+                    long *out, cl_diag *g)
+{
+    yaml_node_t *n;
+    int err = cfg_get(d, map, key, false, &n, g);
+    if (!err && n)
+        err = cfg_int(d, n, key, min, max, out, g);
+    return err;
+}
+
+static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
+{
+    int err = cfg_expect_map(d, n, "check", g);
+    *s = (ex_step){.messages = -1, .factor = 1};
+    if (!err)
+        err = req_string(d, n, "run", &s->run, g);
+    if (!err)
+        err = opt_long(d, n, "exit", 0, 255, &s->exit, g);
+    if (!err)
+        err = opt_string(d, n, "output", &s->output, g);
+    if (!err)
+        err = opt_long(d, n, "messages", 0, LONG_MAX, &s->messages, g);
+    if (!err)
+        err = opt_string(d, n, "same_time_as", &s->same_time_as, g);
+    if (!err)
+        err = opt_number(d, n, "factor", &s->factor, g);
+    if (!err)
+        err = opt_string(d, n, "uses", &s->uses, g);
+    if (!err)
+        err = opt_string(d, n, "avoids", &s->avoids, g);
+    if (!err)
+        err = opt_string(d, n, "hint", &s->hint, g);
+    return err;
+}
+
+static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
+{
+    int err = cfg_expect_map(d, n, "answer", g);
+    e->tolerance = 0.01;
+    if (!err)
+        err = req_string(d, n, "ask", &e->ask, g);
+    if (!err)
+        err = req_string(d, n, "solution", &e->solution_answer, g);
+    if (!err)
+        err = opt_number(d, n, "tolerance", &e->tolerance, g);
+    yaml_node_t *vals = NULL, *sm = NULL;
+    if (!err)
+        err = cfg_get(d, n, "values", false, &vals, g);
+    if (!err)
+        err = cfg_get(d, n, "smallest", false, &sm, g);
+    if (!err && !vals == !sm)
+        return cfg_error(d, n, g, "'answer' needs either 'values' or 'smallest'");
+    if (!err && vals && !(err = cfg_expect_seq(d, vals, "values", g))) {
+        e->nvalues = cfg_seq_len(vals);
+        e->values = calloc(e->nvalues ? e->nvalues : 1, sizeof *e->values);
+        if (!e->values)
+            return diag_set(g, CL_ENOMEM, "out of memory");
+        for (size_t i = 0; !err && i < e->nvalues; i++) {
+            yaml_node_t *v = cfg_seq_at(d, vals, i);
+            ex_value *x = &e->values[i];
+            x->scale = 1;
+            err = cfg_expect_map(d, v, "values", g);
+            if (!err)
+                err = req_string(d, v, "run", &x->run, g);
+            if (!err)
+                err = req_string(d, v, "column", &x->column, g);
+            if (!err)
+                err = opt_number(d, v, "scale", &x->scale, g);
+        }
+    }
+    if (!err && sm && !(err = cfg_expect_map(d, sm, "smallest", g))) {
+        err = req_string(d, sm, "run", &e->smallest, g);
+        if (!err)
+            err = req_string(d, sm, "after", &e->after, g);
+        if (!err)
+            err = opt_number(d, sm, "at_most", &e->at_most, g);
+    }
+    return err;
+}
+
+static int load_exercise(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
+{
+    int err = cfg_expect_map(d, n, "exercises", g);
+    if (!err)
+        err = req_string(d, n, "id", &e->id, g);
+    if (!err)
+        err = req_string(d, n, "title", &e->title, g);
+    if (!err)
+        err = req_string(d, n, "task", &e->task, g);
+    if (!err)
+        err = opt_string(d, n, "explain", &e->explain, g);
+    if (!err)
+        err = opt_string(d, n, "file", &e->file, g);
+    if (!err)
+        err = opt_string(d, n, "start", &e->start, g);
+    if (!err)
+        err = opt_string(d, n, "solution", &e->solution, g);
+    yaml_node_t *cmds = NULL, *check = NULL, *answer = NULL;
+    if (!err)
+        err = cfg_get(d, n, "commands", true, &cmds, g);
+    if (!err && !(err = cfg_expect_seq(d, cmds, "commands", g))) {
+        e->ncommands = cfg_seq_len(cmds);
+        e->commands = calloc(e->ncommands ? e->ncommands : 1, sizeof *e->commands);
+        if (!e->commands)
+            return diag_set(g, CL_ENOMEM, "out of memory");
+        for (size_t i = 0; !err && i < e->ncommands; i++)
+            err = cfg_string(d, cfg_seq_at(d, cmds, i), "commands", &e->commands[i], g);
+    }
+    if (!err)
+        err = cfg_get(d, n, "check", false, &check, g);
+    if (!err)
+        err = cfg_get(d, n, "answer", false, &answer, g);
+    if (!err && !check == !answer)
+        return cfg_error(d, n, g, "exercise '%s' needs either 'check' (code) or 'answer'",
+                         e->id);
+    if (!err && check && (!e->file || !e->solution))
+        return cfg_error(d, n, g, "exercise '%s' has a check, so it needs 'file' and "
+                         "'solution'", e->id);
+    if (!err && check && !(err = cfg_expect_seq(d, check, "check", g))) {
+        e->nsteps = cfg_seq_len(check);
+        e->steps = calloc(e->nsteps ? e->nsteps : 1, sizeof *e->steps);
+        if (!e->steps)
+            return diag_set(g, CL_ENOMEM, "out of memory");
+        for (size_t i = 0; !err && i < e->nsteps; i++)
+            err = load_step(d, cfg_seq_at(d, check, i), &e->steps[i], g);
+    }
+    if (!err && answer)
+        err = load_answer(d, answer, e, g);
+    return err;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Loads chapters/<NN-topic>/exercises.yaml for every chapter, in order. */
+int course_load(course *c)
+{
+    memset(c, 0, sizeof *c);
+    char root[PATH_MAX];
+    cl_diag g = {{0}};
+    if (cli_data_path(root, sizeof root, "chapters", &g))
+        return cli_diag(&g, CLI_EXIT_USAGE);
+    struct dirent **names;
+    int n = scandir(root, &names, NULL, by_name);
+    if (n < 0)
+        return cli_error("cannot list '%s': %s", root, strerror(errno));
+    int err = 0;
+    c->docs = calloc((size_t)n + 1, sizeof *c->docs);
+    if (!c->docs)
+        err = cli_error("out of memory");
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX + 300];
+        cli_textf(path, sizeof path, "%s/%s/exercises.yaml", root, names[i]->d_name);
+        if (!err && names[i]->d_name[0] != '.' && access(path, R_OK) == 0) {
+            cfg_doc *d = &c->docs[c->ndocs];
+            yaml_node_t *top, *list;
+            if (cfg_doc_load(d, path, &g)) {
+                err = cli_diag(&g, CLI_EXIT_USAGE);
+            } else {
+                c->ndocs++;
+                if (cfg_root(d, &top, &g) || cfg_get(d, top, "exercises", true, &list, &g) ||
+                    cfg_expect_seq(d, list, "exercises", &g)) {
+                    err = cli_diag(&g, CLI_EXIT_USAGE);
+                } else {
+                    size_t k = cfg_seq_len(list);
+                    exercise *more = realloc(c->ex, (c->n + k + 1) * sizeof *more);
+                    if (!more) {
+                        err = cli_error("out of memory");
+                    } else {
+                        c->ex = more;
+                        memset(c->ex + c->n, 0, k * sizeof *more);
+                        for (size_t j = 0; !err && j < k; j++) {
+                            exercise *e = &c->ex[c->n++];
+                            cli_textf(e->chapter, sizeof e->chapter, "%s", names[i]->d_name);
+                            cli_textf(e->dir, sizeof e->dir, "%s/%s", root, names[i]->d_name);
+                            if (load_exercise(d, cfg_seq_at(d, list, j), e, &g))
+                                err = cli_diag(&g, CLI_EXIT_USAGE);
+                        }
+                    }
+                }
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (err)
+        course_release(c);
+    return err;
+}
+
+const exercise *course_find(const course *c, const char *id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->ex[i].id, id) == 0)
+            return &c->ex[i];
+    return NULL;
+}
