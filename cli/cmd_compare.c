@@ -18,12 +18,14 @@
 
 const char cmd_compare_usage[] =
     "usage: commlab compare PATTERN [options]\n"
+    "       commlab compare FILE.c [options]\n"
     "\n"
     "Runs a pattern measured on a transport and modeled on the simulator with that\n"
     "transport's calibrated machine file (`commlab calibrate`), and prints per\n"
     "size the modeled time, the measured median [min-max] and the model's error,\n"
     "100 (modeled - measured) / measured %.  Both sides run the same pattern,\n"
-    "ranks, sizes and eager limit (the machine file's).\n"
+    "ranks, sizes and eager limit (the machine file's).  A FILE.c is your own\n"
+    "pattern, compiled and loaded as `commlab run FILE.c` does.\n"
     "\n"
     "  -b, --backend NAME       shm (the default), tcp or rdma\n"
     "      --model FILE         machine file (default\n"
@@ -139,9 +141,8 @@ static int parse(int argc, char **argv, compare_opts *co)
     const char *name = argv[optind++];
     if ((rc = cli_no_extra("compare", argc, argv)))
         return rc;
-    o->pattern = patterns_find(name);
-    if (!o->pattern)
-        return cli_error("unknown pattern '%s' (`commlab patterns` lists them)", name);
+    if ((rc = run_find_pattern(o, name)))
+        return rc;
     if (o->pattern->fixes)
         return cli_error("compare: '%s' is about deadlock, not time; compare another pattern",
                          name);
@@ -303,6 +304,7 @@ int cmd_compare(int argc, char **argv)
     int rc = parse(argc, argv, &co);
     if (rc) {
         free(o->sizes);
+        student_unload(&o->student);
         return rc == -1 ? CLI_EXIT_OK : rc;
     }
     machine m;
@@ -356,5 +358,6 @@ out:
     free(rows);
     sim_net_destroy(env.net);
     free(o->sizes);
+    student_unload(&o->student);
     return rc;
 }

@@ -278,14 +278,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
     const char *name = argv[optind++];
     if ((rc = cli_no_extra("run", argc, argv)))
         return rc;
-    o->pattern = patterns_find(name);
-    if (!o->pattern && student_is_file(name)) {
-        if ((rc = student_load(&o->student, name)))
-            return rc;
-        o->pattern = &o->student.info;
-    }
-    if (!o->pattern)
-        return cli_error("unknown pattern '%s' (`commlab patterns` lists them)", name);
+    if ((rc = run_find_pattern(o, name)))
+        return rc;
     if (bytes_s && sizes_s)
         return cli_error("run: give either --bytes or --sizes, not both");
     if (sizes_s)

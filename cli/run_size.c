@@ -106,6 +106,20 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
     return status;
 }
 
+int run_find_pattern(run_opts *o, const char *name)
+{
+    o->pattern = patterns_find(name);
+    if (!o->pattern && student_is_file(name)) {
+        int rc = student_load(&o->student, name);
+        if (rc)
+            return rc;
+        o->pattern = &o->student.info;
+    }
+    if (!o->pattern)
+        return cli_error("unknown pattern '%s' (`commlab patterns` lists them)", name);
+    return 0;
+}
+
 int run_pattern_option(const char *name, const char *text, cl_args *a)
 {
     cl_diag d = {{0}};

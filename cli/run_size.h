@@ -68,6 +68,10 @@ typedef struct run_env {
     int signal;        /* measured: the launcher was interrupted */
 } run_env;
 
+/* o->pattern for name: a built-in pattern, or a student's FILE.c compiled
+ * and loaded into o->student (student_unload gives it back).  Prints why
+ * and returns an exit status when neither. */
+int run_find_pattern(run_opts *o, const char *name);
 /* A pattern option's value into a: name is "microbatches", "compute" or
  * "chunk" (the long option's name).  0, or prints why and returns
  * CLI_EXIT_USAGE. */

@@ -104,6 +104,12 @@ run 0 compare ring -n 2 --model "$m" --sizes 8,128KiB -i 3
 run 0 compare pipeline -n 2 --model "$m" --sizes 8,128KiB -i 3 --compute 10us
 run 0 compare pingpong --backend tcp --model "$m" --sizes 8,128KiB -i 3 --csv
 has "$out" "pingpong,tcp,2,131072,"
+# a student's own pattern file, compiled and loaded as `run FILE.c` does
+run 0 compare chapters/02-point-to-point/solutions/ring_relay.c -n 3 --model "$m" --sizes 8,1MiB -i 3 --csv
+has "$out" "ring_relay.c,shm,3,1048576,"
+printf 'int pattern(void) { return oops; }\n' >"$tmpd/broken.c"
+run 2 compare "$tmpd/broken.c" --model "$m"; has "$err" "oops"
+run 2 compare "$tmpd/missing.c" --model "$m"; has "$err" "cannot read the pattern file"
 
 # --- compare: bad usage ---
 run 2 compare;                      has "$err" "which pattern?"
