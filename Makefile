@@ -14,7 +14,8 @@ PREFIX  ?= /usr/local
 BUILD   := build
 PKGS    := yaml-0.1 hwloc libfabric cmocka
 DEB_PKGS := libyaml-dev libhwloc-dev hwloc libfabric-dev libfabric-bin \
-            libcmocka-dev gnuplot-nox openmpi-bin libopenmpi-dev pkg-config procps
+            libcmocka-dev gnuplot-nox openmpi-bin libopenmpi-dev pkg-config procps \
+            iproute2
 
 # pkg-config is asked lazily (=) so `make deps` can install it first.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

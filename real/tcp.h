@@ -73,6 +73,9 @@ typedef struct tcp_area {
     uint32_t nranks;
     uint32_t listen_len;                  /* bytes of listen in use */
     struct sockaddr_storage listen;       /* the address to listen on, port 0 */
+    struct sockaddr_storage reach;        /* a wildcard listen is reached here:
+                                             loopback, or across hosts the
+                                             address that reaches rank 0 */
     unsigned char secret[AUTH_KEY_BYTES]; /* the job's secret (getrandom, or the
                                              rendezvous's: real/boot.h) */
     _Atomic uint32_t refusals;            /* connections refused, all ranks */

@@ -510,6 +510,14 @@ int tcp__shared_init(void *mem, const real_opts *o, cl_diag *d)
     int err = parse_listen(listen, &a->listen, &a->listen_len, d);
     if (err)
         return err;
+    /* --listen 0.0.0.0 (or ::) binds every interface; the others are told
+     * the one address known to reach this host: that of the rendezvous
+     * across hosts, loopback within one. */
+    uint32_t reach_len;
+    const char *reach = o->boot ? boot_listen_addr(o->boot)
+                        : a->listen.ss_family == AF_INET6 ? "::1" : "127.0.0.1";
+    if ((err = parse_listen(reach, &a->reach, &reach_len, d)))
+        return err;
     if (o->boot)
         memcpy(a->secret, boot_secret(o->boot), sizeof a->secret);
     else if (auth_random(a->secret, sizeof a->secret))
@@ -521,7 +529,8 @@ int tcp__shared_init(void *mem, const real_opts *o, cl_diag *d)
 /* ---- a rank's setup ---- */
 
 /* Listens where the job says; *mine is the address others connect to (a
- * wildcard address is reached through loopback). */
+ * wildcard address is reached through the area's reach address, when it is
+ * of the same family; else through loopback). */
 static int open_listener(tcp_rank *t, struct sockaddr_storage *mine, socklen_t *len, cl_diag *d)
 {
     const tcp_area *a = t->area;
@@ -535,14 +544,17 @@ static int open_listener(tcp_rank *t, struct sockaddr_storage *mine, socklen_t *
     *len = sizeof *mine;
     if (getsockname(fd, (struct sockaddr *)mine, len) < 0)
         return diag_set(d, CL_EIO, "rank %d: getsockname: %s", t->me, strerror(errno));
+    bool same = a->reach.ss_family == mine->ss_family;
     if (mine->ss_family == AF_INET) {
         struct sockaddr_in *v4 = (struct sockaddr_in *)mine;
         if (v4->sin_addr.s_addr == htonl(INADDR_ANY))
-            v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            v4->sin_addr.s_addr = same ? ((const struct sockaddr_in *)&a->reach)->sin_addr.s_addr
+                                       : htonl(INADDR_LOOPBACK);
     } else if (mine->ss_family == AF_INET6) {
         struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)mine;
         if (IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr))
-            v6->sin6_addr = in6addr_loopback;
+            v6->sin6_addr = same ? ((const struct sockaddr_in6 *)&a->reach)->sin6_addr
+                                 : in6addr_loopback;
     }
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &t->listen_ev};
     if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) < 0)

@@ -1,0 +1,88 @@
+#!/bin/sh
+# test_netns.sh COMMLAB TOOLDIR - a world over two hosts that share no
+# loopback: two network namespaces made here, joined by a veth pair
+# (10.77.N.1 and 10.77.N.2), one rank in each.  What loopback runs cannot
+# show: every rank must be reached at an address of its own host, with
+# --listen left out, with --listen 0.0.0.0 (told to the others as the
+# address that reaches rank 0), and a rank that cannot reach the master
+# gives up at its join timeout.  Needs root and iproute2 (`make deps`);
+# says so and checks nothing without them.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
+    echo "skip: network namespaces need root and ip (iproute2)"
+    finish
+    exit $?
+fi
+
+# Names unique to this run; both namespaces and the veth pair go at exit.
+tag=$$
+nsa=commlab-a-$tag
+nsb=commlab-b-$tag
+net=10.77.$((tag % 250))
+cleanup() {
+    ip netns del "$nsa" 2>/dev/null
+    ip netns del "$nsb" 2>/dev/null
+    rm -rf "$out" "$err" "$tmpd"
+}
+trap cleanup EXIT
+if ! { ip netns add "$nsa" && ip netns add "$nsb" &&
+       ip link add "cla$tag" type veth peer name "clb$tag" &&
+       ip link set "cla$tag" netns "$nsa" && ip link set "clb$tag" netns "$nsb" &&
+       ip -n "$nsa" addr add "$net.1/24" dev "cla$tag" &&
+       ip -n "$nsb" addr add "$net.2/24" dev "clb$tag" &&
+       ip -n "$nsa" link set "cla$tag" up && ip -n "$nsb" link set "clb$tag" up &&
+       ip -n "$nsa" link set lo up && ip -n "$nsb" link set lo up; } 2>"$err"; then
+    echo "skip: cannot make network namespaces here: $(head -c 300 "$err")"
+    finish
+    exit $?
+fi
+
+export COMMLAB_SECRET=netns-test-secret-0123456789
+port=$((20000 + tag % 20000))
+
+# pair OUTPREFIX ARGS... : rank 0 in namespace a (the master), rank 1 in
+# namespace b; each one's stdout, stderr and exit status go to
+# OUTPREFIX.r.{out,err,rc}.
+pair() {
+    pre=$1
+    shift
+    ( ip netns exec "$nsb" $limit "$cl" "$@" --rank 1 --world 2 --master "$net.1:$port" \
+        >"$pre.1.out" 2>"$pre.1.err"; echo $? >"$pre.1.rc" ) &
+    ip netns exec "$nsa" $limit "$cl" "$@" --rank 0 --world 2 --master "$net.1:$port" \
+        >"$pre.0.out" 2>"$pre.0.err"
+    echo $? >"$pre.0.rc"
+    wait
+    port=$((port + 1))
+}
+
+# both PREFIX RC: both processes exited RC.
+both() {
+    if [ "$(cat "$1.0.rc")" = "$2" ] && [ "$(cat "$1.1.rc")" = "$2" ]; then ok
+    else
+        cp "$1.0.err" "$err"
+        bad "$(basename "$1"): exits $(cat "$1.0.rc") and $(cat "$1.1.rc"), want $2 and $2"
+    fi
+}
+
+for p in ring exchange allreduce-ring; do
+    pair "$tmpd/$p" run "$p" --backend tcp --sizes 8,100KiB,1MiB --check -i 3
+    both "$tmpd/$p" 0
+    has "$tmpd/$p.0.out" "$p on tcp: 2 ranks"
+done
+
+# --listen 0.0.0.0 binds every interface; the others must be told one that
+# reaches this host (before, they were told 127.0.0.1 and could not connect).
+pair "$tmpd/any" run ring --backend tcp --listen 0.0.0.0 --bytes 1MiB --check -i 3
+both "$tmpd/any" 0
+has "$tmpd/any.0.out" "ring on tcp: 2 ranks"
+
+# A master nobody can reach (namespace b has no route to it): the join
+# gives up at its timeout, naming the address.
+ip netns exec "$nsb" $limit "$cl" run ring --backend tcp --rank 1 --world 2 \
+    --master 10.254.0.1:$port --join-timeout 1s >"$out" 2>"$err"
+rc=$?
+if [ "$rc" -eq 4 ]; then ok; else bad "unreachable master: exit $rc, want 4"; fi
+has "$err" "cannot reach rank 0's rendezvous on 10.254.0.1:$port within 1 s"
+
+finish
