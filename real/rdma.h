@@ -3,7 +3,7 @@
  * portable RDMA API (InfiniBand verbs, AWS EFA, Slingshot on a cluster; the
  * shm and tcp providers on any machine).
  *
- * Three files, one idea each (endpoint addresses go through the job's
+ * Four files, one idea each (endpoint addresses go through the job's
  * address slots, real/job.h, like tcp's):
  *   rdma_info.c  which providers libfabric offers here, what they can do,
  *                and which one a run uses ("auto" or a name); the fi_info
@@ -12,6 +12,9 @@
  *                reads, kept for the buffers a pattern sends again.
  *   rdma.c       messages: endpoints, tagged eager sends, the rendezvous
  *                by RDMA read, the progress engine, comm_ops.
+ *   rdma_pool.c  commlab's own matching, from FI_MULTI_RECV receive
+ *                buffers, for providers whose tagged matching loses
+ *                messages.
  *
  * What the cli needs is the rdma_* part below; rdma__* is internal to real/.
  * Every function that talks to libfabric reports failure as a CL_E* code
