@@ -45,9 +45,12 @@
  * Protocols, with commlab's own eager limit (never the provider's):
  *   - eager (bytes <= limit): envelope and body go out at once, by
  *     fi_tinjectdata/fi_inject when they fit the provider's inject size,
- *     else from a copy (a bounce buffer freed when the provider is done
- *     with it).  The send completes once injected, as in the model:
- *     head-to-head eager sends never wait for a receive.
+ *     else from a copy (a bounce buffer, given back when the provider is
+ *     done with it and kept for the next message).  The send completes
+ *     once injected, as in the model: head-to-head eager sends never wait
+ *     for a receive.  (Sending from the pattern's buffer instead would
+ *     make the send wait for the provider's completion, which on shm
+ *     above its inject size comes only once the receiver has read it.)
  *   - rendezvous (above the limit), the RDMA way: the sender registers its
  *     buffer (fi_mr_reg, cached: rdma_mr.c) and sends the request to send
  *     with the buffer's address and key.  When a receive matches it, the
@@ -94,6 +97,8 @@
 #define RDMA_MAGIC 0xc1d4u
 #define CTRL_RECVS 64                /* control receives kept posted (libfabric's matching) */
 #define INJECT_MAX 4096              /* bytes commlab assembles for one inject */
+#define BOUNCE_KEEP 8                /* eager copies kept for reuse ... */
+#define BOUNCE_KEEP_MAX ((size_t)1 << 20) /* ... when the largest is at most this */
 #define CQ_BATCH 16                  /* completions per fi_cq_read */
 #define BLOCK_MS 50                  /* a blocked rank looks around this often anyway */
 #define READ_CHUNK ((uint64_t)64 << 20) /* one fi_read moves at most this */
@@ -185,6 +190,41 @@ static void put(unsigned char *to, size_t *at, const void *from, size_t len)
     *at += len;
 }
 
+/* A copy of len bytes for an eager message: a kept one when it fits (the
+ * rank keeps BOUNCE_KEEP of t->bounce_cap bytes, the largest eager
+ * message, so a pattern's sends above the inject size allocate nothing once
+ * warm), else a new one.  NULL when out of memory. */
+static rdma_bounce *bounce_new(rdma_rank *t, size_t len)
+{
+    rdma_bounce *b = t->bounce_free;
+    if (b && b->cap >= len) {
+        t->bounce_free = b->next;
+        t->bounce_kept--;
+    } else {
+        size_t cap = len < t->bounce_cap ? t->bounce_cap : len;
+        if (!(b = malloc(sizeof *b + cap)))
+            return NULL;
+        b->cap = cap;
+        t->stats.copy_allocs++;
+    }
+    t->stats.copies++;
+    b->op.what = OP_BOUNCE;
+    b->len = len;
+    return b;
+}
+
+/* Gives b back: kept for the next eager message, or freed. */
+static void bounce_keep(rdma_rank *t, rdma_bounce *b)
+{
+    if (t->bounce_kept >= BOUNCE_KEEP || b->cap != t->bounce_cap) {
+        free(b);
+        return;
+    }
+    b->next = t->bounce_free;
+    t->bounce_free = b;
+    t->bounce_kept++;
+}
+
 /* Sends one message to rank dst: the envelope (tag, data), then the body,
  * pre and payload.  Injected when it fits (straight from payload when
  * that is all there is to send), else from a copy; track sends from a copy
@@ -220,13 +260,11 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
         t->stats.injects++;
         return t->x.failed;
     }
-    rdma_bounce *b = malloc(sizeof *b + len);
+    rdma_bounce *b = bounce_new(t, len);
     if (!b) {
         rdma__fatal(t, CL_ENOMEM, "out of memory copying a %zu-byte message", len);
         return t->x.failed;
     }
-    b->op.what = OP_BOUNCE;
-    b->len = len;
     size_t at = 0;
     put(b->data, &at, &env, envlen);
     put(b->data, &at, pre, prelen);
@@ -237,7 +275,7 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
            rdma__retry(t, &until, "a message"))
         ;
     if (rc) {
-        free(b);
+        bounce_keep(t, b);
         if (!t->x.failed)
             rdma__fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_send" : "fi_tsenddata", dst,
                   fi_strerror((int)-rc));
@@ -261,7 +299,7 @@ static void bounce_done(rdma_rank *t, rdma_bounce *b)
     if (b->next)
         b->next->prev = b->prev;
     t->bounces_out--;
-    free(b);
+    bounce_keep(t, b);
 }
 
 static int send_ctrl(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, uint64_t addr,
@@ -913,6 +951,10 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
     t->n = (int)n;
     t->me = rank;
     t->eager_limit = o->eager_limit;
+    size_t largest = sizeof(rdma_env) + sizeof(uint64_t) + (size_t)o->eager_limit;
+    if (largest < sizeof(rdma_env) + sizeof(rdma_ctl))
+        largest = sizeof(rdma_env) + sizeof(rdma_ctl);
+    t->bounce_cap = largest <= BOUNCE_KEEP_MAX ? largest : 0;
     t->use_rma = t->area->use_rma;
     if (!(t->addr = calloc(n, sizeof *t->addr)) || !(t->nmsg = calloc(n, sizeof *t->nmsg)) ||
         !(t->spill = malloc(o->eager_limit ? (size_t)o->eager_limit : 1)) ||
@@ -964,11 +1006,11 @@ static void rdma_rank_close(real_rank *base)
         fi_close(&t->fabric->fid);
     if (t->info)
         fi_freeinfo(t->info);
-    while (t->bounces) {
-        rdma_bounce *b = t->bounces;
-        t->bounces = b->next;
-        free(b);
-    }
+    for (int list = 0; list < 2; list++)
+        for (rdma_bounce *b = list ? t->bounce_free : t->bounces, *next; b; b = next) {
+            next = b->next;
+            free(b);
+        }
     /* Rendezvous sends still listed are the pattern's requests. */
     xfer_release(&t->x);
     free(t->ctrl);

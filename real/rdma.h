@@ -70,6 +70,8 @@ int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d);
 typedef struct rdma_stats {
     uint64_t eager_sends;   /* pattern and barrier messages sent eagerly */
     uint64_t injects;       /* ... of which small enough for fi_tinject */
+    uint64_t copies;        /* ... of which sent from a copy (above the inject size) */
+    uint64_t copy_allocs;   /* copies allocated (the others reused a kept one) */
     uint64_t rma_reads;     /* rendezvous messages pulled by RDMA read */
     uint64_t tagged_rdv;    /* rendezvous messages moved by tagged messages */
     uint64_t mr_regs;       /* buffers registered (fi_mr_reg) */

@@ -169,8 +169,9 @@ typedef struct rdma_msg { /* commlab's matching: a request to send nobody wanted
 
 typedef struct rdma_bounce { /* an eager message's copy, until sent */
     rdma_op op;              /* first */
-    struct rdma_bounce *prev, *next;
-    size_t len;
+    struct rdma_bounce *prev, *next; /* in flight; next only, once kept */
+    size_t len;              /* bytes to send */
+    size_t cap;              /* bytes data has room for */
     _Alignas(16) unsigned char data[]; /* envelope (commlab's matching), body */
 } rdma_bounce;
 
@@ -205,6 +206,9 @@ typedef struct rdma_rank {
     rdma_req *rdv_sends;       /* rendezvous sends waiting for the receiver */
     rdma_bounce *bounces;      /* eager copies the provider still holds */
     int bounces_out;
+    rdma_bounce *bounce_free;  /* copies kept for the next eager messages */
+    int bounce_kept;
+    size_t bounce_cap;         /* bytes of a kept copy: the largest eager message (0: none kept) */
     int byes;                  /* BYEs received */
     uint64_t eager_limit;      /* bytes */
     size_t inject;             /* bytes fi_tinject takes */
