@@ -2,13 +2,18 @@
  * the rdma backend on each usable provider, side by side with libfabric's
  * own fi_pingpong (libfabric-bin) on the same provider in the same run.
  *
- * Both sides measure the same thing the same way: K blocking round trips
- * of one tagged message each way between two processes (K = 10,000 up to
- * 8 KiB, fewer above); one-way latency = t / (2 K), bandwidth = size /
- * one-way latency (fi_pingpong's "MB/sec" is that too).  SAMPLES runs per
- * size each; median [min-max].  commlab's sample is one iteration of the
- * launcher (after a barrier; warm-up first), fi_pingpong's one run of the
- * program (-e rdm -m tagged -S size -I K, its own warm-up). */
+ * Both sides measure the same thing the same way, fi_pingpong's way: K
+ * blocking round trips of one tagged message each way between two
+ * processes (K = 10,000 up to 8 KiB, fewer above), timed from the first
+ * round trip to the last with no warm-up round trips before them (commlab:
+ * one timed iteration, --warmup 0; fi_pingpong has none); one-way latency
+ * = t / (2 K), fi_pingpong's "usec/xfer"; bandwidth = size / one-way
+ * latency.  The two programs run on the same two cores: commlab binds its
+ * ranks (rank 0 times), fi_pingpong's client (which times) is bound to
+ * rank 0's core and its server to rank 1's.  SAMPLES pairs per size, the
+ * two programs taking turns (the order alternates), so a change of load on
+ * a shared machine falls on both; each ratio is the median of the pairs'
+ * ratios, with their min and max. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,10 +28,11 @@
 #include "cli/cli.h"
 #include "core/record.h"
 #include "core/units.h"
+#include "real/bind.h"
 #include "real/launch.h"
 #include "real/rdma.h"
 
-#define SAMPLES 5
+#define SAMPLES 7
 #define TAG_LAT 1
 #define PINGPONG_SECONDS 60 /* one fi_pingpong run is stopped after this */
 
@@ -55,11 +61,12 @@ static int pingpong_pattern(cl_comm *c, const cl_args *a)
     return 0;
 }
 
-/* commlab's one-way latency samples at bytes over prov. */
-static int measure(const char *prov, size_t bytes, cl_stats *out)
+/* One commlab sample at bytes over prov: its one-way seconds in *out.
+ * 0, or the run's exit status (its diag printed). */
+static int measure_once(const char *prov, size_t bytes, double *out)
 {
     real_opts o = {
-        .backend = "rdma", .provider = prov, .nranks = 2, .warmup = 1, .iters = SAMPLES,
+        .backend = "rdma", .provider = prov, .nranks = 2, .warmup = 0, .iters = 1,
         .eager_limit = 64 * 1024, .bind = true, .deadlock_timeout = 10, .report = stderr,
     };
     cl_args a = {.bytes = bytes};
@@ -71,22 +78,22 @@ static int measure(const char *prov, size_t bytes, cl_stats *out)
     } else if (err) {
         cli_diag(&res.diag, 0);
     }
-    if (!err) {
-        for (int i = 0; i < res.iters; i++)
-            res.iter_time[i] /= 2.0 * (double)rounds(bytes);
-        err = stats_compute(res.iter_time, (size_t)res.iters, out);
-    }
+    if (!err)
+        *out = res.iter_time[0] / (2.0 * (double)rounds(bytes));
     real_result_release(&res);
     return err;
 }
 
-/* Starts argv with its stdout on fd (-1: /dev/null) and stderr silenced. */
-static pid_t spawn(char *const argv[], int fd)
+/* Starts argv with its stdout on fd (-1: /dev/null) and stderr silenced,
+ * bound where commlab's rank `rank` runs (b NULL: unbound). */
+static pid_t spawn(char *const argv[], int fd, const real_binder *b, int rank)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid != 0)
         return pid;
+    if (b)
+        real_binder_apply(b, rank, NULL);
     int null = open("/dev/null", O_RDWR);
     dup2(fd >= 0 ? fd : null, STDOUT_FILENO);
     dup2(null, STDERR_FILENO);
@@ -117,7 +124,8 @@ static int reap(pid_t pid, double deadline)
 
 /* One fi_pingpong run at bytes over prov: its one-way microseconds in
  * *usec.  False (nothing measured) when it could not run. */
-static bool pingpong_once(const char *prov, size_t bytes, int port, double *usec)
+static bool pingpong_once(const char *prov, size_t bytes, int port, const real_binder *b,
+                          double *usec)
 {
     char size[32], iters[32], sport[16];
     snprintf(size, sizeof size, "%zu", bytes);
@@ -131,10 +139,10 @@ static bool pingpong_once(const char *prov, size_t bytes, int port, double *usec
     if (pipe(fds))
         return false;
     double deadline = job_now() + PINGPONG_SECONDS;
-    pid_t srv = spawn(server, -1);
+    pid_t srv = spawn(server, -1, b, 1);
     struct timespec ts = {0, 200000000L}; /* the server listens before the client calls */
     nanosleep(&ts, NULL);
-    pid_t cli = spawn(client, fds[1]);
+    pid_t cli = spawn(client, fds[1], b, 0);
     close(fds[1]);
     char out[4096];
     size_t len = 0;
@@ -179,41 +187,62 @@ static cl_stats bandwidth_of(const cl_stats *lat, size_t bytes)
                       .max = (double)bytes / lat->min, .n = lat->n};
 }
 
-static int bench_provider(const char *prov, bool quick, bool have_pp)
+/* "1.12 [1.05-1.30]": the median of the pairs' ratios, min and max. */
+static const char *ratios(char *buf, size_t len, const double *r, int n)
+{
+    cl_stats s;
+    if (stats_compute(r, (size_t)n, &s))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.2f [%.2f-%.2f]", s.median, s.min, s.max);
+    return buf;
+}
+
+static int bench_provider(const char *prov, bool quick, bool have_pp, const real_binder *b)
 {
     static const size_t all[] = {8, 512, 4096, 65536, 1 << 20, 4 << 20};
     size_t nsizes = quick ? 4 : sizeof all / sizeof all[0];
-    printf("provider %s: one-way latency (K round trips per sample) and bandwidth (size /\n"
-           "one-way), %d samples, median [min-max]; fi_pingpong -e rdm -m tagged beside it\n\n",
-           prov, SAMPLES);
-    printf("%-8s %-30s %-30s %-6s %-36s %-6s\n", "size", "commlab latency", "fi_pingpong",
+    printf("provider %s: one-way latency (K round trips per sample, no warm-up) and\n"
+           "bandwidth (size / one-way); %d samples each, taking turns with fi_pingpong -e rdm\n"
+           "-m tagged on the same cores; median [min-max]\n\n", prov, SAMPLES);
+    printf("%-8s %-30s %-30s %-19s %-36s %-19s\n", "size", "commlab latency", "fi_pingpong",
            "ratio", "commlab bandwidth", "ratio");
     int port = 20000 + (int)(getpid() % 20000);
     for (size_t i = 0; i < nsizes; i++) {
-        cl_stats ours, theirs = {0};
-        if (measure(prov, all[i], &ours))
-            return CLI_EXIT_FAILED;
+        double ours[SAMPLES], theirs[SAMPLES], lat_r[SAMPLES], bw_r[SAMPLES];
         bool pp = have_pp;
-        double us[SAMPLES];
-        for (int k = 0; k < SAMPLES && pp; k++) {
-            pp = pingpong_once(prov, all[i], port++, &us[k]);
-            us[k] *= 1e-6;
+        for (int k = 0; k < SAMPLES; k++) {
+            /* Turns: commlab first in even pairs, fi_pingpong first in odd. */
+            for (int turn = 0; turn < 2; turn++) {
+                if ((turn == 0) == (k % 2 == 0)) {
+                    if (measure_once(prov, all[i], &ours[k]))
+                        return CLI_EXIT_FAILED;
+                } else if (pp) {
+                    pp = pingpong_once(prov, all[i], port++, b, &theirs[k]);
+                    theirs[k] *= 1e-6;
+                }
+            }
+            if (pp) {
+                lat_r[k] = ours[k] / theirs[k];
+                bw_r[k] = theirs[k] / ours[k];
+            }
         }
-        if (pp)
-            stats_compute(us, SAMPLES, &theirs);
-        char sz[UNITS_BUF], l[96], f[96] = "-", b[96], lr[16] = "-", br[16] = "-";
-        cl_stats bw = bandwidth_of(&ours, all[i]);
-        if (pp) {
-            range(f, sizeof f, &theirs, true);
-            snprintf(lr, sizeof lr, "%.2f", ours.median / theirs.median);
-            snprintf(br, sizeof br, "%.2f", theirs.median / ours.median);
+        cl_stats lat, pps;
+        stats_compute(ours, SAMPLES, &lat);
+        char sz[UNITS_BUF], l[96], f[96] = "-", bw[96], lr[32] = "-", br[32] = "-";
+        cl_stats bws = bandwidth_of(&lat, all[i]);
+        if (pp && !stats_compute(theirs, SAMPLES, &pps)) {
+            range(f, sizeof f, &pps, true);
+            ratios(lr, sizeof lr, lat_r, SAMPLES);
+            ratios(br, sizeof br, bw_r, SAMPLES);
         }
-        printf("%-8s %-30s %-30s %-6s %-36s %-6s\n", units_size_str(sz, all[i]),
-               range(l, sizeof l, &ours, true), f, lr, range(b, sizeof b, &bw, false), br);
+        printf("%-8s %-30s %-30s %-19s %-36s %-19s\n", units_size_str(sz, all[i]),
+               range(l, sizeof l, &lat, true), f, lr, range(bw, sizeof bw, &bws, false), br);
         fflush(stdout);
     }
-    printf("\nratio: commlab / fi_pingpong for latency (below 1 is faster), and for\n"
-           "bandwidth (above 1 is faster)\n");
+    printf("\nratio: commlab / fi_pingpong for latency (below 1 is faster), fi_pingpong /\n"
+           "commlab for bandwidth (above 1 is faster); each the median of the %d pairs'\n"
+           "ratios [min-max]\n", SAMPLES);
     return CLI_EXIT_OK;
 }
 
@@ -227,6 +256,10 @@ int bench_rdma(bool quick)
     cl_diag d = {{0}};
     if (rdma_providers_list(&v, &n, &d))
         return cli_diag(&d, CLI_EXIT_FAILED);
+    /* fi_pingpong runs on the cores commlab binds its two ranks to. */
+    real_binder *b = NULL;
+    if (have_pp && real_binder_create(&b, 2, true, NULL))
+        printf("fi_pingpong: not bound to cores (hwloc failed); commlab's ranks are\n\n");
     int rc = CLI_EXIT_OK;
     char done[512] = " ";
     /* The providers commlab runs on and the run tests cover. */
@@ -238,10 +271,11 @@ int bench_rdma(bool quick)
             if (strcmp(v[i].name, wanted[w]) || strstr(done, key))
                 continue;
             snprintf(done + strlen(done), sizeof done - strlen(done), "%s ", v[i].name);
-            rc = bench_provider(v[i].name, quick, have_pp);
+            rc = bench_provider(v[i].name, quick, have_pp, b);
             printf("\n");
             break;
         }
     free(v);
+    real_binder_destroy(b);
     return rc;
 }

@@ -38,24 +38,19 @@
  *     pieces too (the receive's buffer is the transport's until it
  *     completes, and the read overwrites it).
  *   - commlab's (shm of libfabric 1.17): every message, request to send and
- *     control record is an untagged message, envelope first, into a few
- *     large receive buffers kept posted (FI_MULTI_RECV), so no message ever
- *     arrives unexpected at the libfabric level; commlab matches the
- *     envelope with core/match.h (xfer_arrive, as shm and tcp do) and
- *     copies an eager payload from the buffer into the receive's, or keeps
- *     a copy until a receive wants it.  Why: that provider loses a tagged
- *     message that arrives before its receive is posted once the two ranks
- *     have exchanged a rendezvous (README: rdma).  A burst of more messages
- *     than the buffers hold within one progress pass (POOL_BUFS buffers of
- *     at least POOL_MIN_MSGS largest messages each) would still reach the
- *     provider's own queue.
+ *     control record is an untagged message, envelope first, into receive
+ *     buffers kept posted (FI_MULTI_RECV), matched by commlab; rdma_pool.c
+ *     says how and why.
  *
  * Protocols, with commlab's own eager limit (never the provider's):
  *   - eager (bytes <= limit): envelope and body go out at once, by
  *     fi_tinjectdata/fi_inject when they fit the provider's inject size,
- *     else from a copy (a bounce buffer freed when the provider is done
- *     with it).  The send completes once injected, as in the model:
- *     head-to-head eager sends never wait for a receive.
+ *     else from a copy (a bounce buffer, given back when the provider is
+ *     done with it and kept for the next message).  The send completes
+ *     once injected, as in the model: head-to-head eager sends never wait
+ *     for a receive.  (Sending from the pattern's buffer instead would
+ *     make the send wait for the provider's completion, which on shm
+ *     above its inject size comes only once the receiver has read it.)
  *   - rendezvous (above the limit), the RDMA way: the sender registers its
  *     buffer (fi_mr_reg, cached: rdma_mr.c) and sends the request to send
  *     with the buffer's address and key.  When a receive matches it, the
@@ -101,11 +96,9 @@
 
 #define RDMA_MAGIC 0xc1d4u
 #define CTRL_RECVS 64                /* control receives kept posted (libfabric's matching) */
-#define POOL_BUFS 4                  /* receive buffers kept posted (commlab's matching) */
-#define POOL_MIN_BYTES ((size_t)4 << 20) /* ... of at least this many bytes */
-#define POOL_MIN_MSGS 16             /* ... holding at least this many largest messages */
-#define SMALL_RECV 64                /* receives up to this land in the request, copied out */
 #define INJECT_MAX 4096              /* bytes commlab assembles for one inject */
+#define BOUNCE_KEEP 8                /* eager copies kept for reuse ... */
+#define BOUNCE_KEEP_MAX ((size_t)1 << 20) /* ... when the largest is at most this */
 #define CQ_BATCH 16                  /* completions per fi_cq_read */
 #define BLOCK_MS 50                  /* a blocked rank looks around this often anyway */
 #define READ_CHUNK ((uint64_t)64 << 20) /* one fi_read moves at most this */
@@ -113,130 +106,11 @@
 #define CLOSE_SECONDS 2.0            /* the closing handshake waits at most this */
 #define LOSS_GRACE_NS 500000000L     /* local runs: let the launcher name a dead rank */
 
-/* The envelope's fields. */
-#define TAG_KIND_SHIFT 62
-#define TAG_SRC_SHIFT 46
-#define TAG_CTX_SHIFT 31
-#define TAG_TAG_MASK ((1ULL << TAG_CTX_SHIFT) - 1)
-#define TAG_CTX_MASK (((1ULL << 15) - 1) << TAG_CTX_SHIFT)
-#define TAG_SRC_MASK (((1ULL << 16) - 1) << TAG_SRC_SHIFT)
-#define TAG_RTS_BIT (1ULL << TAG_KIND_SHIFT)
-#define TAG_LOW62 ((1ULL << TAG_KIND_SHIFT) - 1)
-
-enum { KIND_MSG, KIND_RTS, KIND_CTRL, KIND_DATA };              /* the envelope's kind */
-enum { H_FIN = 1, H_NACK, H_CTS, H_BYE };                      /* a control record's kind */
-enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL, OP_POOL }; /* contexts */
-
-/* A request to send: where the receiver reads the message. */
-typedef struct rdma_rts {
-    uint64_t total; /* message bytes */
-    uint64_t sum;   /* checksum (--check) */
-    uint64_t addr;  /* where to read (rdma__mr_addr) */
-    uint64_t key;   /* the registration's key */
-    uint64_t id;    /* the send's id: FIN, NACK and CTS name it */
-} rdma_rts;
-
-/* A control record: the answer to a request to send, or BYE. */
-typedef struct rdma_ctl {
-    uint16_t magic; /* RDMA_MAGIC */
-    uint16_t kind;  /* H_* */
-    int32_t src;    /* the sender's rank */
-    uint64_t id;    /* FIN, NACK, CTS: the send's id */
-    uint64_t key;   /* CTS: the receive's id */
-    uint64_t addr;  /* FIN: when the read began (double bits) */
-} rdma_ctl;
-
-/* commlab's matching: what precedes every body in a pool buffer. */
-typedef struct rdma_env {
-    uint64_t tag;  /* kind, source, context bits, tag */
-    uint64_t data; /* full context << 32 | message number */
-} rdma_env;
-
-/* What an operation's completion comes back as: every libfabric call gets
- * one of these as its context (FI_CONTEXT2 room first). */
-typedef struct rdma_op {
-    struct fi_context2 fc;
-    int what; /* OP_* */
-} rdma_op;
-
-typedef struct rdma_req {
-    xfer_req x;             /* first */
-    rdma_op op;             /* the one operation in flight for it */
-    struct rdma_req *lnext; /* rendezvous sends waiting for FIN, NACK or CTS */
-    uint64_t id;            /* rendezvous: our send or receive id */
-    uint64_t sum;           /* libfabric's matching, --check: an eager message's sum lands here */
-    unsigned char small[SMALL_RECV]; /* ... a receive of at most SMALL_RECV bytes lands here */
-    rdma_mr *mr;            /* rendezvous send: its registration */
-    uint64_t send_id;       /* rendezvous receive: the sender's id */
-    uint64_t raddr, rkey;   /* ... where to read */
-    uint64_t off, chunk;    /* ... bytes read, bytes of the read in flight */
-    fi_addr_t from;         /* ... the sender's address */
-} rdma_req;
-
-typedef struct rdma_msg { /* commlab's matching: a request to send nobody wanted yet */
-    xfer_msg x;           /* first */
-    rdma_rts rts;
-} rdma_msg;
-
-typedef struct rdma_bounce { /* an eager message's copy, until sent */
-    rdma_op op;              /* first */
-    struct rdma_bounce *prev, *next;
-    size_t len;
-    _Alignas(16) unsigned char data[]; /* envelope (commlab's matching), body */
-} rdma_bounce;
-
-typedef struct rdma_ctrl { /* libfabric's matching: a posted control receive */
-    rdma_op op;            /* first */
-    rdma_ctl hdr;
-} rdma_ctrl;
-
-typedef struct rdma_pool { /* commlab's matching: a posted receive buffer */
-    rdma_op op;            /* first */
-    unsigned char *mem;
-    size_t len;            /* bytes */
-} rdma_pool;
-
-typedef struct rdma_rank {
-    xfer_rank x;               /* first */
-    rdma_area *area;
-    struct fi_info *info;      /* the entry opened (its own copy) */
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
-    bool cq_waits;             /* the queue has a wait object: fi_cq_sread blocks */
-    bool own_match;            /* commlab matches (pool buffers), not libfabric */
-    fi_addr_t *addr;           /* n: every rank's address */
-    uint64_t *nmsg;            /* n: messages sent to each rank */
-    rdma_mr_cache mrs;
-    rdma_ctrl *ctrl;           /* CTRL_RECVS (libfabric's matching) */
-    rdma_pool *pool;           /* POOL_BUFS (commlab's matching) */
-    size_t pool_msg_max;       /* bytes of the largest message a pool buffer takes */
-    rdma_req *rdv_sends;       /* rendezvous sends waiting for the receiver */
-    rdma_bounce *bounces;      /* eager copies the provider still holds */
-    int bounces_out;
-    int byes;                  /* BYEs received */
-    uint64_t eager_limit;      /* bytes */
-    size_t inject;             /* bytes fi_tinject takes */
-    uint64_t max_msg;          /* bytes one message or read may have */
-    uint64_t next_id;
-    bool use_rma;
-    uint64_t read_flags;       /* fi_readmsg's flags (see open_endpoint) */
-    bool closing;
-    int n, me;
-    char prov[RDMA_PROV_MAX];
-    rdma_stats stats;
-    unsigned char *spill;      /* eager_limit bytes: where what overflows a receive goes */
-} rdma_rank;
-
 static const comm_ops rdma_ops;
 
 /* ---- helpers ---- */
 
-static void fatal(rdma_rank *t, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void fatal(rdma_rank *t, int err, const char *fmt, ...)
+void rdma__fatal(rdma_rank *t, int err, const char *fmt, ...)
 {
     if (t->x.failed)
         return;
@@ -261,7 +135,7 @@ static void peer_lost(rdma_rank *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fatal(t, CL_EPEER, "%s", msg);
+    rdma__fatal(t, CL_EPEER, "%s", msg);
     struct timespec ts = {0, LOSS_GRACE_NS};
     nanosleep(&ts, NULL);
 }
@@ -285,16 +159,6 @@ static uint64_t data_of(uint32_t ctx, uint64_t k)
     return (uint64_t)ctx << 32 | (k & 0xffffffffu);
 }
 
-static int kind_of(uint64_t tag)
-{
-    return (int)(tag >> TAG_KIND_SHIFT);
-}
-
-static int src_of(uint64_t tag)
-{
-    return (int)((tag & TAG_SRC_MASK) >> TAG_SRC_SHIFT);
-}
-
 static rdma_req *req_of_op(rdma_op *op)
 {
     return (rdma_req *)((char *)op - offsetof(rdma_req, op));
@@ -304,13 +168,13 @@ static rdma_req *req_of_op(rdma_op *op)
  * once the rank failed or the provider refused for RETRY_SECONDS. */
 static int progress(rdma_rank *t, bool block);
 
-static bool retry(rdma_rank *t, double *until, const char *what)
+bool rdma__retry(rdma_rank *t, double *until, const char *what)
 {
     double now = job_now();
     if (*until == 0)
         *until = now + RETRY_SECONDS;
     if (now > *until) {
-        fatal(t, CL_ETIMEOUT, "the provider refused %s for %.0f s", what, RETRY_SECONDS);
+        rdma__fatal(t, CL_ETIMEOUT, "the provider refused %s for %.0f s", what, RETRY_SECONDS);
         return false;
     }
     progress(t, false);
@@ -324,6 +188,41 @@ static void put(unsigned char *to, size_t *at, const void *from, size_t len)
     if (len)
         memcpy(to + *at, from, len);
     *at += len;
+}
+
+/* A copy of len bytes for an eager message: a kept one when it fits (the
+ * rank keeps BOUNCE_KEEP of t->bounce_cap bytes, the largest eager
+ * message, so a pattern's sends above the inject size allocate nothing once
+ * warm), else a new one.  NULL when out of memory. */
+static rdma_bounce *bounce_new(rdma_rank *t, size_t len)
+{
+    rdma_bounce *b = t->bounce_free;
+    if (b && b->cap >= len) {
+        t->bounce_free = b->next;
+        t->bounce_kept--;
+    } else {
+        size_t cap = len < t->bounce_cap ? t->bounce_cap : len;
+        if (!(b = malloc(sizeof *b + cap)))
+            return NULL;
+        b->cap = cap;
+        t->stats.copy_allocs++;
+    }
+    t->stats.copies++;
+    b->op.what = OP_BOUNCE;
+    b->len = len;
+    return b;
+}
+
+/* Gives b back: kept for the next eager message, or freed. */
+static void bounce_keep(rdma_rank *t, rdma_bounce *b)
+{
+    if (t->bounce_kept >= BOUNCE_KEEP || b->cap != t->bounce_cap) {
+        free(b);
+        return;
+    }
+    b->next = t->bounce_free;
+    t->bounce_free = b;
+    t->bounce_kept++;
 }
 
 /* Sends one message to rank dst: the envelope (tag, data), then the body,
@@ -353,21 +252,19 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
         while ((rc = t->own_match ? fi_inject(t->ep, bytes, len, to)
                                   : fi_tinjectdata(t->ep, bytes, len, data, to, tag)) ==
                    -FI_EAGAIN &&
-               retry(t, &until, "an injected message"))
+               rdma__retry(t, &until, "an injected message"))
             ;
         if (rc && !t->x.failed)
-            fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_inject" : "fi_tinjectdata",
+            rdma__fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_inject" : "fi_tinjectdata",
                   dst, fi_strerror((int)-rc));
         t->stats.injects++;
         return t->x.failed;
     }
-    rdma_bounce *b = malloc(sizeof *b + len);
+    rdma_bounce *b = bounce_new(t, len);
     if (!b) {
-        fatal(t, CL_ENOMEM, "out of memory copying a %zu-byte message", len);
+        rdma__fatal(t, CL_ENOMEM, "out of memory copying a %zu-byte message", len);
         return t->x.failed;
     }
-    b->op.what = OP_BOUNCE;
-    b->len = len;
     size_t at = 0;
     put(b->data, &at, &env, envlen);
     put(b->data, &at, pre, prelen);
@@ -375,12 +272,12 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
     while ((rc = t->own_match ? fi_send(t->ep, b->data, len, NULL, to, &b->op)
                               : fi_tsenddata(t->ep, b->data, len, NULL, data, to, tag, &b->op)) ==
                -FI_EAGAIN &&
-           retry(t, &until, "a message"))
+           rdma__retry(t, &until, "a message"))
         ;
     if (rc) {
-        free(b);
+        bounce_keep(t, b);
         if (!t->x.failed)
-            fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_send" : "fi_tsenddata", dst,
+            rdma__fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_send" : "fi_tsenddata", dst,
                   fi_strerror((int)-rc));
         return t->x.failed;
     }
@@ -402,7 +299,7 @@ static void bounce_done(rdma_rank *t, rdma_bounce *b)
     if (b->next)
         b->next->prev = b->prev;
     t->bounces_out--;
-    free(b);
+    bounce_keep(t, b);
 }
 
 static int send_ctrl(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, uint64_t addr,
@@ -500,16 +397,16 @@ static void read_next(rdma_rank *t, rdma_req *r)
     struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = r->from,
                              .rma_iov = &rma, .rma_iov_count = 1, .context = &r->op};
     while ((rc = fi_readmsg(t->ep, &msg, t->read_flags)) == -FI_EAGAIN &&
-           retry(t, &until, "an RDMA read"))
+           rdma__retry(t, &until, "an RDMA read"))
         ;
     if (rc && !t->x.failed)
-        fatal(t, CL_EIO, "fi_read of %llu bytes from rank %d: %s",
+        rdma__fatal(t, CL_EIO, "fi_read of %llu bytes from rank %d: %s",
               (unsigned long long)r->chunk, r->x.base.status.source, fi_strerror((int)-rc));
 }
 
 /* Receive r (its envelope taken) matched the request to send h from src:
  * pull the data. */
-static void rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
+void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
 {
     if (xfer_truncated(&t->x, &r->x, src, h->total)) {
         send_ctrl(t, src, H_NACK, h->id, 0, 0, false);
@@ -529,7 +426,7 @@ static void rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
         return;
     }
     if (h->total > t->max_msg) {
-        fatal(t, CL_EIO, "a %llu-byte message from rank %d is larger than the provider's "
+        rdma__fatal(t, CL_EIO, "a %llu-byte message from rank %d is larger than the provider's "
               "largest (%llu bytes) and it has no RDMA reads", (unsigned long long)h->total,
               src, (unsigned long long)t->max_msg);
         return;
@@ -541,11 +438,11 @@ static void rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
     while ((rc = fi_trecv(t->ep, r->x.buf, (size_t)h->total, NULL, r->from,
                           (uint64_t)KIND_DATA << TAG_KIND_SHIFT | (r->id & TAG_LOW62), 0,
                           &r->op)) == -FI_EAGAIN &&
-           retry(t, &until, "a receive"))
+           rdma__retry(t, &until, "a receive"))
         ;
     if (rc) {
         if (!t->x.failed)
-            fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror((int)-rc));
+            rdma__fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror((int)-rc));
         return;
     }
     send_ctrl(t, src, H_CTS, h->id, r->id, 0, false);
@@ -596,10 +493,10 @@ static int post_recv(rdma_rank *t, rdma_req *r)
     ssize_t rc;
     while ((rc = fi_trecvv(t->ep, iov, desc, count, FI_ADDR_UNSPEC, want, ignore,
                            &r->op)) == -FI_EAGAIN &&
-           retry(t, &until, "a receive"))
+           rdma__retry(t, &until, "a receive"))
         ;
     if (rc && !t->x.failed)
-        fatal(t, CL_EIO, "fi_trecvv: %s", fi_strerror((int)-rc));
+        rdma__fatal(t, CL_EIO, "fi_trecvv: %s", fi_strerror((int)-rc));
     return t->x.failed;
 }
 
@@ -647,15 +544,15 @@ static void gather(rdma_rank *t, rdma_req *r, void *out, size_t len)
 /* Receive r's message arrived, as completion e says. */
 static void recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_entry *e)
 {
-    int kind = kind_of(e->tag), src = src_of(e->tag);
+    int kind = rdma__kind_of(e->tag), src = rdma__src_of(e->tag);
     uint32_t ctx = (uint32_t)(e->data >> 32);
     if (!(e->flags & FI_REMOTE_CQ_DATA) || src >= t->n) {
-        fatal(t, CL_EPROTO, "a message without commlab's envelope (tag %#llx, %zu bytes)",
+        rdma__fatal(t, CL_EPROTO, "a message without commlab's envelope (tag %#llx, %zu bytes)",
               (unsigned long long)e->tag, e->len);
         return;
     }
     if (ctx != r->x.ctx) {
-        fatal(t, CL_EPROTO, "a receive of context %#x matched a message of context %#x: the "
+        rdma__fatal(t, CL_EPROTO, "a receive of context %#x matched a message of context %#x: the "
               "two collide in the 15 bits a tag gives a context", r->x.ctx, ctx);
         return;
     }
@@ -664,17 +561,17 @@ static void recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_en
     if (kind == KIND_RTS) {
         rdma_rts h;
         if (e->len != sizeof h) {
-            fatal(t, CL_EPROTO, "rank %d sent a %zu-byte request to send", src, e->len);
+            rdma__fatal(t, CL_EPROTO, "rank %d sent a %zu-byte request to send", src, e->len);
             return;
         }
         gather(t, r, &h, sizeof h);
         xfer_take_envelope(&r->x, src, tag, h.total, id);
-        rendezvous(t, r, &h, src);
+        rdma__rendezvous(t, r, &h, src);
         return;
     }
     size_t pre = t->x.check ? sizeof r->sum : 0;
     if (e->len < pre) {
-        fatal(t, CL_EPROTO, "rank %d sent %zu bytes for a message", src, e->len);
+        rdma__fatal(t, CL_EPROTO, "rank %d sent %zu bytes for a message", src, e->len);
         return;
     }
     uint64_t total = e->len - pre;
@@ -701,11 +598,11 @@ static int post_ctrl(rdma_rank *t, rdma_ctrl *c)
 }
 
 /* A control record of len bytes arrived. */
-static void ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
+void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
 {
     if (len != sizeof *h || h->magic != RDMA_MAGIC || h->kind < H_FIN || h->kind > H_BYE ||
         h->src < 0 || h->src >= t->n) {
-        fatal(t, CL_EPROTO, "a control record with a bad header (%zu bytes, magic %#x, kind "
+        rdma__fatal(t, CL_EPROTO, "a control record with a bad header (%zu bytes, magic %#x, kind "
               "%u, rank %d)", len, h->magic, h->kind, h->src);
         return;
     }
@@ -715,7 +612,7 @@ static void ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
     }
     rdma_req *r = take_send(t, h->id);
     if (!r || r->x.peer != h->src) {
-        fatal(t, CL_EPROTO, "rank %d answered (kind %u) a send of ours that is not waiting",
+        rdma__fatal(t, CL_EPROTO, "rank %d answered (kind %u) a send of ours that is not waiting",
               h->src, h->kind);
         return;
     }
@@ -728,10 +625,10 @@ static void ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
         double until = 0;
         while ((sr = fi_tsend(t->ep, r->x.sbuf, (size_t)r->x.bytes, NULL, t->addr[h->src], tag,
                               &r->op)) == -FI_EAGAIN &&
-               retry(t, &until, "rendezvous data"))
+               rdma__retry(t, &until, "rendezvous data"))
             ;
         if (sr && !t->x.failed)
-            fatal(t, CL_EIO, "fi_tsend of %llu bytes to rank %d: %s",
+            rdma__fatal(t, CL_EIO, "fi_tsend of %llu bytes to rank %d: %s",
                   (unsigned long long)r->x.bytes, h->src, fi_strerror((int)-sr));
         return;
     }
@@ -749,110 +646,11 @@ static void ctrl_arrived(rdma_rank *t, rdma_ctrl *c, size_t len)
     rdma_ctl h = c->hdr;
     double until = 0;
     int rc;
-    while ((rc = post_ctrl(t, c)) == -FI_EAGAIN && retry(t, &until, "a control receive"))
+    while ((rc = post_ctrl(t, c)) == -FI_EAGAIN && rdma__retry(t, &until, "a control receive"))
         ;
     if (rc && !t->x.failed)
-        fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror(-rc));
-    ctl_arrived(t, &h, len);
-}
-
-/* ---- receiving with commlab's matching ---- */
-
-static int post_pool(rdma_rank *t, rdma_pool *p)
-{
-    p->op.what = OP_POOL;
-    struct iovec iov = {p->mem, p->len};
-    struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
-                         .context = &p->op};
-    return (int)fi_recvmsg(t->ep, &msg, FI_MULTI_RECV);
-}
-
-/* The rendezvous of a receive commlab matched to a request to send
- * (xfer's pull hook). */
-static void pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src)
-{
-    rdma_rank *t = (rdma_rank *)x;
-    rdma_rts h = ((rdma_msg *)m)->rts;
-    xfer_msg_free(x, m);
-    rendezvous(t, (rdma_req *)r, &h, src);
-}
-
-/* One message of len bytes at buf (in a pool buffer) arrived: matched
- * here, its payload copied out before anything else runs. */
-static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
-{
-    rdma_env env;
-    if (len < sizeof env) {
-        fatal(t, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
-        return;
-    }
-    memcpy(&env, buf, sizeof env);
-    buf += sizeof env;
-    len -= sizeof env;
-    int kind = kind_of(env.tag), src = src_of(env.tag);
-    if (kind == KIND_CTRL) {
-        rdma_ctl h = {0};
-        memcpy(&h, buf, len < sizeof h ? len : sizeof h);
-        ctl_arrived(t, &h, len);
-        return;
-    }
-    size_t pre = t->x.check ? sizeof(uint64_t) : 0;
-    if (src >= t->n || kind == KIND_DATA || (kind == KIND_RTS && len != sizeof(rdma_rts)) ||
-        len < pre) {
-        fatal(t, CL_EPROTO, "a message with a bad envelope (tag %#llx, %zu bytes)",
-              (unsigned long long)env.tag, len);
-        return;
-    }
-    xfer_msg *m = xfer_msg_new(&t->x);
-    if (!m) {
-        fatal(t, CL_ENOMEM, "out of memory for a message from rank %d", src);
-        return;
-    }
-    m->msg_id = rank_msg_id(src, t->me, env.data & 0xffffffffu);
-    t->stats.own_matched++;
-    m->eager = kind == KIND_MSG;
-    if (kind == KIND_RTS) {
-        rdma_rts *h = &((rdma_msg *)m)->rts;
-        memcpy(h, buf, sizeof *h);
-        m->total = h->total;
-        m->sum = h->sum;
-    } else {
-        m->total = len - pre;
-        if (pre)
-            memcpy(&m->sum, buf, pre);
-    }
-    const unsigned char *payload = buf + pre;
-    uint64_t total = m->total;
-    xfer_req *r;
-    switch (xfer_arrive(&t->x, m, src, (int)(env.tag & TAG_TAG_MASK), (uint32_t)(env.data >> 32),
-                        &r)) {
-    case XFER_INTO_RECV:
-        if (total)
-            memcpy(r->buf, payload, (size_t)total);
-        xfer_finish_recv(&t->x, r, r->sum);
-        break;
-    case XFER_INTO_MSG:
-        if (total)
-            memcpy(m->data, payload, (size_t)total);
-        m->got = total;
-        break;
-    default: /* pulled, dropped (too large for its receive), or the rank failed */
-        break;
-    }
-}
-
-static void pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e)
-{
-    if (e->len)
-        pool_arrived(t, e->buf, e->len);
-    if (!(e->flags & FI_MULTI_RECV))
-        return;
-    double until = 0;
-    int rc;
-    while ((rc = post_pool(t, p)) == -FI_EAGAIN && retry(t, &until, "a receive buffer"))
-        ;
-    if (rc && !t->x.failed)
-        fatal(t, CL_EIO, "fi_recvmsg: %s", fi_strerror(-rc));
+        rdma__fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror(-rc));
+    rdma__ctl_arrived(t, &h, len);
 }
 
 /* ---- the progress engine ---- */
@@ -883,7 +681,7 @@ static void completed(rdma_rank *t, const struct fi_cq_tagged_entry *e)
         ctrl_arrived(t, (rdma_ctrl *)op, e->len);
         break;
     case OP_POOL:
-        pool_done(t, (rdma_pool *)op, e);
+        rdma__pool_done(t, (rdma_pool *)op, e);
         break;
     }
 }
@@ -928,7 +726,7 @@ static int progress(rdma_rank *t, bool block)
         return t->x.failed;
     }
     if (k < 0) {
-        fatal(t, CL_EIO, "fi_cq_read: %s", fi_strerror((int)-k));
+        rdma__fatal(t, CL_EIO, "fi_cq_read: %s", fi_strerror((int)-k));
         return t->x.failed;
     }
     for (ssize_t i = 0; i < k; i++)
@@ -1125,38 +923,16 @@ static int exchange_addresses(rdma_rank *t, const job *j, cl_diag *d)
     return 0;
 }
 
-/* commlab's matching: POOL_BUFS receive buffers, each holding at least
- * POOL_MIN_MSGS of the largest messages (an eager payload with its
- * envelope and sum).  0 or CL_ENOMEM. */
-static int pool_alloc(rdma_rank *t)
-{
-    size_t body = (size_t)t->eager_limit + sizeof(uint64_t);
-    if (body < sizeof(rdma_rts))
-        body = sizeof(rdma_rts);
-    t->pool_msg_max = sizeof(rdma_env) + body;
-    size_t len = POOL_MIN_MSGS * t->pool_msg_max;
-    if (len < POOL_MIN_BYTES)
-        len = POOL_MIN_BYTES;
-    if (!(t->pool = calloc(POOL_BUFS, sizeof *t->pool)))
-        return CL_ENOMEM;
-    for (int i = 0; i < POOL_BUFS; i++) {
-        t->pool[i].len = len;
-        if (!(t->pool[i].mem = malloc(len)))
-            return CL_ENOMEM;
-    }
-    return 0;
-}
-
 /* The receives every rank keeps posted: control receives (libfabric's
  * matching) or the pool buffers (commlab's). */
 static int post_standing(rdma_rank *t, cl_diag *d)
 {
-    for (int i = 0; i < (t->own_match ? POOL_BUFS : CTRL_RECVS); i++) {
-        int ret = t->own_match ? post_pool(t, &t->pool[i]) : post_ctrl(t, &t->ctrl[i]);
+    if (t->own_match)
+        return rdma__pool_post_all(t, d);
+    for (int i = 0; i < CTRL_RECVS; i++) {
+        int ret = post_ctrl(t, &t->ctrl[i]);
         if (ret)
-            return rdma__fail(d, CL_EIO, t->own_match ? "fi_recvmsg" : "fi_trecv", ret,
-                              "rank %d: %s", t->me,
-                              t->own_match ? "a receive buffer" : "a control receive");
+            return rdma__fail(d, CL_EIO, "fi_trecv", ret, "rank %d: a control receive", t->me);
     }
     return 0;
 }
@@ -1168,7 +944,7 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
     size_t n = (size_t)j->nranks;
     xfer_init(&t->x, &rdma_ops, j, rank, o->check, sizeof(rdma_req), sizeof(rdma_msg),
-              pool_pull);
+              rdma__pool_pull);
     t->x.base.poll = rdma_poll;
     t->x.base.block = rdma_block;
     t->area = j->transport;
@@ -1176,10 +952,14 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
     t->n = (int)n;
     t->me = rank;
     t->eager_limit = o->eager_limit;
+    size_t largest = sizeof(rdma_env) + sizeof(uint64_t) + (size_t)o->eager_limit;
+    if (largest < sizeof(rdma_env) + sizeof(rdma_ctl))
+        largest = sizeof(rdma_env) + sizeof(rdma_ctl);
+    t->bounce_cap = largest <= BOUNCE_KEEP_MAX ? largest : 0;
     t->use_rma = t->area->use_rma;
     if (!(t->addr = calloc(n, sizeof *t->addr)) || !(t->nmsg = calloc(n, sizeof *t->nmsg)) ||
         !(t->spill = malloc(o->eager_limit ? (size_t)o->eager_limit : 1)) ||
-        (t->own_match ? pool_alloc(t) : !(t->ctrl = calloc(CTRL_RECVS, sizeof *t->ctrl)))) {
+        (t->own_match ? rdma__pool_create(t) : !(t->ctrl = calloc(CTRL_RECVS, sizeof *t->ctrl)))) {
         diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
         return open_fail(t, CL_ENOMEM);
     }
@@ -1227,17 +1007,15 @@ static void rdma_rank_close(real_rank *base)
         fi_close(&t->fabric->fid);
     if (t->info)
         fi_freeinfo(t->info);
-    while (t->bounces) {
-        rdma_bounce *b = t->bounces;
-        t->bounces = b->next;
-        free(b);
-    }
+    for (int list = 0; list < 2; list++)
+        for (rdma_bounce *b = list ? t->bounce_free : t->bounces, *next; b; b = next) {
+            next = b->next;
+            free(b);
+        }
     /* Rendezvous sends still listed are the pattern's requests. */
     xfer_release(&t->x);
     free(t->ctrl);
-    for (int i = 0; t->pool && i < POOL_BUFS; i++)
-        free(t->pool[i].mem);
-    free(t->pool);
+    rdma__pool_destroy(t);
     free(t->spill);
     free(t->addr);
     free(t->nmsg);

@@ -3,7 +3,7 @@
  * portable RDMA API (InfiniBand verbs, AWS EFA, Slingshot on a cluster; the
  * shm and tcp providers on any machine).
  *
- * Three files, one idea each (endpoint addresses go through the job's
+ * Four files, one idea each (endpoint addresses go through the job's
  * address slots, real/job.h, like tcp's):
  *   rdma_info.c  which providers libfabric offers here, what they can do,
  *                and which one a run uses ("auto" or a name); the fi_info
@@ -12,6 +12,9 @@
  *                reads, kept for the buffers a pattern sends again.
  *   rdma.c       messages: endpoints, tagged eager sends, the rendezvous
  *                by RDMA read, the progress engine, comm_ops.
+ *   rdma_pool.c  commlab's own matching, from FI_MULTI_RECV receive
+ *                buffers, for providers whose tagged matching loses
+ *                messages.
  *
  * What the cli needs is the rdma_* part below; rdma__* is internal to real/.
  * Every function that talks to libfabric reports failure as a CL_E* code
@@ -67,6 +70,8 @@ int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d);
 typedef struct rdma_stats {
     uint64_t eager_sends;   /* pattern and barrier messages sent eagerly */
     uint64_t injects;       /* ... of which small enough for fi_tinject */
+    uint64_t copies;        /* ... of which sent from a copy (above the inject size) */
+    uint64_t copy_allocs;   /* copies allocated (the others reused a kept one) */
     uint64_t rma_reads;     /* rendezvous messages pulled by RDMA read */
     uint64_t tagged_rdv;    /* rendezvous messages moved by tagged messages */
     uint64_t mr_regs;       /* buffers registered (fi_mr_reg) */

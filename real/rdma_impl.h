@@ -1,12 +1,14 @@
 /*
  * rdma_impl.h - what the files of the rdma transport share; internal to
- * real/ (hence the rdma__ names).  real/rdma.h says which file does what.
+ * real/ (hence the rdma__ names).  real/rdma.h says which file does what;
+ * rdma.c says what the envelope, the kinds and the protocols are.
  *
  * The launcher's shared area (made before the fork) holds what every rank
  * must agree on: the provider chosen for the run, whether rendezvous pulls
- * by RDMA read, whose matching the run uses (rdma.c says both), the names the shm provider gives its shared-memory regions
- * (so the launcher can remove what a killed rank leaves in /dev/shm), and
- * the local bootstrap's slots.
+ * by RDMA read, whose matching the run uses (rdma.c says both), the
+ * names the shm provider gives its shared-memory regions (so the launcher
+ * can remove what a killed rank leaves in /dev/shm), and the local
+ * bootstrap's slots.
  */
 #ifndef REAL_RDMA_IMPL_H
 #define REAL_RDMA_IMPL_H
@@ -17,10 +19,12 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 
 #include "core/diag.h"
 #include "real/launch.h"
 #include "real/rdma.h"
+#include "real/xfer.h"
 
 #define RDMA_FI_VERSION FI_VERSION(RDMA_FI_VERSION_MAJOR, RDMA_FI_VERSION_MINOR)
 #define BOOT_SECONDS 60.0   /* every rank has published its address by then */
@@ -93,5 +97,170 @@ void rdma__mr_put(rdma_mr_cache *c, rdma_mr *m);
 uint64_t rdma__mr_addr(const rdma_mr_cache *c, const rdma_mr *m, const void *buf);
 /* Closes every registration.  Cannot fail. */
 void rdma__mr_release(rdma_mr_cache *c);
+
+/* ---- rdma.c and rdma_pool.c: messages ---- */
+
+/* The envelope's fields. */
+#define SMALL_RECV 64 /* receives up to this land in the request, copied out */
+
+#define TAG_KIND_SHIFT 62
+#define TAG_SRC_SHIFT 46
+#define TAG_CTX_SHIFT 31
+#define TAG_TAG_MASK ((1ULL << TAG_CTX_SHIFT) - 1)
+#define TAG_CTX_MASK (((1ULL << 15) - 1) << TAG_CTX_SHIFT)
+#define TAG_SRC_MASK (((1ULL << 16) - 1) << TAG_SRC_SHIFT)
+#define TAG_RTS_BIT (1ULL << TAG_KIND_SHIFT)
+#define TAG_LOW62 ((1ULL << TAG_KIND_SHIFT) - 1)
+
+enum { KIND_MSG, KIND_RTS, KIND_CTRL, KIND_DATA };              /* the envelope's kind */
+enum { H_FIN = 1, H_NACK, H_CTS, H_BYE };                      /* a control record's kind */
+enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL, OP_POOL }; /* contexts */
+
+/* A request to send: where the receiver reads the message. */
+typedef struct rdma_rts {
+    uint64_t total; /* message bytes */
+    uint64_t sum;   /* checksum (--check) */
+    uint64_t addr;  /* where to read (rdma__mr_addr) */
+    uint64_t key;   /* the registration's key */
+    uint64_t id;    /* the send's id: FIN, NACK and CTS name it */
+} rdma_rts;
+
+/* A control record: the answer to a request to send, or BYE. */
+typedef struct rdma_ctl {
+    uint16_t magic; /* RDMA_MAGIC */
+    uint16_t kind;  /* H_* */
+    int32_t src;    /* the sender's rank */
+    uint64_t id;    /* FIN, NACK, CTS: the send's id */
+    uint64_t key;   /* CTS: the receive's id */
+    uint64_t addr;  /* FIN: when the read began (double bits) */
+} rdma_ctl;
+
+/* commlab's matching: what precedes every body in a pool buffer. */
+typedef struct rdma_env {
+    uint64_t tag;  /* kind, source, context bits, tag */
+    uint64_t data; /* full context << 32 | message number */
+} rdma_env;
+
+/* What an operation's completion comes back as: every libfabric call gets
+ * one of these as its context (FI_CONTEXT2 room first). */
+typedef struct rdma_op {
+    struct fi_context2 fc;
+    int what; /* OP_* */
+} rdma_op;
+
+typedef struct rdma_req {
+    xfer_req x;             /* first */
+    rdma_op op;             /* the one operation in flight for it */
+    struct rdma_req *lnext; /* rendezvous sends waiting for FIN, NACK or CTS */
+    uint64_t id;            /* rendezvous: our send or receive id */
+    uint64_t sum;           /* libfabric's matching, --check: an eager message's sum lands here */
+    unsigned char small[SMALL_RECV]; /* ... a receive of at most SMALL_RECV bytes lands here */
+    rdma_mr *mr;            /* rendezvous send: its registration */
+    uint64_t send_id;       /* rendezvous receive: the sender's id */
+    uint64_t raddr, rkey;   /* ... where to read */
+    uint64_t off, chunk;    /* ... bytes read, bytes of the read in flight */
+    fi_addr_t from;         /* ... the sender's address */
+} rdma_req;
+
+typedef struct rdma_msg { /* commlab's matching: a request to send nobody wanted yet */
+    xfer_msg x;           /* first */
+    rdma_rts rts;
+} rdma_msg;
+
+typedef struct rdma_bounce { /* an eager message's copy, until sent */
+    rdma_op op;              /* first */
+    struct rdma_bounce *prev, *next; /* in flight; next only, once kept */
+    size_t len;              /* bytes to send */
+    size_t cap;              /* bytes data has room for */
+    _Alignas(16) unsigned char data[]; /* envelope (commlab's matching), body */
+} rdma_bounce;
+
+typedef struct rdma_ctrl { /* libfabric's matching: a posted control receive */
+    rdma_op op;            /* first */
+    rdma_ctl hdr;
+} rdma_ctrl;
+
+typedef struct rdma_pool { /* commlab's matching: a posted receive buffer */
+    rdma_op op;            /* first */
+    unsigned char *mem;
+    size_t len;            /* bytes */
+} rdma_pool;
+
+typedef struct rdma_rank {
+    xfer_rank x;               /* first */
+    rdma_area *area;
+    struct fi_info *info;      /* the entry opened (its own copy) */
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    bool cq_waits;             /* the queue has a wait object: fi_cq_sread blocks */
+    bool own_match;            /* commlab matches (pool buffers), not libfabric */
+    fi_addr_t *addr;           /* n: every rank's address */
+    uint64_t *nmsg;            /* n: messages sent to each rank */
+    rdma_mr_cache mrs;
+    rdma_ctrl *ctrl;           /* CTRL_RECVS (libfabric's matching) */
+    rdma_pool *pool;           /* POOL_BUFS (commlab's matching) */
+    size_t pool_msg_max;       /* bytes of the largest message a pool buffer takes */
+    rdma_req *rdv_sends;       /* rendezvous sends waiting for the receiver */
+    rdma_bounce *bounces;      /* eager copies the provider still holds */
+    int bounces_out;
+    rdma_bounce *bounce_free;  /* copies kept for the next eager messages */
+    int bounce_kept;
+    size_t bounce_cap;         /* bytes of a kept copy: the largest eager message (0: none kept) */
+    int byes;                  /* BYEs received */
+    uint64_t eager_limit;      /* bytes */
+    size_t inject;             /* bytes fi_tinject takes */
+    uint64_t max_msg;          /* bytes one message or read may have */
+    uint64_t next_id;
+    bool use_rma;
+    uint64_t read_flags;       /* fi_readmsg's flags (see open_endpoint) */
+    bool closing;
+    int n, me;
+    char prov[RDMA_PROV_MAX];
+    rdma_stats stats;
+    unsigned char *spill;      /* eager_limit bytes: where what overflows a receive goes */
+} rdma_rank;
+
+/* The rank's first fatal error (later ones are dropped). */
+void rdma__fatal(rdma_rank *t, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A post refused for now (-FI_EAGAIN): progress, then try again.  False
+ * once the rank failed or the provider refused for RETRY_SECONDS (*until
+ * starts at 0). */
+bool rdma__retry(rdma_rank *t, double *until, const char *what);
+/* A control record of len bytes arrived (FIN, NACK, CTS or BYE). */
+void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len);
+/* Receive r (its envelope taken) matched the request to send h from src:
+ * pull the data (or refuse it, NACK, when r is too small). */
+void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src);
+
+static inline int rdma__kind_of(uint64_t tag)
+{
+    return (int)(tag >> TAG_KIND_SHIFT);
+}
+
+static inline int rdma__src_of(uint64_t tag)
+{
+    return (int)((tag & TAG_SRC_MASK) >> TAG_SRC_SHIFT);
+}
+
+/* ---- rdma_pool.c: commlab's matching ---- */
+
+/* t->pool: the receive buffers, sized for t->eager_limit, and
+ * t->pool_msg_max.  0 or CL_ENOMEM (rdma__pool_destroy frees what was
+ * made). */
+int rdma__pool_create(rdma_rank *t);
+/* Posts every pool buffer (after fi_enable).  0, or CL_EIO with d saying
+ * which post failed. */
+int rdma__pool_post_all(rdma_rank *t, cl_diag *d);
+/* Pool buffer p's completion e: the message in it is matched and copied
+ * out; the buffer is posted again once the provider gave it back. */
+void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e);
+/* xfer's pull hook: a receive commlab matched to a request to send. */
+void rdma__pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src);
+/* Frees the pool buffers (after the endpoint is closed).  Cannot fail. */
+void rdma__pool_destroy(rdma_rank *t);
 
 #endif

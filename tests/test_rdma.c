@@ -321,11 +321,53 @@ static void test_providers_list(void **state)
     assert_true(tcp);
 }
 
+/* Eager messages above the inject size go from a copy; the copies are
+ * kept and reused once the provider is done with them, so 40 sends, each
+ * answered before the next, allocate a handful, and every message still
+ * arrives intact. */
+#define COPIED_SENDS 40
+
+static int eager_copies(cl_comm *c, const cl_args *a)
+{
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    const rdma_stats *st = rdma_stats_of(c);
+    rdma_stats before = *st;
+    for (int i = 0; i < COPIED_SENDS; i++) {
+        if (cl_rank(c) == 0) {
+            cl_fill(c, buf, a->bytes, 70 + (unsigned long long)i);
+            CL_TRY(cl_send(c, buf, a->bytes, 1, 3));
+            CL_TRY(cl_recv(c, NULL, 0, 1, 4, NULL));
+        } else {
+            CL_TRY(cl_recv(c, buf, a->bytes, 0, 3, NULL));
+            CL_TRY(cl_verify(c, buf, a->bytes, 70 + (unsigned long long)i, "copied"));
+            CL_TRY(cl_send(c, NULL, 0, 0, 4));
+        }
+    }
+    uint64_t copies = st->copies - before.copies, allocs = st->copy_allocs - before.copy_allocs;
+    if (cl_rank(c) == 0 && (copies != COPIED_SENDS || allocs > 8))
+        return cl_fail(c, "%llu messages from a copy (want %d), %llu copies allocated "
+                       "(want at most 8, the ones kept)", (unsigned long long)copies,
+                       COPIED_SENDS, (unsigned long long)allocs);
+    return 0;
+}
+
+static void test_eager_copies_reused(void **state)
+{
+    (void)state;
+    run r;
+    /* 16 KiB: above the inject size of shm (4 KiB) and tcp, below the
+     * 64 KiB eager limit. */
+    run_pattern(&r, eager_copies, 2, 16 * KiB, NULL, &(setup){.check = true});
+    if (r.res.status)
+        fail_msg("%s: %s", provider, r.res.diag.msg);
+    run_release(&r);
+}
+
 /* The cases, once per provider (the group's setup names it). */
 #define RDMA_CASES                                                                      \
     REAL_CASES, cmocka_unit_test(test_rma_read_path), cmocka_unit_test(test_tagged_rendezvous), \
         cmocka_unit_test(test_mr_keys), cmocka_unit_test(test_early_arrivals),          \
-        cmocka_unit_test(test_nothing_left)
+        cmocka_unit_test(test_eager_copies_reused), cmocka_unit_test(test_nothing_left)
 
 static int on_tcp(void **state)
 {

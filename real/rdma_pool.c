@@ -1,0 +1,166 @@
+/*
+ * rdma_pool.c - commlab's own matching for the rdma transport, on
+ * providers whose tagged matching is not trusted (rdma_info.c's
+ * rdma__own_match(): libfabric 1.17's shm provider loses a tagged message
+ * that arrives before its receive is posted once two ranks have exchanged
+ * a rendezvous; README: rdma).
+ *
+ * Every message, request to send and control record is then an untagged
+ * message, its envelope (rdma_env) first, into a few large receive
+ * buffers kept posted with FI_MULTI_RECV, so no message ever arrives
+ * unexpected at the libfabric level.  commlab matches the envelope with
+ * core/match.h (xfer_arrive, as shm and tcp do) and copies an eager
+ * payload from the buffer into the receive's, or keeps a copy until a
+ * receive wants it; a request to send goes to rdma.c's rendezvous.  The
+ * provider hands a buffer back (FI_MULTI_RECV in a completion's flags)
+ * once it has less room than the largest message (FI_OPT_MIN_MULTI_RECV,
+ * set by rdma.c), and it is posted again at once.
+ *
+ * The limit, named: a burst of more messages than the buffers hold within
+ * one progress pass (POOL_BUFS buffers of at least POOL_MIN_MSGS largest
+ * messages each) would still reach the provider's own queue.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "real/rdma_impl.h"
+
+#define POOL_BUFS 4                      /* receive buffers kept posted */
+#define POOL_MIN_BYTES ((size_t)4 << 20) /* ... of at least this many bytes */
+#define POOL_MIN_MSGS 16                 /* ... holding at least this many largest messages */
+
+int rdma__pool_create(rdma_rank *t)
+{
+    size_t body = (size_t)t->eager_limit + sizeof(uint64_t);
+    if (body < sizeof(rdma_rts))
+        body = sizeof(rdma_rts);
+    t->pool_msg_max = sizeof(rdma_env) + body;
+    size_t len = POOL_MIN_MSGS * t->pool_msg_max;
+    if (len < POOL_MIN_BYTES)
+        len = POOL_MIN_BYTES;
+    if (!(t->pool = calloc(POOL_BUFS, sizeof *t->pool)))
+        return CL_ENOMEM;
+    for (int i = 0; i < POOL_BUFS; i++) {
+        t->pool[i].len = len;
+        if (!(t->pool[i].mem = malloc(len)))
+            return CL_ENOMEM;
+    }
+    return 0;
+}
+
+void rdma__pool_destroy(rdma_rank *t)
+{
+    for (int i = 0; t->pool && i < POOL_BUFS; i++)
+        free(t->pool[i].mem);
+    free(t->pool);
+    t->pool = NULL;
+}
+
+static int post_pool(rdma_rank *t, rdma_pool *p)
+{
+    p->op.what = OP_POOL;
+    struct iovec iov = {p->mem, p->len};
+    struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+                         .context = &p->op};
+    return (int)fi_recvmsg(t->ep, &msg, FI_MULTI_RECV);
+}
+
+int rdma__pool_post_all(rdma_rank *t, cl_diag *d)
+{
+    for (int i = 0; i < POOL_BUFS; i++) {
+        int ret = post_pool(t, &t->pool[i]);
+        if (ret)
+            return rdma__fail(d, CL_EIO, "fi_recvmsg", ret, "rank %d: a receive buffer", t->me);
+    }
+    return 0;
+}
+
+void rdma__pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src)
+{
+    rdma_rank *t = (rdma_rank *)x;
+    rdma_rts h = ((rdma_msg *)m)->rts;
+    xfer_msg_free(x, m);
+    rdma__rendezvous(t, (rdma_req *)r, &h, src);
+}
+
+/* One message of len bytes at buf (in a pool buffer) arrived: matched
+ * here, its payload copied out before anything else runs. */
+static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
+{
+    rdma_env env;
+    if (len < sizeof env) {
+        rdma__fatal(t, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
+        return;
+    }
+    memcpy(&env, buf, sizeof env);
+    buf += sizeof env;
+    len -= sizeof env;
+    int kind = rdma__kind_of(env.tag), src = rdma__src_of(env.tag);
+    if (kind == KIND_CTRL) {
+        rdma_ctl h = {0};
+        memcpy(&h, buf, len < sizeof h ? len : sizeof h);
+        rdma__ctl_arrived(t, &h, len);
+        return;
+    }
+    size_t pre = t->x.check ? sizeof(uint64_t) : 0;
+    if (src >= t->n || kind == KIND_DATA || (kind == KIND_RTS && len != sizeof(rdma_rts)) ||
+        len < pre) {
+        rdma__fatal(t, CL_EPROTO, "a message with a bad envelope (tag %#llx, %zu bytes)",
+              (unsigned long long)env.tag, len);
+        return;
+    }
+    xfer_msg *m = xfer_msg_new(&t->x);
+    if (!m) {
+        rdma__fatal(t, CL_ENOMEM, "out of memory for a message from rank %d", src);
+        return;
+    }
+    m->msg_id = rank_msg_id(src, t->me, env.data & 0xffffffffu);
+    t->stats.own_matched++;
+    m->eager = kind == KIND_MSG;
+    if (kind == KIND_RTS) {
+        rdma_rts *h = &((rdma_msg *)m)->rts;
+        memcpy(h, buf, sizeof *h);
+        m->total = h->total;
+        m->sum = h->sum;
+    } else {
+        m->total = len - pre;
+        if (pre)
+            memcpy(&m->sum, buf, pre);
+    }
+    const unsigned char *payload = buf + pre;
+    uint64_t total = m->total;
+    xfer_req *r;
+    switch (xfer_arrive(&t->x, m, src, (int)(env.tag & TAG_TAG_MASK), (uint32_t)(env.data >> 32),
+                        &r)) {
+    case XFER_INTO_RECV:
+        if (total)
+            memcpy(r->buf, payload, (size_t)total);
+        xfer_finish_recv(&t->x, r, r->sum);
+        break;
+    case XFER_INTO_MSG:
+        if (total)
+            memcpy(m->data, payload, (size_t)total);
+        m->got = total;
+        break;
+    default: /* pulled, dropped (too large for its receive), or the rank failed */
+        break;
+    }
+}
+
+void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e)
+{
+    if (e->len)
+        pool_arrived(t, e->buf, e->len);
+    if (!(e->flags & FI_MULTI_RECV))
+        return;
+    double until = 0;
+    int rc;
+    while ((rc = post_pool(t, p)) == -FI_EAGAIN && rdma__retry(t, &until, "a receive buffer"))
+        ;
+    if (rc && !t->x.failed)
+        rdma__fatal(t, CL_EIO, "fi_recvmsg: %s", fi_strerror(-rc));
+}
