@@ -91,7 +91,9 @@
 #include <rdma/fi_tagged.h>
 
 #include "core/units.h"
+#include "real/boot.h"
 #include "real/rdma_impl.h"
+#include "real/world.h"
 #include "real/xfer.h"
 
 #define RDMA_MAGIC 0xc1d4u
@@ -771,8 +773,16 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
     int err = rdma_provider_check(want, d);
     if (err)
         return err;
+    /* A world whose rendezvous is reached through a non-loopback address
+     * may span hosts: its endpoints bind to that address's interface (the
+     * loopback one that local runs pick would be unreachable), and auto
+     * picks a NIC provider. */
+    const char *reach = o->boot ? boot_listen_addr(o->boot) : NULL;
+    bool multi_host = reach && !world_is_loopback(reach);
+    if (multi_host)
+        snprintf(a->source, sizeof a->source, "%s", reach);
     if (strcmp(want, "auto") == 0)
-        err = rdma_provider_auto(a->provider, sizeof a->provider, false, d);
+        err = rdma_provider_auto(a->provider, sizeof a->provider, multi_host, d);
     else
         snprintf(a->provider, sizeof a->provider, "%s", want);
     if (err)
@@ -834,12 +844,14 @@ static int open_endpoint(rdma_rank *t, cl_diag *d)
     struct fi_info *list = NULL;
     if (!hints)
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me);
-    int ret = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list);
+    const char *source = t->area->source[0] ? t->area->source : NULL;
+    int ret = fi_getinfo(RDMA_FI_VERSION, source, NULL, source ? FI_SOURCE : 0, hints, &list);
     fi_freeinfo(hints);
     if (ret || !list)
         return rdma__fail(d, CL_EIO, "fi_getinfo", ret ? ret : -FI_ENODATA,
-                          "rank %d: provider '%s'", t->me, t->area->provider);
-    t->info = fi_dupinfo(rdma__pick(list));
+                          "rank %d: provider '%s'%s%s", t->me, t->area->provider,
+                          source ? " on " : "", source ? source : "");
+    t->info = fi_dupinfo(source ? list : rdma__pick(list));
     fi_freeinfo(list);
     if (!t->info)
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me);

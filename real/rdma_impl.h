@@ -38,6 +38,8 @@ typedef struct rdma_area {
     char region_prefix[48];       /* shm endpoints are named PREFIX-RANK */
     bool use_rma;                 /* rendezvous by RDMA read (else tagged) */
     bool own_match;               /* commlab matches messages, from pool buffers */
+    char source[64];              /* across hosts: the numeric address that reaches
+                                     rank 0, which endpoints bind to; "": local */
     uint32_t nranks;
 } rdma_area;
 

@@ -49,7 +49,7 @@ static int parse_count(const char *what, const char *text, long min, long max, i
     return 0;
 }
 
-static bool is_loopback(const char *host)
+bool world_is_loopback(const char *host)
 {
     if (strcmp(host, "localhost") == 0)
         return true;
@@ -206,7 +206,7 @@ int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_di
     if (err)
         return err;
     if (!w->have_secret) {
-        if (!is_loopback(w->master_host))
+        if (!world_is_loopback(w->master_host))
             return diag_set(d, CL_EINVAL, "a run across hosts needs a shared secret: set "
                             "COMMLAB_SECRET (16 characters or more, the same on every process; "
                             "e.g. from `openssl rand -hex 16`) - master %s is not a loopback "

@@ -71,6 +71,9 @@ typedef const char *world_getenv_fn(const char *name);
  * or CL_EINVAL with d saying which variable or option is wrong or missing. */
 int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_diag *d);
 
+/* Whether host ("localhost", or a numeric address) is a loopback address. */
+bool world_is_loopback(const char *host);
+
 /* Wipes the secret. */
 void world_release(real_world *w);
 

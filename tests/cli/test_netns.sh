@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_netns.sh COMMLAB TOOLDIR - a world over two hosts that share no
 # loopback: two network namespaces made here, joined by a veth pair
-# (10.77.N.1 and 10.77.N.2), one rank in each.  What loopback runs cannot
+# (10.77.N.1 and 10.77.N.2), one rank in each, over tcp and rdma.  What loopback runs cannot
 # show: every rank must be reached at an address of its own host, with
 # --listen left out, with --listen 0.0.0.0 (told to the others as the
 # address that reaches rank 0), and a rank that cannot reach the master
@@ -76,6 +76,15 @@ done
 pair "$tmpd/any" run ring --backend tcp --listen 0.0.0.0 --bytes 1MiB --check -i 3
 both "$tmpd/any" 0
 has "$tmpd/any.0.out" "ring on tcp: 2 ranks"
+
+# rdma across hosts: endpoints bind to the interface that reaches rank 0
+# (local runs pick libfabric's loopback domain, unreachable from the other
+# host), and auto picks a NIC provider (tcp here), not shm.
+for prov in tcp auto; do
+    pair "$tmpd/rdma-$prov" run ring --backend rdma --provider "$prov" --sizes 8,1MiB --check -i 3
+    both "$tmpd/rdma-$prov" 0
+    has "$tmpd/rdma-$prov.0.out" "ring on rdma: 2 ranks"
+done
 
 # A master nobody can reach (namespace b has no route to it): the join
 # gives up at its timeout, naming the address.
