@@ -4,11 +4,17 @@
 
 #include <stdbool.h>
 
+#include "commlab.h"
+
 /* `commlab bench shm` or `bench tcp` (backend "shm" or "tcp"): prints the
  * table beside Open MPI's; returns a CLI_EXIT_* code. */
 int bench_transport(const char *backend, bool quick);
 /* `commlab bench rdma`: the same, per libfabric provider, beside
  * fi_pingpong. */
 int bench_rdma(bool quick);
+
+/* k blocking round trips of bytes between ranks 0 and 1 from buf (the
+ * OSU latency loop both benchmarks time); other ranks do nothing. */
+int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k);
 
 #endif

@@ -33,7 +33,6 @@
 #include "real/rdma.h"
 
 #define SAMPLES 7
-#define TAG_LAT 1
 #define PINGPONG_SECONDS 60 /* one fi_pingpong run is stopped after this */
 
 static long rounds(size_t bytes)
@@ -46,19 +45,8 @@ static long rounds(size_t bytes)
 
 static int pingpong_pattern(cl_comm *c, const cl_args *a)
 {
-    int rank = cl_rank(c);
     void *buf = cl_alloc(c, a->bytes ? a->bytes : 1);
-    long k = rounds(a->bytes);
-    for (long i = 0; i < k && rank < 2; i++) {
-        if (rank == 0) {
-            CL_TRY(cl_send(c, buf, a->bytes, 1, TAG_LAT));
-            CL_TRY(cl_recv(c, buf, a->bytes, 1, TAG_LAT, NULL));
-        } else {
-            CL_TRY(cl_recv(c, buf, a->bytes, 0, TAG_LAT, NULL));
-            CL_TRY(cl_send(c, buf, a->bytes, 0, TAG_LAT));
-        }
-    }
-    return 0;
+    return bench_round_trips(c, buf, a->bytes, rounds(a->bytes));
 }
 
 /* One commlab sample at bytes over prov: its one-way seconds in *out.

@@ -42,21 +42,25 @@ static long bandwidth_windows(size_t bytes)
     return k < 2 ? 2 : k > 100 ? 100 : (long)k;
 }
 
-static int latency_pattern(cl_comm *c, const cl_args *a)
+int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k)
 {
     int rank = cl_rank(c);
-    void *buf = cl_alloc(c, a->bytes ? a->bytes : 1);
-    long k = latency_rounds(a->bytes);
     for (long i = 0; i < k && rank < 2; i++) {
         if (rank == 0) {
-            CL_TRY(cl_send(c, buf, a->bytes, 1, TAG_LAT));
-            CL_TRY(cl_recv(c, buf, a->bytes, 1, TAG_LAT, NULL));
+            CL_TRY(cl_send(c, buf, bytes, 1, TAG_LAT));
+            CL_TRY(cl_recv(c, buf, bytes, 1, TAG_LAT, NULL));
         } else {
-            CL_TRY(cl_recv(c, buf, a->bytes, 0, TAG_LAT, NULL));
-            CL_TRY(cl_send(c, buf, a->bytes, 0, TAG_LAT));
+            CL_TRY(cl_recv(c, buf, bytes, 0, TAG_LAT, NULL));
+            CL_TRY(cl_send(c, buf, bytes, 0, TAG_LAT));
         }
     }
     return 0;
+}
+
+static int latency_pattern(cl_comm *c, const cl_args *a)
+{
+    void *buf = cl_alloc(c, a->bytes ? a->bytes : 1);
+    return bench_round_trips(c, buf, a->bytes, latency_rounds(a->bytes));
 }
 
 static int bandwidth_pattern(cl_comm *c, const cl_args *a)

@@ -112,18 +112,6 @@ static const comm_ops rdma_ops;
 
 /* ---- helpers ---- */
 
-void rdma__fatal(rdma_rank *t, int err, const char *fmt, ...)
-{
-    if (t->x.failed)
-        return;
-    char msg[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    xfer_fatal(&t->x, err, "%s", msg);
-}
-
 /* A peer is most likely dead: the launcher reports that better, so a
  * local rank lets it (it is killed meanwhile) before failing itself. */
 static void peer_lost(rdma_rank *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -137,7 +125,7 @@ static void peer_lost(rdma_rank *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    rdma__fatal(t, CL_EPEER, "%s", msg);
+    xfer_fatal(&t->x, CL_EPEER, "%s", msg);
     struct timespec ts = {0, LOSS_GRACE_NS};
     nanosleep(&ts, NULL);
 }
@@ -176,7 +164,7 @@ bool rdma__retry(rdma_rank *t, double *until, const char *what)
     if (*until == 0)
         *until = now + RETRY_SECONDS;
     if (now > *until) {
-        rdma__fatal(t, CL_ETIMEOUT, "the provider refused %s for %.0f s", what, RETRY_SECONDS);
+        xfer_fatal(&t->x, CL_ETIMEOUT, "the provider refused %s for %.0f s", what, RETRY_SECONDS);
         return false;
     }
     progress(t, false);
@@ -257,14 +245,14 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
                rdma__retry(t, &until, "an injected message"))
             ;
         if (rc && !t->x.failed)
-            rdma__fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_inject" : "fi_tinjectdata",
+            xfer_fatal(&t->x, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_inject" : "fi_tinjectdata",
                   dst, fi_strerror((int)-rc));
         t->stats.injects++;
         return t->x.failed;
     }
     rdma_bounce *b = bounce_new(t, len);
     if (!b) {
-        rdma__fatal(t, CL_ENOMEM, "out of memory copying a %zu-byte message", len);
+        xfer_fatal(&t->x, CL_ENOMEM, "out of memory copying a %zu-byte message", len);
         return t->x.failed;
     }
     size_t at = 0;
@@ -279,7 +267,7 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
     if (rc) {
         bounce_keep(t, b);
         if (!t->x.failed)
-            rdma__fatal(t, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_send" : "fi_tsenddata", dst,
+            xfer_fatal(&t->x, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_send" : "fi_tsenddata", dst,
                   fi_strerror((int)-rc));
         return t->x.failed;
     }
@@ -402,7 +390,7 @@ static void read_next(rdma_rank *t, rdma_req *r)
            rdma__retry(t, &until, "an RDMA read"))
         ;
     if (rc && !t->x.failed)
-        rdma__fatal(t, CL_EIO, "fi_read of %llu bytes from rank %d: %s",
+        xfer_fatal(&t->x, CL_EIO, "fi_read of %llu bytes from rank %d: %s",
               (unsigned long long)r->chunk, r->x.base.status.source, fi_strerror((int)-rc));
 }
 
@@ -428,7 +416,7 @@ void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
         return;
     }
     if (h->total > t->max_msg) {
-        rdma__fatal(t, CL_EIO, "a %llu-byte message from rank %d is larger than the provider's "
+        xfer_fatal(&t->x, CL_EIO, "a %llu-byte message from rank %d is larger than the provider's "
               "largest (%llu bytes) and it has no RDMA reads", (unsigned long long)h->total,
               src, (unsigned long long)t->max_msg);
         return;
@@ -444,7 +432,7 @@ void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
         ;
     if (rc) {
         if (!t->x.failed)
-            rdma__fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror((int)-rc));
+            xfer_fatal(&t->x, CL_EIO, "fi_trecv: %s", fi_strerror((int)-rc));
         return;
     }
     send_ctrl(t, src, H_CTS, h->id, r->id, 0, false);
@@ -498,7 +486,7 @@ static int post_recv(rdma_rank *t, rdma_req *r)
            rdma__retry(t, &until, "a receive"))
         ;
     if (rc && !t->x.failed)
-        rdma__fatal(t, CL_EIO, "fi_trecvv: %s", fi_strerror((int)-rc));
+        xfer_fatal(&t->x, CL_EIO, "fi_trecvv: %s", fi_strerror((int)-rc));
     return t->x.failed;
 }
 
@@ -549,12 +537,12 @@ static void recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_en
     int kind = rdma__kind_of(e->tag), src = rdma__src_of(e->tag);
     uint32_t ctx = (uint32_t)(e->data >> 32);
     if (!(e->flags & FI_REMOTE_CQ_DATA) || src >= t->n) {
-        rdma__fatal(t, CL_EPROTO, "a message without commlab's envelope (tag %#llx, %zu bytes)",
+        xfer_fatal(&t->x, CL_EPROTO, "a message without commlab's envelope (tag %#llx, %zu bytes)",
               (unsigned long long)e->tag, e->len);
         return;
     }
     if (ctx != r->x.ctx) {
-        rdma__fatal(t, CL_EPROTO, "a receive of context %#x matched a message of context %#x: the "
+        xfer_fatal(&t->x, CL_EPROTO, "a receive of context %#x matched a message of context %#x: the "
               "two collide in the 15 bits a tag gives a context", r->x.ctx, ctx);
         return;
     }
@@ -563,7 +551,7 @@ static void recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_en
     if (kind == KIND_RTS) {
         rdma_rts h;
         if (e->len != sizeof h) {
-            rdma__fatal(t, CL_EPROTO, "rank %d sent a %zu-byte request to send", src, e->len);
+            xfer_fatal(&t->x, CL_EPROTO, "rank %d sent a %zu-byte request to send", src, e->len);
             return;
         }
         gather(t, r, &h, sizeof h);
@@ -573,7 +561,7 @@ static void recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_en
     }
     size_t pre = t->x.check ? sizeof r->sum : 0;
     if (e->len < pre) {
-        rdma__fatal(t, CL_EPROTO, "rank %d sent %zu bytes for a message", src, e->len);
+        xfer_fatal(&t->x, CL_EPROTO, "rank %d sent %zu bytes for a message", src, e->len);
         return;
     }
     uint64_t total = e->len - pre;
@@ -604,7 +592,7 @@ void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
 {
     if (len != sizeof *h || h->magic != RDMA_MAGIC || h->kind < H_FIN || h->kind > H_BYE ||
         h->src < 0 || h->src >= t->n) {
-        rdma__fatal(t, CL_EPROTO, "a control record with a bad header (%zu bytes, magic %#x, kind "
+        xfer_fatal(&t->x, CL_EPROTO, "a control record with a bad header (%zu bytes, magic %#x, kind "
               "%u, rank %d)", len, h->magic, h->kind, h->src);
         return;
     }
@@ -614,7 +602,7 @@ void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
     }
     rdma_req *r = take_send(t, h->id);
     if (!r || r->x.peer != h->src) {
-        rdma__fatal(t, CL_EPROTO, "rank %d answered (kind %u) a send of ours that is not waiting",
+        xfer_fatal(&t->x, CL_EPROTO, "rank %d answered (kind %u) a send of ours that is not waiting",
               h->src, h->kind);
         return;
     }
@@ -630,7 +618,7 @@ void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len)
                rdma__retry(t, &until, "rendezvous data"))
             ;
         if (sr && !t->x.failed)
-            rdma__fatal(t, CL_EIO, "fi_tsend of %llu bytes to rank %d: %s",
+            xfer_fatal(&t->x, CL_EIO, "fi_tsend of %llu bytes to rank %d: %s",
                   (unsigned long long)r->x.bytes, h->src, fi_strerror((int)-sr));
         return;
     }
@@ -651,7 +639,7 @@ static void ctrl_arrived(rdma_rank *t, rdma_ctrl *c, size_t len)
     while ((rc = post_ctrl(t, c)) == -FI_EAGAIN && rdma__retry(t, &until, "a control receive"))
         ;
     if (rc && !t->x.failed)
-        rdma__fatal(t, CL_EIO, "fi_trecv: %s", fi_strerror(-rc));
+        xfer_fatal(&t->x, CL_EIO, "fi_trecv: %s", fi_strerror(-rc));
     rdma__ctl_arrived(t, &h, len);
 }
 
@@ -728,7 +716,7 @@ static int progress(rdma_rank *t, bool block)
         return t->x.failed;
     }
     if (k < 0) {
-        rdma__fatal(t, CL_EIO, "fi_cq_read: %s", fi_strerror((int)-k));
+        xfer_fatal(&t->x, CL_EIO, "fi_cq_read: %s", fi_strerror((int)-k));
         return t->x.failed;
     }
     for (ssize_t i = 0; i < k; i++)

@@ -225,9 +225,6 @@ typedef struct rdma_rank {
     unsigned char *spill;      /* eager_limit bytes: where what overflows a receive goes */
 } rdma_rank;
 
-/* The rank's first fatal error (later ones are dropped). */
-void rdma__fatal(rdma_rank *t, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* A post refused for now (-FI_EAGAIN): progress, then try again.  False
  * once the rank failed or the provider refused for RETRY_SECONDS (*until
  * starts at 0). */

@@ -107,6 +107,19 @@ static int getinfo(struct fi_info *hints, struct fi_info **out, cl_diag *d)
     return 0;
 }
 
+/* What every provider offers of what commlab needs at least (tagged
+ * messages, no RMA); *out NULL when nothing does. */
+static int every_provider(struct fi_info **out, cl_diag *d)
+{
+    *out = NULL;
+    struct fi_info *hints = rdma__hints(NULL, false, false);
+    if (!hints)
+        return diag_set(d, CL_ENOMEM, "out of memory");
+    int err = getinfo(hints, out, d);
+    fi_freeinfo(hints);
+    return err;
+}
+
 static bool listed(const rdma_provider_desc *v, size_t n, const rdma_provider_desc *x)
 {
     for (size_t i = 0; i < n; i++)
@@ -189,11 +202,8 @@ static int usable(const char *prov, bool *rma, cl_diag *d)
 static int usable_names(char *out, size_t cap, cl_diag *d)
 {
     out[0] = 0;
-    struct fi_info *hints = rdma__hints(NULL, false, false), *list = NULL;
-    if (!hints)
-        return diag_set(d, CL_ENOMEM, "out of memory");
-    int err = getinfo(hints, &list, d);
-    fi_freeinfo(hints);
+    struct fi_info *list;
+    int err = every_provider(&list, d);
     if (err)
         return err;
     for (struct fi_info *fi = list; fi; fi = fi->next) {
@@ -212,11 +222,8 @@ static int usable_names(char *out, size_t cap, cl_diag *d)
 
 int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d)
 {
-    struct fi_info *hints = rdma__hints(NULL, false, false), *list = NULL;
-    if (!hints)
-        return diag_set(d, CL_ENOMEM, "out of memory");
-    int err = getinfo(hints, &list, d);
-    fi_freeinfo(hints);
+    struct fi_info *list;
+    int err = every_provider(&list, d);
     if (err)
         return err;
     /* Within a host shm; across hosts the first NIC provider libfabric

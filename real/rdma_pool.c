@@ -93,7 +93,7 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
 {
     rdma_env env;
     if (len < sizeof env) {
-        rdma__fatal(t, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
+        xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
         return;
     }
     memcpy(&env, buf, sizeof env);
@@ -109,13 +109,13 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
     size_t pre = t->x.check ? sizeof(uint64_t) : 0;
     if (src >= t->n || kind == KIND_DATA || (kind == KIND_RTS && len != sizeof(rdma_rts)) ||
         len < pre) {
-        rdma__fatal(t, CL_EPROTO, "a message with a bad envelope (tag %#llx, %zu bytes)",
+        xfer_fatal(&t->x, CL_EPROTO, "a message with a bad envelope (tag %#llx, %zu bytes)",
               (unsigned long long)env.tag, len);
         return;
     }
     xfer_msg *m = xfer_msg_new(&t->x);
     if (!m) {
-        rdma__fatal(t, CL_ENOMEM, "out of memory for a message from rank %d", src);
+        xfer_fatal(&t->x, CL_ENOMEM, "out of memory for a message from rank %d", src);
         return;
     }
     m->msg_id = rank_msg_id(src, t->me, env.data & 0xffffffffu);
@@ -162,5 +162,5 @@ void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry
     while ((rc = post_pool(t, p)) == -FI_EAGAIN && rdma__retry(t, &until, "a receive buffer"))
         ;
     if (rc && !t->x.failed)
-        rdma__fatal(t, CL_EIO, "fi_recvmsg: %s", fi_strerror(-rc));
+        xfer_fatal(&t->x, CL_EIO, "fi_recvmsg: %s", fi_strerror(-rc));
 }

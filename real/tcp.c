@@ -115,18 +115,6 @@ void tcp__frame_decode(const unsigned char *in, tcp_frame *f)
     f->b = get64(in + 40);
 }
 
-void tcp__fatal(tcp_rank *t, int err, const char *fmt, ...)
-{
-    if (t->x.failed)
-        return;
-    char msg[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    xfer_fatal(&t->x, err, "%s", msg);
-}
-
 /* ---- requests and messages ---- */
 
 /* Takes r out of a rendezvous list by id; NULL if no such request. */
@@ -165,7 +153,7 @@ static void lost(tcp_rank *t, tcp_peer *p, const char *why)
     close_peer(t, p);
     if (t->closing || t->x.failed)
         return;
-    tcp__fatal(t, CL_EPEER, "connection to rank %d lost%s: %s", p->rank,
+    xfer_fatal(&t->x, CL_EPEER, "connection to rank %d lost%s: %s", p->rank,
                mid ? " in the middle of a message" : "", why);
     if (t->loss_grace_ns > 0) {
         struct timespec ts = {0, t->loss_grace_ns};
@@ -279,7 +267,7 @@ static void send_ctrl(tcp_rank *t, tcp_peer *p, uint8_t kind, uint64_t len, uint
 {
     tcp_req *r = (tcp_req *)xfer_req_new(&t->x);
     if (!r) {
-        tcp__fatal(t, CL_ENOMEM, "out of memory queueing a control frame for rank %d", p->rank);
+        xfer_fatal(&t->x, CL_ENOMEM, "out of memory queueing a control frame for rank %d", p->rank);
         return;
     }
     r->x.kind = XFER_CTRL;
@@ -360,7 +348,7 @@ static void arrive(tcp_rank *t, tcp_peer *p, const tcp_frame *f, bool eager)
     int src = p->rank;
     tcp_msg *m = (tcp_msg *)xfer_msg_new(&t->x);
     if (!m) {
-        tcp__fatal(t, CL_ENOMEM, "out of memory for a message from rank %d", src);
+        xfer_fatal(&t->x, CL_ENOMEM, "out of memory for a message from rank %d", src);
         return;
     }
     m->x.eager = eager;
@@ -392,7 +380,7 @@ static void bad_frame(tcp_rank *t, tcp_peer *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    tcp__fatal(t, CL_EPROTO, "rank %d sent a bad frame: %s", p->rank, why);
+    xfer_fatal(&t->x, CL_EPROTO, "rank %d sent a bad frame: %s", p->rank, why);
     close_peer(t, p);
 }
 
@@ -496,7 +484,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
     int handled = 0;
     bool drained = false; /* the last read was short: the socket is empty */
     if (!p->ibuf && !(p->ibuf = malloc(t->icap))) {
-        tcp__fatal(t, CL_ENOMEM, "out of memory for an input buffer");
+        xfer_fatal(&t->x, CL_ENOMEM, "out of memory for an input buffer");
         return 0;
     }
     while (p->fd >= 0 && !t->x.failed) {
@@ -583,7 +571,7 @@ int tcp__progress(tcp_rank *t, int timeout_ms)
     struct epoll_event ev[EVENTS];
     int k = epoll_wait(t->ep, ev, EVENTS, timeout_ms);
     if (k < 0 && errno != EINTR)
-        tcp__fatal(t, CL_EIO, "epoll_wait: %s", strerror(errno));
+        xfer_fatal(&t->x, CL_EIO, "epoll_wait: %s", strerror(errno));
     int handled = 0;
     for (int i = 0; i < k; i++) {
         tcp_ev *e = ev[i].data.ptr;
@@ -616,7 +604,7 @@ static void self_send(tcp_rank *t, tcp_req *s)
 {
     tcp_msg *m = (tcp_msg *)xfer_msg_new(&t->x);
     if (!m) {
-        tcp__fatal(t, CL_ENOMEM, "out of memory for a message to ourselves");
+        xfer_fatal(&t->x, CL_ENOMEM, "out of memory for a message to ourselves");
         return;
     }
     double now = t->x.base.tracing ? rank_now(&t->x.base) : 0;
@@ -653,7 +641,7 @@ static void self_send(tcp_rank *t, tcp_req *s)
         if (!(m->x.data = malloc((size_t)m->x.total))) {
             match_remove(&t->x.mq, &m->x.link);
             xfer_msg_free(&t->x, &m->x);
-            tcp__fatal(t, CL_ENOMEM, "out of memory keeping a message to ourselves");
+            xfer_fatal(&t->x, CL_ENOMEM, "out of memory keeping a message to ourselves");
             return;
         }
         memcpy(m->x.data, s->x.sbuf, (size_t)m->x.total);

@@ -177,8 +177,5 @@ void tcp__addr_str(char *out, size_t cap, const struct sockaddr_storage *sa);
 /* One look at every socket, waiting up to timeout_ms.  Returns how often
  * bytes moved (0: nothing did), or a negative CL_E* once the rank failed. */
 int tcp__progress(tcp_rank *t, int timeout_ms);
-/* The rank's first fatal error, with the words for its message. */
-void tcp__fatal(tcp_rank *t, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif

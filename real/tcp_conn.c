@@ -149,7 +149,7 @@ static void hs_fail(tcp_rank *t, tcp_hs *hs, const char *fmt, ...)
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     if (hs->outgoing && !t->x.failed) {
-        tcp__fatal(t, CL_EPEER, "the handshake with rank %d at %s failed: %s", hs->peer,
+        xfer_fatal(&t->x, CL_EPEER, "the handshake with rank %d at %s failed: %s", hs->peer,
                    hs->from, why);
         /* Most likely that rank died: let the launcher report it first
          * (see tcp.c's lost()). */
@@ -440,13 +440,13 @@ static void hs_connect(tcp_rank *t, int peer)
     char where[80];
     tcp__addr_str(where, sizeof where, sa);
     if (fd < 0) {
-        tcp__fatal(t, CL_EIO, "cannot make a socket for rank %d: %s", peer, strerror(errno));
+        xfer_fatal(&t->x, CL_EIO, "cannot make a socket for rank %d: %s", peer, strerror(errno));
         return;
     }
     tcp_hs *hs = hs_new(t, fd, true, peer, sa);
     if (!hs) {
         close(fd);
-        tcp__fatal(t, CL_ENOMEM, "out of memory connecting to rank %d", peer);
+        xfer_fatal(&t->x, CL_ENOMEM, "out of memory connecting to rank %d", peer);
         return;
     }
     set_nodelay(fd);
@@ -599,7 +599,7 @@ static int connect_all(tcp_rank *t, cl_diag *d)
             int missing = 0;
             while (missing < t->n && (missing == t->me || t->peers[missing].fd >= 0))
                 missing++;
-            tcp__fatal(t, CL_ETIMEOUT, "no connection with rank %d within %.0f s", missing,
+            xfer_fatal(&t->x, CL_ETIMEOUT, "no connection with rank %d within %.0f s", missing,
                        SETUP_SECONDS);
             break;
         }
