@@ -21,6 +21,12 @@
  * latency and the answer cancel out).  Per ping-pong segment, a line
  * fitted to those gaps (core/fit) becomes the segment's gap and
  * gap_bandwidth; a segment above CALIB_STREAM_TOP has none.
+ *
+ * Last the exchange: at every size both ranks post a receive from the
+ * other, send to it, and wait for both (a ring of 2); the span is the
+ * one-way time of a message that moves while another moves the opposite
+ * way.  Fitted piecewise like the ping-pong (its own breaks), it becomes
+ * the machine's duplex segments.
  */
 #ifndef CL_CALIBRATE_H
 #define CL_CALIBRATE_H
@@ -57,12 +63,14 @@ typedef struct calib_point {
                       messages; NAN: not streamed (above CALIB_STREAM_TOP) */
     double gap;    /* seconds each further message of a stream adds (fit_gap);
                       NAN: not streamed */
+    cl_stats x;    /* seconds: the exchange's span over its iterations */
 } calib_point;
 
 typedef struct calib_result {
     calib_point *points; /* n points in increasing size, malloc'd */
     size_t n;
     fit_result fit;      /* segments over points' medians */
+    fit_result duplex;   /* segments over the exchanges' medians */
     machine m;           /* the model, ready to save */
 } calib_result;
 

@@ -131,6 +131,27 @@ static const pattern_info window_pattern = {
     1, NULL,
 };
 
+/* The exchange: both ranks receive from and send to the other at once, as
+ * a ring of 2 does, and wait for both; the iteration's span is the one-way
+ * time of a message that moves while another moves the opposite way.  Not
+ * a course pattern: it checks no data. */
+static int exchange_both(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c);
+    if (rank > 1)
+        return 0;
+    unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
+    cl_request *req[2];
+    CL_TRY(cl_irecv(c, in, a->bytes, 1 - rank, 0, &req[0]));
+    CL_TRY(cl_isend(c, out, a->bytes, 1 - rank, 0, &req[1]));
+    return cl_waitall(c, 2, req, NULL);
+}
+
+static const pattern_info exchange_pattern = {
+    "calibrate-exchange", exchange_both, NULL,
+    "both ranks send to and receive from the other at once", 2, 1, NULL,
+};
+
 static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
 {
     if (!o->progress)
@@ -185,6 +206,44 @@ static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_r
     return CLI_EXIT_OK;
 }
 
+/* The exchange's span at every point, progress steps from `done` of total.
+ * CLI_EXIT_OK or the exit status. */
+static int measure_exchanges(const calib_opts *o, run_opts *ro, run_env *env, calib_result *r,
+                             double budget, int lo, int hi, size_t done, size_t total)
+{
+    ro->pattern = &exchange_pattern;
+    for (size_t i = 0; i < r->n; i++) {
+        calib_point *p = &r->points[i];
+        progress(o, done + i, total, p->bytes);
+        ro->iters = iters_for(budget / 2, 2 * p->t.median, lo, hi);
+        run_row row;
+        int status = run_size_real(ro, env, p->bytes, NULL, false, &row);
+        if (status) {
+            if (o->progress)
+                fputc('\n', stderr);
+            return run_exit_code(status, env);
+        }
+        p->x = row.t;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The machine segments of fit f over r's points: gap and gap_bandwidth
+ * none (segment_gap sets them). */
+static size_t segments_of(const calib_result *r, const fit_result *f, machine_segment *out)
+{
+    for (size_t s = 0; s < f->n; s++) {
+        const fit_segment *g = &f->seg[s];
+        out[s] = (machine_segment){
+            .upto = r->points[g->first + g->n - 1].bytes, .alpha = g->alpha,
+            .bandwidth = g->beta > 0 ? 1.0 / g->beta : INFINITY, .r2 = g->r2,
+            .max_residual_pct = 100 * g->max_residual, .gap = NAN,
+            .gap_bandwidth = INFINITY,
+        };
+    }
+    return f->n;
+}
+
 /* Segment f's gap (core/fit's fit_gap over its points' windows) into s,
  * and each point's gap; none when no point of it has a positive one. */
 static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *s)
@@ -231,7 +290,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     run_env env = {0};
     double prev = 0;
     for (size_t i = 0; i < n; i++) {
-        progress(o, i, n + streamed, sizes[i]);
+        progress(o, i, 2 * n + streamed, sizes[i]);
         ro.iters = iters_for(budget, 2 * prev, lo, hi);
         run_row row;
         int status = run_size_real(&ro, &env, sizes[i], NULL, i == 0, &row);
@@ -240,22 +299,28 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
                 fputc('\n', stderr);
             return run_exit_code(status, &env);
         }
-        r->points[r->n++] = (calib_point){sizes[i], ro.iters, row.t, NAN, NAN, NAN};
+        r->points[r->n++] = (calib_point){
+            .bytes = sizes[i], .iters = ro.iters, .t = row.t, .t1 = NAN, .tw = NAN, .gap = NAN};
         prev = row.t.median;
     }
-    int rc = measure_gaps(o, &ro, &env, r, budget, lo, hi, n + streamed);
+    size_t total = 2 * n + streamed;
+    int rc = measure_gaps(o, &ro, &env, r, budget, lo, hi, total);
+    if (!rc)
+        rc = measure_exchanges(o, &ro, &env, r, budget, lo, hi, n + streamed, total);
     if (rc)
         return rc;
-    progress(o, n + streamed, n + streamed, 0);
+    progress(o, total, total, 0);
 
-    double x[128], y[128], brk = (double)o->eager_limit;
+    double x[128], y[128], yx[128], brk = (double)o->eager_limit;
     for (size_t i = 0; i < r->n; i++) {
         x[i] = (double)r->points[i].bytes;
         y[i] = r->points[i].t.median;
+        yx[i] = r->points[i].x.median;
     }
     fit_opts fo = FIT_OPTS_DEFAULT;
     cl_diag d = {{0}};
-    if (fit_piecewise(x, y, r->n, &brk, 1, &fo, &r->fit, &d))
+    if (fit_piecewise(x, y, r->n, &brk, 1, &fo, &r->fit, &d) ||
+        fit_piecewise(x, yx, r->n, &brk, 1, &fo, &r->duplex, &d))
         return cli_error("calibrate: the fit failed: %s", d.msg);
 
     machine *m = &r->m;
@@ -269,21 +334,15 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     gmtime_r(&now, &tm);
     strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf(m->method, sizeof m->method,
-             "pingpong, 2 ranks%s: one-way time = half the round trip, median of %d to %d "
-             "iterations per size after 2 warm-up; piecewise least squares on relative "
-             "residuals; gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB%s",
+             "pingpong, 2 ranks%s: one-way = half the round trip, median of %d to %d "
+             "iterations a size after 2 warm-up; piecewise fit, relative residuals; gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB; "
+             "duplex: an exchange's span%s",
              o->bind ? " bound to cores" : "", lo, hi, CALIB_WINDOW, CALIB_WINDOW - 1,
              CALIB_STREAM_TOP >> 20, o->quick ? " (--quick)" : "");
-    m->nseg = r->fit.n;
-    for (size_t s = 0; s < r->fit.n; s++) {
-        const fit_segment *f = &r->fit.seg[s];
-        m->seg[s] = (machine_segment){
-            .upto = r->points[f->first + f->n - 1].bytes, .alpha = f->alpha,
-            .bandwidth = f->beta > 0 ? 1.0 / f->beta : INFINITY, .r2 = f->r2,
-            .max_residual_pct = 100 * f->max_residual,
-        };
-        segment_gap(r, f, &m->seg[s]);
-    }
+    m->nseg = segments_of(r, &r->fit, m->seg);
+    for (size_t s = 0; s < r->fit.n; s++)
+        segment_gap(r, &r->fit.seg[s], &m->seg[s]);
+    m->nduplex = segments_of(r, &r->duplex, m->duplex);
     return CLI_EXIT_OK;
 }
 
@@ -366,19 +425,17 @@ static void segment_range(char *buf, size_t len, const calib_result *r, const fi
              units_size_str(b, r->points[f->first + f->n - 1].bytes));
 }
 
-static void print_text(const calib_opts *o, const calib_result *r, const char *path)
+/* The fit's segments as a table; with gaps (the ping-pong's) the gap
+ * columns too. */
+static void print_segments(const calib_result *r, const fit_result *fit, bool gaps)
 {
-    char a[UNITS_BUF], b[UNITS_BUF], e[UNITS_BUF];
-    printf("calibrate %s on %s: pingpong between 2 ranks, %zu sizes %s..%s, eager limit %s\n\n",
-           o->backend, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
-           units_size_str(b, r->points[r->n - 1].bytes), units_size_str(e, o->eager_limit));
     const char *h[] = {"segment", "points", "alpha", "bandwidth", "R^2", "max residual",
                        "rms residual", "gap", "gap bandwidth"};
     table t;
-    if (table_init(&t, 9, h))
+    if (table_init(&t, gaps ? 9 : 7, h))
         return;
-    for (size_t s = 0; s < r->fit.n; s++) {
-        const fit_segment *f = &r->fit.seg[s];
+    for (size_t s = 0; s < fit->n; s++) {
+        const fit_segment *f = &fit->seg[s];
         char range[80], al[UNITS_BUF], bw[UNITS_BUF];
         segment_range(range, sizeof range, r, f);
         table_add(&t, "%s", range);
@@ -388,6 +445,8 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
         table_add(&t, "%.4f", f->r2);
         table_add(&t, "%.1f %%", 100 * f->max_residual);
         table_add(&t, "%.1f %%", 100 * f->rms_residual);
+        if (!gaps)
+            continue;
         const machine_segment *m = &r->m.seg[s];
         if (isnan(m->gap)) {
             table_add(&t, "-");
@@ -400,8 +459,63 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
     }
     table_print(&t, stdout, 0);
     table_release(&t);
+}
+
+static void print_text(const calib_opts *o, const calib_result *r, const char *path)
+{
+    char a[UNITS_BUF], b[UNITS_BUF], e[UNITS_BUF];
+    printf("calibrate %s on %s: pingpong between 2 ranks, %zu sizes %s..%s, eager limit %s\n\n",
+           o->backend, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
+           units_size_str(b, r->points[r->n - 1].bytes), units_size_str(e, o->eager_limit));
+    print_segments(r, &r->fit, true);
     printf("\ngap: each further message of a back-to-back stream adds gap + n / gap "
-           "bandwidth (up to %u MiB)\nmodel written to %s\n", CALIB_STREAM_TOP >> 20, path);
+           "bandwidth (up to %u MiB)\n\n", CALIB_STREAM_TOP >> 20);
+    printf("duplex: an exchange, both ranks sending to and receiving from the other at once\n\n");
+    print_segments(r, &r->duplex, false);
+    printf("\nmodel written to %s\n", path);
+}
+
+/* A fit's segments as a JSON array under key. */
+static void json_segments(json_writer *w, const char *key, const calib_result *r,
+                          const fit_result *fit, bool gaps)
+{
+    json_key(w, key);
+    json_begin_array(w);
+    for (size_t s = 0; s < fit->n; s++) {
+        const fit_segment *f = &fit->seg[s];
+        json_begin_object(w);
+        json_kv_uint(w, "from_bytes", r->points[f->first].bytes);
+        json_kv_uint(w, "upto_bytes", r->points[f->first + f->n - 1].bytes);
+        json_kv_uint(w, "points", f->n);
+        json_kv_number(w, "alpha_s", f->alpha);
+        if (f->beta > 0)
+            json_kv_number(w, "bandwidth_Bps", 1.0 / f->beta);
+        else
+            json_kv_string(w, "bandwidth_Bps", "inf");
+        json_kv_number(w, "r2", f->r2);
+        json_kv_number(w, "max_residual_pct", 100 * f->max_residual);
+        json_kv_number(w, "rms_residual_pct", 100 * f->rms_residual);
+        const machine_segment *m = &r->m.seg[s];
+        if (gaps && !isnan(m->gap)) {
+            json_kv_number(w, "gap_s", m->gap);
+            if (isinf(m->gap_bandwidth))
+                json_kv_string(w, "gap_bandwidth_Bps", "inf");
+            else
+                json_kv_number(w, "gap_bandwidth_Bps", m->gap_bandwidth);
+        }
+        json_end_object(w);
+    }
+    json_end_array(w);
+}
+
+static void json_stats(json_writer *w, const char *key, const cl_stats *t)
+{
+    json_key(w, key);
+    json_begin_object(w);
+    json_kv_number(w, "median", t->median);
+    json_kv_number(w, "min", t->min);
+    json_kv_number(w, "max", t->max);
+    json_end_object(w);
 }
 
 static void print_json(const calib_opts *o, const calib_result *r, const char *path)
@@ -418,33 +532,8 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
     json_kv_string(&w, "host", r->m.host);
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
     json_kv_string(&w, "machine_file", path);
-    json_key(&w, "segments");
-    json_begin_array(&w);
-    for (size_t s = 0; s < r->fit.n; s++) {
-        const fit_segment *f = &r->fit.seg[s];
-        json_begin_object(&w);
-        json_kv_uint(&w, "from_bytes", r->points[f->first].bytes);
-        json_kv_uint(&w, "upto_bytes", r->points[f->first + f->n - 1].bytes);
-        json_kv_uint(&w, "points", f->n);
-        json_kv_number(&w, "alpha_s", f->alpha);
-        if (f->beta > 0)
-            json_kv_number(&w, "bandwidth_Bps", 1.0 / f->beta);
-        else
-            json_kv_string(&w, "bandwidth_Bps", "inf");
-        json_kv_number(&w, "r2", f->r2);
-        json_kv_number(&w, "max_residual_pct", 100 * f->max_residual);
-        json_kv_number(&w, "rms_residual_pct", 100 * f->rms_residual);
-        const machine_segment *m = &r->m.seg[s];
-        if (!isnan(m->gap)) {
-            json_kv_number(&w, "gap_s", m->gap);
-            if (isinf(m->gap_bandwidth))
-                json_kv_string(&w, "gap_bandwidth_Bps", "inf");
-            else
-                json_kv_number(&w, "gap_bandwidth_Bps", m->gap_bandwidth);
-        }
-        json_end_object(&w);
-    }
-    json_end_array(&w);
+    json_segments(&w, "segments", r, &r->fit, true);
+    json_segments(&w, "duplex_segments", r, &r->duplex, false);
     json_key(&w, "results");
     json_begin_array(&w);
     for (size_t i = 0; i < r->n; i++) {
@@ -453,16 +542,15 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
         json_begin_object(&w);
         json_kv_uint(&w, "bytes", p->bytes);
         json_kv_uint(&w, "iters", (uint64_t)p->iters);
-        json_key(&w, "time_s");
-        json_begin_object(&w);
-        json_kv_number(&w, "median", p->t.median);
-        json_kv_number(&w, "min", p->t.min);
-        json_kv_number(&w, "max", p->t.max);
-        json_end_object(&w);
+        json_stats(&w, "time_s", &p->t);
         json_kv_number(&w, "modeled_s", row.modeled);
         json_kv_number(&w, "error_pct", compare_error_pct(&row));
         if (!isnan(p->gap))
             json_kv_number(&w, "gap_s", p->gap);
+        json_stats(&w, "exchange_s", &p->x);
+        double dx;
+        if (machine_duplex_time(&r->m, p->bytes, &dx))
+            json_kv_number(&w, "exchange_modeled_s", dx);
         json_end_object(&w);
     }
     json_end_array(&w);

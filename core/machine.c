@@ -89,14 +89,23 @@ static int bandwidth_or_inf(cfg_doc *c, yaml_node_t *v, const char *key, double 
     return cfg_bandwidth(c, v, key, out, d);
 }
 
-static int load_segment(cfg_doc *c, yaml_node_t *node, machine_segment *s, cl_diag *d)
+/* One segment; `what` names its list ("segments" or "duplex") in errors;
+ * duplex segments take no gap. */
+static int load_segment(cfg_doc *c, yaml_node_t *node, const char *what, machine_segment *s,
+                        cl_diag *d)
 {
     static const char *const keys[] = {"upto", "alpha", "bandwidth", "r2", "max_residual_pct",
                                        "gap", "gap_bandwidth", NULL};
-    yaml_node_t *v, *g, *gb;
+    static const char *const duplex_keys[] = {"upto", "alpha", "bandwidth", "r2",
+                                              "max_residual_pct", NULL};
+    bool gaps = strcmp(what, "segments") == 0;
+    char item[32];
+    snprintf(item, sizeof item, "%s[]", what);
+    yaml_node_t *v, *g = NULL, *gb = NULL;
     int err;
-    if ((err = cfg_expect_map(c, node, "segments[]", d)) ||
-        (err = known_keys(c, node, keys, "a segment", d)) ||
+    if ((err = cfg_expect_map(c, node, item, d)) ||
+        (err = known_keys(c, node, gaps ? keys : duplex_keys,
+                          gaps ? "a segment" : "a duplex segment", d)) ||
         (err = cfg_get(c, node, "upto", true, &v, d)) ||
         (err = cfg_size(c, v, "upto", &s->upto, d)) ||
         (err = cfg_get(c, node, "alpha", true, &v, d)) ||
@@ -105,8 +114,8 @@ static int load_segment(cfg_doc *c, yaml_node_t *node, machine_segment *s, cl_di
         (err = bandwidth_or_inf(c, v, "bandwidth", &s->bandwidth, d)) ||
         (err = number_key(c, node, "r2", &s->r2, d)) ||
         (err = number_key(c, node, "max_residual_pct", &s->max_residual_pct, d)) ||
-        (err = cfg_get(c, node, "gap", false, &g, d)) ||
-        (err = cfg_get(c, node, "gap_bandwidth", false, &gb, d)))
+        (gaps && (err = cfg_get(c, node, "gap", false, &g, d))) ||
+        (gaps && (err = cfg_get(c, node, "gap_bandwidth", false, &gb, d))))
         return err;
     s->gap = NAN;
     s->gap_bandwidth = INFINITY;
@@ -118,11 +127,43 @@ static int load_segment(cfg_doc *c, yaml_node_t *node, machine_segment *s, cl_di
     return 0;
 }
 
+/* The list `key` of root into seg[0..*n): required, or *n = 0 when absent. */
+static int load_segments(cfg_doc *c, yaml_node_t *root, const char *key, bool required,
+                         machine_segment *seg, size_t *n, cl_diag *d)
+{
+    yaml_node_t *list;
+    int err;
+    *n = 0;
+    if ((err = cfg_get(c, root, key, required, &list, d)) || !list ||
+        (err = cfg_expect_seq(c, list, key, d)))
+        return err;
+    size_t len = cfg_seq_len(list);
+    if (len < 1 || len > MACHINE_MAX_SEGMENTS)
+        return cfg_error(c, list, d, "'%s' must list 1 to %d segments, got %zu", key,
+                         MACHINE_MAX_SEGMENTS, len);
+    for (size_t i = 0; i < len; i++) {
+        yaml_node_t *item = cfg_seq_at(c, list, i);
+        if ((err = load_segment(c, item, key, &seg[i], d)))
+            return err;
+        if (i > 0 && seg[i].upto <= seg[i - 1].upto) {
+            yaml_node_t *u;
+            cfg_get(c, item, "upto", true, &u, d);
+            return cfg_error(c, u, d,
+                             "'upto' must increase from segment to segment, got %llu after "
+                             "%llu",
+                             (unsigned long long)seg[i].upto,
+                             (unsigned long long)seg[i - 1].upto);
+        }
+    }
+    *n = len;
+    return 0;
+}
+
 static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
 {
     static const char *const keys[] = {"host", "backend", "provider", "eager_limit", "date",
-                                       "method", "segments", NULL};
-    yaml_node_t *root, *v, *list;
+                                       "method", "segments", "duplex", NULL};
+    yaml_node_t *root, *v;
     int err;
     if ((err = cfg_root(c, &root, d)) || (err = known_keys(c, root, keys, "a machine file", d)) ||
         (err = text_key(c, root, "host", true, m->host, sizeof m->host, d)) ||
@@ -132,28 +173,9 @@ static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
         (err = text_key(c, root, "method", false, m->method, sizeof m->method, d)) ||
         (err = cfg_get(c, root, "eager_limit", true, &v, d)) ||
         (err = cfg_size(c, v, "eager_limit", &m->eager_limit, d)) ||
-        (err = cfg_get(c, root, "segments", true, &list, d)) ||
-        (err = cfg_expect_seq(c, list, "segments", d)))
+        (err = load_segments(c, root, "segments", true, m->seg, &m->nseg, d)) ||
+        (err = load_segments(c, root, "duplex", false, m->duplex, &m->nduplex, d)))
         return err;
-    size_t n = cfg_seq_len(list);
-    if (n < 1 || n > MACHINE_MAX_SEGMENTS)
-        return cfg_error(c, list, d, "'segments' must list 1 to %d segments, got %zu",
-                         MACHINE_MAX_SEGMENTS, n);
-    for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = cfg_seq_at(c, list, i);
-        if ((err = load_segment(c, item, &m->seg[i], d)))
-            return err;
-        if (i > 0 && m->seg[i].upto <= m->seg[i - 1].upto) {
-            yaml_node_t *u;
-            cfg_get(c, item, "upto", true, &u, d);
-            return cfg_error(c, u, d,
-                             "'upto' must increase from segment to segment, got %llu after "
-                             "%llu",
-                             (unsigned long long)m->seg[i].upto,
-                             (unsigned long long)m->seg[i - 1].upto);
-        }
-    }
-    m->nseg = n;
     return 0;
 }
 
@@ -198,6 +220,32 @@ static void put_quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static void write_segments(FILE *f, const char *key, const machine_segment *seg, size_t n)
+{
+    fprintf(f, "%s:\n", key);
+    for (size_t i = 0; i < n; i++) {
+        const machine_segment *s = &seg[i];
+        fprintf(f, "  - {upto: %llu, alpha: %.6gns, bandwidth: ", (unsigned long long)s->upto,
+                s->alpha * 1e9);
+        if (isinf(s->bandwidth))
+            fputs("inf", f);
+        else
+            fprintf(f, "%.6gGB/s", s->bandwidth / 1e9);
+        if (!isnan(s->r2))
+            fprintf(f, ", r2: %.6f", s->r2);
+        if (!isnan(s->max_residual_pct))
+            fprintf(f, ", max_residual_pct: %.2f", s->max_residual_pct);
+        if (!isnan(s->gap)) {
+            fprintf(f, ", gap: %.6gns, gap_bandwidth: ", s->gap * 1e9);
+            if (isinf(s->gap_bandwidth))
+                fputs("inf", f);
+            else
+                fprintf(f, "%.6gGB/s", s->gap_bandwidth / 1e9);
+        }
+        fputs("}\n", f);
+    }
+}
+
 int machine_write(const machine *m, FILE *f)
 {
     fputs("# A calibrated machine model, written by `commlab calibrate`; the simulator\n"
@@ -205,7 +253,9 @@ int machine_write(const machine *m, FILE *f)
           "# alpha + n / bandwidth of the first segment with n <= upto (the last one\n"
           "# above every upto).  r2 and max_residual_pct describe the fit.  Where a\n"
           "# segment has a gap, a rank's back-to-back messages on one link start at\n"
-          "# least gap + n / gap_bandwidth apart (LogGP's g and G).\n",
+          "# least gap + n / gap_bandwidth apart (LogGP's g and G).  duplex, where\n"
+          "# present, prices a message that moves while one of its ranks moves\n"
+          "# another the opposite way (an exchange).\n",
           f);
     fputs("host: ", f);
     put_quoted(f, m->host);
@@ -226,28 +276,9 @@ int machine_write(const machine *m, FILE *f)
         put_quoted(f, m->method);
         fputc('\n', f);
     }
-    fputs("segments:\n", f);
-    for (size_t i = 0; i < m->nseg; i++) {
-        const machine_segment *s = &m->seg[i];
-        fprintf(f, "  - {upto: %llu, alpha: %.6gns, bandwidth: ", (unsigned long long)s->upto,
-                s->alpha * 1e9);
-        if (isinf(s->bandwidth))
-            fputs("inf", f);
-        else
-            fprintf(f, "%.6gGB/s", s->bandwidth / 1e9);
-        if (!isnan(s->r2))
-            fprintf(f, ", r2: %.6f", s->r2);
-        if (!isnan(s->max_residual_pct))
-            fprintf(f, ", max_residual_pct: %.2f", s->max_residual_pct);
-        if (!isnan(s->gap)) {
-            fprintf(f, ", gap: %.6gns, gap_bandwidth: ", s->gap * 1e9);
-            if (isinf(s->gap_bandwidth))
-                fputs("inf", f);
-            else
-                fprintf(f, "%.6gGB/s", s->gap_bandwidth / 1e9);
-        }
-        fputs("}\n", f);
-    }
+    write_segments(f, "segments", m->seg, m->nseg);
+    if (m->nduplex)
+        write_segments(f, "duplex", m->duplex, m->nduplex);
     return ferror(f) ? CL_EIO : 0;
 }
 
@@ -279,12 +310,17 @@ int machine_save(const machine *m, const char *path, cl_diag *d)
     return 0;
 }
 
+static const machine_segment *segment_of(const machine_segment *seg, size_t n, uint64_t bytes)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        if (bytes <= seg[i].upto)
+            return &seg[i];
+    return &seg[n - 1];
+}
+
 const machine_segment *machine_segment_of(const machine *m, uint64_t bytes)
 {
-    for (size_t i = 0; i + 1 < m->nseg; i++)
-        if (bytes <= m->seg[i].upto)
-            return &m->seg[i];
-    return &m->seg[m->nseg - 1];
+    return segment_of(m->seg, m->nseg, bytes);
 }
 
 double machine_time(const machine *m, uint64_t bytes)
@@ -302,16 +338,30 @@ bool machine_gap(const machine *m, uint64_t bytes, double *out)
     return true;
 }
 
-bool machine_check(const machine *m)
+bool machine_duplex_time(const machine *m, uint64_t bytes, double *out)
 {
-    if (m->nseg < 1 || m->nseg > MACHINE_MAX_SEGMENTS)
+    if (m->nduplex == 0)
         return false;
-    for (size_t i = 0; i < m->nseg; i++) {
-        const machine_segment *s = &m->seg[i];
-        if (!(s->alpha >= 0) || !(s->bandwidth > 0) || (i > 0 && s->upto <= m->seg[i - 1].upto))
+    const machine_segment *s = segment_of(m->duplex, m->nduplex, bytes);
+    *out = s->alpha + (double)bytes / s->bandwidth;
+    return true;
+}
+
+static bool segments_ok(const machine_segment *seg, size_t n, bool gaps)
+{
+    for (size_t i = 0; i < n; i++) {
+        const machine_segment *s = &seg[i];
+        if (!(s->alpha >= 0) || !(s->bandwidth > 0) || (i > 0 && s->upto <= seg[i - 1].upto))
             return false;
-        if (!isnan(s->gap) && (!(s->gap >= 0) || !(s->gap_bandwidth > 0)))
+        if (!isnan(s->gap) && (!gaps || !(s->gap >= 0) || !(s->gap_bandwidth > 0)))
             return false;
     }
     return true;
+}
+
+bool machine_check(const machine *m)
+{
+    return m->nseg >= 1 && m->nseg <= MACHINE_MAX_SEGMENTS &&
+           m->nduplex <= MACHINE_MAX_SEGMENTS && segments_ok(m->seg, m->nseg, true) &&
+           segments_ok(m->duplex, m->nduplex, false);
 }

@@ -34,6 +34,19 @@
  * written before gaps existed load that way).  gap_bandwidth without gap
  * is an error; gap alone means no per-byte part (gap_bandwidth: inf).
  *
+ * duplex (optional) is a second list of segments with the keys of the
+ * first but no gap: the one-way time of a message that moves while one of
+ * its ranks moves another message the opposite way (its sender receiving,
+ * or its receiver sending), as an exchange between two ranks measures it:
+ *
+ *   duplex:
+ *     - {upto: 64KiB, alpha: 402ns, bandwidth: 7.1GB/s}
+ *     - {upto: 64MiB, alpha: 3.2us, bandwidth: 11GB/s}
+ *
+ * Both directions of an exchange run at once on two cores; their copies
+ * share the caches and the memory bus, and each rank's CPU both sends and
+ * receives.  A file without it prices such a message like any other.
+ *
  * Every load error names file:line:column, the key and the bad value.  A
  * machine is a plain value (fixed arrays, nothing allocated): copy it,
  * no release needed.
@@ -71,6 +84,8 @@ typedef struct machine {
     uint64_t eager_limit;          /* bytes */
     machine_segment seg[MACHINE_MAX_SEGMENTS]; /* increasing upto */
     size_t nseg;                   /* 1..MACHINE_MAX_SEGMENTS */
+    machine_segment duplex[MACHINE_MAX_SEGMENTS]; /* increasing upto, no gaps */
+    size_t nduplex;                /* 0 (none) ..MACHINE_MAX_SEGMENTS */
 } machine;
 
 /* Loads a machine file.  CL_EIO, CL_EPARSE or CL_ECONFIG with d naming
@@ -96,10 +111,15 @@ double machine_time(const machine *m, uint64_t bytes);
  * gap + bytes / gap_bandwidth of bytes' segment into *out and true, or
  * false (*out unchanged) when that segment has no gap.  Cannot fail. */
 bool machine_gap(const machine *m, uint64_t bytes, double *out);
+/* The one-way time of a message of bytes moving while its ranks move
+ * another the opposite way: alpha + bytes / bandwidth of bytes' duplex
+ * segment into *out and true, or false (*out unchanged) when m has no
+ * duplex segments.  Cannot fail. */
+bool machine_duplex_time(const machine *m, uint64_t bytes, double *out);
 
 /* Checks the invariants a loaded machine keeps (1..MAX segments, upto
  * increasing, alpha >= 0, bandwidth > 0, gap NAN or >= 0 with
- * gap_bandwidth > 0).  For asserts and tests. */
+ * gap_bandwidth > 0; the same of the 0..MAX duplex segments, without gaps).  For asserts and tests. */
 bool machine_check(const machine *m);
 
 #endif

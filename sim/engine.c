@@ -51,6 +51,7 @@ struct sim_msg {
     double started;    /* eager: when its bytes started moving */
     int32_t src, dst;  /* world ranks */
     bool eager;
+    bool in_pattern;   /* sent by the pattern, not by the barrier between iterations */
 };
 
 typedef struct alloc_hdr {
@@ -72,8 +73,11 @@ typedef struct sim_rank {
     int32_t iter;
     int32_t link_dst;    /* the link this rank sent on last (-1: none) ... */
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
+    double send_from, send_until; /* the bytes of its latest message out move then ... */
+    double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
     uint8_t wait_call;   /* a wf_op */
     uint8_t state;
+    bool in_pattern;     /* running the pattern, not the barrier between iterations */
 } sim_rank;
 
 /* Requests and messages come from slabs so a step of a big run does not
@@ -253,6 +257,38 @@ static double reserve(sim_engine *e, int src, int dst, double ready, double inje
     return start;
 }
 
+/* How long the bytes of the message src -> dst that start moving at
+ * `start` take to land, `travel` when alone.  On a machine file with
+ * duplex segments, a message that moves while its sender receives another
+ * or its receiver sends another (an exchange) takes the duplex time
+ * instead (sim/net.h).  Times are settled when messages are matched, so
+ * the message that starts second pays and the first keeps its time; both
+ * ends wait for both in an exchange, so its span is the duplex time.  The
+ * barrier between iterations is left out: it is not timed, and a duplex
+ * price for one of its messages would make the ranks leave it apart. */
+static double travel_time(sim_engine *e, const sim_msg *m, double start, double travel)
+{
+    double duplex;
+    if (!m->in_pattern || m->src == m->dst || !sim_net_duplex(e->o->net, m->bytes, &duplex))
+        return travel;
+    int src = m->src, dst = m->dst;
+    sim_rank *s = &e->ranks[src], *d = &e->ranks[dst];
+    double end = start + travel;
+    if ((start < s->recv_until && s->recv_from < end) ||
+        (start < d->send_until && d->send_from < end))
+        travel = duplex;
+    end = start + travel;
+    if (end > s->send_until) {
+        s->send_from = start;
+        s->send_until = end;
+    }
+    if (end > d->recv_until) {
+        d->recv_from = start;
+        d->recv_until = end;
+    }
+    return travel;
+}
+
 /* ---- completion ----
  *
  * Nothing in the model can change a message once both ends are matched, so
@@ -318,6 +354,7 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
     if (e->o->handshake)
         ready = fmax(m->posted + alpha, recv_posted) + alpha;
     double start = reserve(e, m->src, m->dst, ready, inject);
+    travel = travel_time(e, m, start, travel);
     if (m->sbuf && recv->buf && m->bytes)
         memcpy(recv->buf, m->sbuf, (size_t)m->bytes);
     recv->started = m->sreq->started = start;
@@ -388,6 +425,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     m->bytes = bytes;
     m->posted = e->now;
     m->eager = bytes <= e->o->eager_limit;
+    m->in_pattern = me->in_pattern;
     s->msg_id = m->id;
     match_link_init(&m->link, src, tag, ctx);
     if (user_ctx(ctx)) {
@@ -402,6 +440,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         double travel, inject, alpha;
         cost(e, src, dst, bytes, &travel, &inject, &alpha);
         double start = reserve(e, src, dst, e->now, inject);
+        travel = travel_time(e, m, start, travel);
         m->started = s->started = start;
         m->arrival = start + travel;
         match_link *l = match_arrive(&peer->mq, &m->link);
@@ -654,7 +693,9 @@ static void rank_main(void *arg)
         r->comm.printing = it == 0;
         debug_iteration(&r->comm);
         double t0 = e->now;
+        r->in_pattern = true;
         int rc = e->fn(&r->comm, &a);
+        r->in_pattern = false;
         double t1 = e->now;
         arena_free(r);
         if (rc) {

@@ -126,9 +126,10 @@ int sim_net_create_machine(sim_net **out, const machine *m, int nranks, cl_diag 
         return diag_set(d, CL_ENOMEM, "network: out of memory");
     }
     *n->machine = *m;
-    snprintf(n->desc, sizeof n->desc, "machine %.200s (%.31s on %.100s, %zu segment%s), full mesh of %d "
-             "ranks", *m->path ? m->path : "model", m->backend, m->host, m->nseg,
-             m->nseg == 1 ? "" : "s", nranks);
+    snprintf(n->desc, sizeof n->desc,
+             "machine %.200s (%.31s on %.100s, %zu segment%s%s), full mesh of %d ranks",
+             *m->path ? m->path : "model", m->backend, m->host, m->nseg,
+             m->nseg == 1 ? "" : "s", m->nduplex ? ", duplex" : "", nranks);
     return 0;
 }
 
@@ -375,6 +376,11 @@ double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth)
     if (n->machine && machine_gap(n->machine, bytes, &g))
         return g;
     return (double)bytes / bandwidth;
+}
+
+bool sim_net_duplex(const sim_net *n, uint64_t bytes, double *travel)
+{
+    return n->machine && machine_duplex_time(n->machine, bytes, travel);
 }
 
 double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes)

@@ -63,6 +63,8 @@
  *    sim_net_link report the first one (the smallest messages').  A segment
  *    with a gap (LogGP's g + n G, core/machine.h) spaces a rank's
  *    back-to-back messages on a link by it instead of by n / bandwidth.
+ *    A file with duplex segments prices a message that moves while one of
+ *    its ranks moves another the opposite way by those (sim_net_duplex).
  *
  * Vertices are numbered devices first (vertex r is rank r), then switches.
  * Every load error names file:line:column, the key and the bad value.
@@ -162,6 +164,11 @@ void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
  * engine also completes an eager send this long after it starts, or when
  * its message has arrived if that is sooner. */
 double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth);
+/* The one-way time of a message of bytes that moves while one of its
+ * ranks moves another the opposite way, into *travel and true, on a
+ * machine mesh whose file has duplex segments; else false (*travel
+ * unchanged): such a message costs what any other does. */
+bool sim_net_duplex(const sim_net *n, uint64_t bytes, double *travel);
 /* alpha + bytes / bandwidth of the route (sim_net_cost), seconds. */
 double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes);
 /* The route's links in order from src.  *hops points into n and stays
