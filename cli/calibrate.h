@@ -22,8 +22,8 @@
  * fitted to those gaps (core/fit) becomes the segment's gap and
  * gap_bandwidth; a segment above CALIB_STREAM_TOP has none.
  *
- * Last the exchange: at every size both ranks post a receive from the
- * other, send to it, and wait for both (a ring of 2); the span is the
+ * Last the exchange (chapter 02's pattern): at every size both ranks post
+ * a receive from the other, send to it, and wait for both; the span is the
  * one-way time of a message that moves while another moves the opposite
  * way.  Fitted piecewise like the ping-pong (its own breaks), it becomes
  * the machine's duplex segments.

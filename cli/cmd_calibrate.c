@@ -131,27 +131,6 @@ static const pattern_info window_pattern = {
     1, NULL,
 };
 
-/* The exchange: both ranks receive from and send to the other at once, as
- * a ring of 2 does, and wait for both; the iteration's span is the one-way
- * time of a message that moves while another moves the opposite way.  Not
- * a course pattern: it checks no data. */
-static int exchange_both(cl_comm *c, const cl_args *a)
-{
-    int rank = cl_rank(c);
-    if (rank > 1)
-        return 0;
-    unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
-    cl_request *req[2];
-    CL_TRY(cl_irecv(c, in, a->bytes, 1 - rank, 0, &req[0]));
-    CL_TRY(cl_isend(c, out, a->bytes, 1 - rank, 0, &req[1]));
-    return cl_waitall(c, 2, req, NULL);
-}
-
-static const pattern_info exchange_pattern = {
-    "calibrate-exchange", exchange_both, NULL,
-    "both ranks send to and receive from the other at once", 2, 1, NULL,
-};
-
 static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
 {
     if (!o->progress)
@@ -211,7 +190,7 @@ static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_r
 static int measure_exchanges(const calib_opts *o, run_opts *ro, run_env *env, calib_result *r,
                              double budget, int lo, int hi, size_t done, size_t total)
 {
-    ro->pattern = &exchange_pattern;
+    ro->pattern = patterns_find("exchange");
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
         progress(o, done + i, total, p->bytes);

@@ -1,6 +1,7 @@
 /* test_machine.c - machine files: loading, errors with file:line:column,
  * writing and reading back, the piecewise T(n), and the simulator replaying
- * it: a modeled ping-pong on a machine mesh takes exactly the file's T(n). */
+ * it: a modeled ping-pong on a machine mesh takes exactly the file's T(n),
+ * an exchange the file's duplex time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,19 @@ static const char gapped[] =
     "  - {upto: 64KiB, alpha: 1us, bandwidth: 1GB/s, gap: 200ns, gap_bandwidth: 4GB/s}\n"
     "  - {upto: 8MiB, alpha: 4us, bandwidth: 14GB/s, gap: 2us, gap_bandwidth: 28GB/s}\n"
     "  - {upto: 64MiB, alpha: 90us, bandwidth: 7GB/s}\n";
+
+/* Segments of `good` and duplex ones: an exchange costs more. */
+static const char duplexed[] =
+    "host: node7\n"
+    "backend: shm\n"
+    "eager_limit: 64KiB\n"
+    "segments:\n"
+    "  - {upto: 64KiB, alpha: 500ns, bandwidth: 8GB/s, gap: 200ns}\n"
+    "  - {upto: 64MiB, alpha: 4us, bandwidth: 14GB/s}\n"
+    "duplex:\n"
+    "  - {upto: 1KiB, alpha: 700ns, bandwidth: inf, r2: 0.5}\n"
+    "  - {upto: 1MiB, alpha: 1us, bandwidth: 6GB/s}\n"
+    "  - {upto: 64MiB, alpha: 5us, bandwidth: 9GB/s, max_residual_pct: 7}\n";
 
 static void load_text(machine *m, const char *text)
 {
@@ -101,6 +115,22 @@ static void test_errors(void **state)
     char y[512];
     bad("host: h\n", "bad.yaml:1:1: ", "missing key 'backend'");
     bad("host: [\n", "bad.yaml:2:1: ", "YAML syntax error");
+    const char *one = "segments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: 1GB/s}\n";
+    snprintf(y, sizeof y, "%s%sduplex: []\n", head, one);
+    bad(y, "bad.yaml:6:9: ", "'duplex' must list 1 to 16 segments, got 0");
+    snprintf(y, sizeof y, "%s%sduplex:\n  - {upto: 1KiB, alpha: 1us, bandwidth: 1GB/s, gap: 1us}\n",
+             head, one);
+    bad(y, "bad.yaml:7:48: ", "unknown key 'gap' in a duplex segment");
+    snprintf(y, sizeof y,
+             "%s%sduplex:\n  - {upto: 1KiB, alpha: 1us, bandwidth: 1GB/s}\n"
+             "  - {upto: 1KiB, alpha: 1us, bandwidth: 1GB/s}\n",
+             head, one);
+    bad(y, "bad.yaml:8:12: ", "'upto' must increase from segment to segment");
+    snprintf(y, sizeof y, "%s%sduplex:\n  - {upto: 1KiB, alpha: -1us, bandwidth: 1GB/s}\n", head,
+             one);
+    bad(y, "bad.yaml:7:25: ", "alpha");
+    snprintf(y, sizeof y, "%s%sduplex: 3\n", head, one);
+    bad(y, "bad.yaml:6:9: ", "duplex");
     snprintf(y, sizeof y, "%ssegments: []\n", head);
     bad(y, "bad.yaml:4:11: ", "'segments' must list 1 to 16 segments, got 0");
     snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: -3GB/s}\n", head);
@@ -154,6 +184,10 @@ static void test_write_read_back(void **state)
     (void)state;
     machine m;
     load_text(&m, gapped);
+    machine dx;
+    load_text(&dx, duplexed);
+    m.nduplex = dx.nduplex;
+    memcpy(m.duplex, dx.duplex, sizeof m.duplex);
     m.seg[0].bandwidth = INFINITY;
     snprintf(m.host, sizeof m.host, "we\"ird\\host");
     char dir[] = "/tmp/commlab-test-machine-XXXXXX";
@@ -187,6 +221,16 @@ static void test_write_read_back(void **state)
                             m.seg[i].gap_bandwidth * 1e-6);
         }
     }
+    assert_int_equal(back.nduplex, 3);
+    assert_true(isinf(back.duplex[0].bandwidth));
+    for (size_t i = 0; i < m.nduplex; i++) {
+        assert_int_equal(back.duplex[i].upto, m.duplex[i].upto);
+        assert_near(back.duplex[i].alpha, m.duplex[i].alpha, m.duplex[i].alpha * 1e-6);
+        assert_true(isnan(back.duplex[i].gap));
+    }
+    assert_near(back.duplex[0].r2, 0.5, 1e-9);
+    assert_near(back.duplex[2].max_residual_pct, 7, 1e-9);
+    assert_near(back.duplex[1].bandwidth, 6e9, 6e3);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "test \"$(ls -A %s/sub)\" = m.yaml", dir);
     assert_int_equal(system(cmd), 0);
@@ -311,6 +355,61 @@ static void test_modeled_stream_with_gaps(void **state)
     assert_near(modeled_args(&m, chunked, 2, &c, 1), 7 * g1 + T1, 1e-14);
 }
 
+static void test_duplex_load(void **state)
+{
+    (void)state;
+    machine m;
+    load_text(&m, duplexed);
+    assert_true(machine_check(&m));
+    assert_int_equal(m.nduplex, 3);
+    double t = -1;
+    assert_true(machine_duplex_time(&m, 8, &t));
+    assert_near(t, 700e-9, 1e-18); /* bandwidth: inf */
+    assert_true(machine_duplex_time(&m, 4096, &t));
+    assert_near(t, 1e-6 + 4096 / 6e9, 1e-18);
+    assert_true(machine_duplex_time(&m, 128 << 20, &t)); /* above every upto: the last */
+    assert_near(t, 5e-6 + (128 << 20) / 9e9, 1e-15);
+    /* A file without duplex segments: no duplex time. */
+    load_good(&m);
+    assert_int_equal(m.nduplex, 0);
+    t = -1;
+    assert_false(machine_duplex_time(&m, 8, &t));
+    assert_near(t, -1, 0);
+    load_text(&m, duplexed);
+    m.duplex[1].gap = 1e-6;
+    assert_false(machine_check(&m));
+    m.duplex[1].gap = NAN;
+    m.duplex[2].upto = 1;
+    assert_false(machine_check(&m));
+}
+
+/* An exchange (a ring of 2) moves its two messages at once: the one that
+ * starts second moves while its sender receives the first, so it takes
+ * the duplex time D(n) and so does the exchange; the first keeps T(n).  In
+ * a ring of 4 every message but the first moves while its sender receives:
+ * D(n) again.  A ping-pong and a pipeline never send both ways at once:
+ * T(n) and 2 T(n) + 6 gap(n) as without duplex segments. */
+static void test_modeled_duplex(void **state)
+{
+    (void)state;
+    machine m;
+    load_text(&m, duplexed);
+    static const uint64_t sizes[] = {8, 4096, 65536, 65537, 1 << 20, 8 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double T = machine_time(&m, sizes[i]), D;
+        assert_true(machine_duplex_time(&m, sizes[i], &D));
+        assert_near(modeled(&m, ring, 2, sizes[i], 1), D, 1e-12 * D);
+        assert_near(modeled(&m, ring, 4, sizes[i], 1), D, 1e-12 * D);
+        assert_near(modeled(&m, pingpong, 2, sizes[i], 2), T, 1e-12 * T);
+    }
+    cl_args a = {.bytes = 1024, .microbatches = 4};
+    double T = 500e-9 + 1024 / 8e9, g = 200e-9;
+    assert_near(modeled_args(&m, pipeline, 2, &a, 1), 2 * T + 6 * g, 1e-15);
+    /* The same file without its duplex segments: the exchange is T(n). */
+    m.nduplex = 0;
+    assert_near(modeled(&m, ring, 2, 4096, 1), machine_time(&m, 4096), 1e-15);
+}
+
 static void test_net_describe(void **state)
 {
     (void)state;
@@ -330,6 +429,14 @@ static void test_net_describe(void **state)
     cl_diag d = {{0}};
     assert_int_equal(sim_net_create_machine(&net, &m, 0, &d), CL_EINVAL);
     assert_null(net);
+    load_text(&m, duplexed);
+    assert_int_equal(sim_net_create_machine(&net, &m, 2, NULL), 0);
+    assert_string_equal(sim_net_describe(net),
+                        "machine m.yaml (shm on node7, 2 segments, duplex), full mesh of 2 ranks");
+    double t;
+    assert_true(sim_net_duplex(net, 4096, &t));
+    assert_near(t, 1e-6 + 4096 / 6e9, 1e-18);
+    sim_net_destroy(net);
 }
 
 int main(void)
@@ -343,6 +450,8 @@ int main(void)
         cmocka_unit_test(test_net_describe),
         cmocka_unit_test(test_gap_load),
         cmocka_unit_test(test_modeled_stream_with_gaps),
+        cmocka_unit_test(test_duplex_load),
+        cmocka_unit_test(test_modeled_duplex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

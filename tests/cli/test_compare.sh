@@ -45,8 +45,10 @@ has "$out" "alpha"; has "$out" "R^2"; has "$out" "max residual"; has "$out" "mod
 has "$q" "backend: \"shm\""; has "$q" "eager_limit: 65536"; has "$q" "segments:"
 has "$q" "{upto: 65536, "; has "$q" ", gap: "; has "$q" "gap_bandwidth: "
 has "$out" "gap bandwidth"
+has "$out" "duplex: an exchange"; has "$q" "duplex:"
 if [ "$(ls -A "$tmpd" | grep -c tmp)" -eq 0 ]; then ok; else bad "a temporary file was left in $tmpd"; fi
 run 0 run pingpong --model "$q" --sizes 8,1MiB; has "$out" "machine $q (shm on"
+has "$out" "segments, duplex), full mesh of 2 ranks"
 run 0 calibrate --backend shm --quick --out "$tmpd/q2.yaml" --csv
 has "$out" "# commlab-plot: compare"; has "$out" "# title: pingpong, shm, 2 ranks, host "
 has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct"
@@ -54,6 +56,7 @@ has "$out" "pingpong,shm,2,65536,"
 run 0 calibrate --backend tcp --quick --out "$tmpd/q-tcp.yaml" --json; json calibrate
 has "$out" '"command": "calibrate"'; has "$out" '"alpha_s"'; has "$out" '"r2"'
 has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'; has "$out" '"gap_s"'
+has "$out" '"duplex_segments"'; has "$out" '"exchange_s"'; has "$out" '"exchange_modeled_s"'
 
 # --- rdma: calibrated through libfabric, the provider recorded ---
 r="$tmpd/quick-rdma.yaml"
