@@ -317,7 +317,8 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf(m->method, sizeof m->method,
              "pingpong, 2 ranks%s: one-way = half the round trip, median of %d to %d "
-             "iterations a size after 2 warm-up; piecewise fit, relative residuals; gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB; "
+             "iterations a size after 2 warm-up; piecewise fit, relative residuals; "
+             "gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB; "
              "duplex: an exchange's span%s",
              o->bind ? " bound to cores" : "", lo, hi, CALIB_WINDOW, CALIB_WINDOW - 1,
              CALIB_STREAM_TOP >> 20, o->quick ? " (--quick)" : "");
