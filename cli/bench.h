@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "commlab.h"
+#include "core/record.h"
 
 /* `commlab bench shm` or `bench tcp` (backend "shm" or "tcp"): prints the
  * table beside Open MPI's; returns a CLI_EXIT_* code. */
@@ -16,5 +17,8 @@ int bench_rdma(bool quick);
 /* k blocking round trips of bytes between ranks 0 and 1 from buf (the
  * OSU latency loop both benchmarks time); other ranks do nothing. */
 int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k);
+
+/* "median [min-max]" of s into buf, as times (time) or as bandwidths. */
+const char *bench_range(char *buf, size_t len, const cl_stats *s, bool time);
 
 #endif

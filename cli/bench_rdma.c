@@ -155,18 +155,6 @@ static bool pingpong_once(const char *prov, size_t bytes, int port, const real_b
     return false;
 }
 
-static const char *range(char *buf, size_t len, const cl_stats *s, bool time)
-{
-    char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
-    if (time)
-        snprintf(buf, len, "%s [%s-%s]", units_time_digits(a, s->median, 3),
-                 units_time_digits(b, s->min, 3), units_time_digits(c, s->max, 3));
-    else
-        snprintf(buf, len, "%s [%s-%s]", units_bandwidth_str(a, s->median),
-                 units_bandwidth_str(b, s->min), units_bandwidth_str(c, s->max));
-    return buf;
-}
-
 /* Bandwidth samples from latency samples: bytes / one-way time (min and
  * max swap). */
 static cl_stats bandwidth_of(const cl_stats *lat, size_t bytes)
@@ -220,12 +208,13 @@ static int bench_provider(const char *prov, bool quick, bool have_pp, const real
         char sz[UNITS_BUF], l[96], f[96] = "-", bw[96], lr[32] = "-", br[32] = "-";
         cl_stats bws = bandwidth_of(&lat, all[i]);
         if (pp && !stats_compute(theirs, SAMPLES, &pps)) {
-            range(f, sizeof f, &pps, true);
+            bench_range(f, sizeof f, &pps, true);
             ratios(lr, sizeof lr, lat_r, SAMPLES);
             ratios(br, sizeof br, bw_r, SAMPLES);
         }
         printf("%-8s %-30s %-30s %-19s %-36s %-19s\n", units_size_str(sz, all[i]),
-               range(l, sizeof l, &lat, true), f, lr, range(bw, sizeof bw, &bws, false), br);
+               bench_range(l, sizeof l, &lat, true), f, lr,
+               bench_range(bw, sizeof bw, &bws, false), br);
         fflush(stdout);
     }
     printf("\nratio: commlab / fi_pingpong for latency (below 1 is faster), fi_pingpong /\n"

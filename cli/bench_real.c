@@ -42,6 +42,18 @@ static long bandwidth_windows(size_t bytes)
     return k < 2 ? 2 : k > 100 ? 100 : (long)k;
 }
 
+const char *bench_range(char *buf, size_t len, const cl_stats *s, bool time)
+{
+    char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
+    if (time)
+        snprintf(buf, len, "%s [%s-%s]", units_time_digits(a, s->median, 3),
+                 units_time_digits(b, s->min, 3), units_time_digits(c, s->max, 3));
+    else
+        snprintf(buf, len, "%s [%s-%s]", units_bandwidth_str(a, s->median),
+                 units_bandwidth_str(b, s->min), units_bandwidth_str(c, s->max));
+    return buf;
+}
+
 int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k)
 {
     int rank = cl_rank(c);
@@ -183,18 +195,6 @@ static bool run_mpi(const char *btl, size_t max, bench_point *mpi, size_t n)
     return true;
 }
 
-static const char *range(char *buf, size_t len, const cl_stats *s, bool time)
-{
-    char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
-    if (time)
-        snprintf(buf, len, "%s [%s-%s]", units_time_digits(a, s->median, 3),
-                 units_time_digits(b, s->min, 3), units_time_digits(c, s->max, 3));
-    else
-        snprintf(buf, len, "%s [%s-%s]", units_bandwidth_str(a, s->median),
-                 units_bandwidth_str(b, s->min), units_bandwidth_str(c, s->max));
-    return buf;
-}
-
 /* The tools beside Open MPI for tcp: their own figures, printed as they
  * report them, where they are installed. */
 static void run_socket_tools(void)
@@ -266,8 +266,8 @@ int bench_transport(const char *backend, bool quick)
             snprintf(br, sizeof br, "%.2f", ours[i].bw.median / mpi[i].bw.median);
         }
         printf("%-8s %-30s %-12s %-6s %-36s %-12s %-6s\n", units_size_str(sz, (uint64_t)1 << i),
-               range(l, sizeof l, &ours[i].lat, true), ml, lr,
-               range(b, sizeof b, &ours[i].bw, false), mb, br);
+               bench_range(l, sizeof l, &ours[i].lat, true), ml, lr,
+               bench_range(b, sizeof b, &ours[i].bw, false), mb, br);
     }
     if (have_mpi)
         printf("\nratio: commlab / Open MPI (latency: below 1 is faster; bandwidth: above 1 "

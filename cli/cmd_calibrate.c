@@ -148,6 +148,22 @@ static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
     fflush(stderr);
 }
 
+/* One size of ro's pattern, measured into *t: CLI_EXIT_OK, or the exit
+ * status after ending the progress bar's line. */
+static int measure(const calib_opts *o, const run_opts *ro, run_env *env, uint64_t bytes,
+                   bool first, cl_stats *t)
+{
+    run_row row;
+    int status = run_size_real(ro, env, bytes, NULL, first, &row);
+    if (status) {
+        if (o->progress)
+            fputc('\n', stderr);
+        return run_exit_code(status, env);
+    }
+    *t = row.t;
+    return CLI_EXIT_OK;
+}
+
 /* Iterations for a run expected to take t seconds: about budget seconds. */
 static int iters_for(double budget, double t, int lo, int hi)
 {
@@ -173,14 +189,11 @@ static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_r
             int w = k ? CALIB_WINDOW : 1;
             ro->args.microbatches = w;
             ro->iters = iters_for(budget / 2, (w + 1) * p->t.median, lo, hi);
-            run_row row;
-            int status = run_size_real(ro, env, p->bytes, NULL, false, &row);
-            if (status) {
-                if (o->progress)
-                    fputc('\n', stderr);
-                return run_exit_code(status, env);
-            }
-            t[k] = row.t.median;
+            cl_stats st;
+            int rc = measure(o, ro, env, p->bytes, false, &st);
+            if (rc)
+                return rc;
+            t[k] = st.median;
         }
         p->t1 = t[0];
         p->tw = t[1];
@@ -197,15 +210,10 @@ static int measure_exchanges(const calib_opts *o, run_opts *ro, run_env *env, ca
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
         progress(o, done + i, total, p->bytes);
-        ro->iters = iters_for(budget / 2, 2 * p->t.median, lo, hi);
-        run_row row;
-        int status = run_size_real(ro, env, p->bytes, NULL, false, &row);
-        if (status) {
-            if (o->progress)
-                fputc('\n', stderr);
-            return run_exit_code(status, env);
-        }
-        p->x = row.t;
+        ro->iters = iters_for(budget / 2, p->t.median, lo, hi); /* an exchange: one way */
+        int rc = measure(o, ro, env, p->bytes, false, &p->x);
+        if (rc)
+            return rc;
     }
     return CLI_EXIT_OK;
 }
@@ -274,16 +282,13 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     for (size_t i = 0; i < n; i++) {
         progress(o, i, 2 * n + streamed, sizes[i]);
         ro.iters = iters_for(budget, 2 * prev, lo, hi);
-        run_row row;
-        int status = run_size_real(&ro, &env, sizes[i], NULL, i == 0, &row);
-        if (status) {
-            if (o->progress)
-                fputc('\n', stderr);
-            return run_exit_code(status, &env);
-        }
+        cl_stats t;
+        int rc = measure(o, &ro, &env, sizes[i], i == 0, &t);
+        if (rc)
+            return rc;
         r->points[r->n++] = (calib_point){
-            .bytes = sizes[i], .iters = ro.iters, .t = row.t, .t1 = NAN, .tw = NAN, .gap = NAN};
-        prev = row.t.median;
+            .bytes = sizes[i], .iters = ro.iters, .t = t, .t1 = NAN, .tw = NAN, .gap = NAN};
+        prev = t.median;
     }
     size_t total = 2 * n + streamed;
     int rc = measure_gaps(o, &ro, &env, r, budget, lo, hi, total);

@@ -119,7 +119,8 @@ bool machine_duplex_time(const machine *m, uint64_t bytes, double *out);
 
 /* Checks the invariants a loaded machine keeps (1..MAX segments, upto
  * increasing, alpha >= 0, bandwidth > 0, gap NAN or >= 0 with
- * gap_bandwidth > 0; the same of the 0..MAX duplex segments, without gaps).  For asserts and tests. */
+ * gap_bandwidth > 0; the same of the 0..MAX duplex segments, without
+ * gaps).  For asserts and tests. */
 bool machine_check(const machine *m);
 
 #endif
