@@ -7,9 +7,13 @@
 #include "commlab.h"
 #include "core/record.h"
 
-/* `commlab bench shm` or `bench tcp` (backend "shm" or "tcp"): prints the
- * table beside Open MPI's; returns a CLI_EXIT_* code. */
-int bench_transport(const char *backend, bool quick);
+/* The backend table's bench entries (cli/backend.h); each returns a
+ * CLI_EXIT_* code.  `commlab bench sim`: the simulator's speed. */
+int bench_sim(bool quick);
+/* `commlab bench shm` and `bench tcp`: latency and bandwidth beside Open
+ * MPI's transport of the same kind. */
+int bench_shm(bool quick);
+int bench_tcp(bool quick);
 /* `commlab bench rdma`: the same, per libfabric provider, beside
  * fi_pingpong. */
 int bench_rdma(bool quick);

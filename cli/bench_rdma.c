@@ -54,12 +54,12 @@ static int pingpong_pattern(cl_comm *c, const cl_args *a)
 static int measure_once(const char *prov, size_t bytes, double *out)
 {
     real_opts o = {
-        .backend = "rdma", .provider = prov, .nranks = 2, .warmup = 0, .iters = 1,
-        .eager_limit = 64 * 1024, .bind = true, .deadlock_timeout = 10, .report = stderr,
+        .job = {.fn = pingpong_pattern, .args = {.bytes = bytes}, .nranks = 2, .warmup = 0,
+                .iters = 1, .eager_limit = 64 * 1024, .payload = true, .report = stderr},
+        .backend = "rdma", .provider = prov, .bind = true, .deadlock_timeout = 10,
     };
-    cl_args a = {.bytes = bytes};
-    real_result res;
-    int err = real_run(&o, pingpong_pattern, &a, &res);
+    run_result res;
+    int err = real_run(&o, &res);
     if (!err && res.status) {
         fprintf(stderr, "commlab: bench rdma at %zu bytes: %s\n", bytes, res.diag.msg);
         err = res.status;
@@ -68,7 +68,7 @@ static int measure_once(const char *prov, size_t bytes, double *out)
     }
     if (!err)
         *out = res.iter_time[0] / (2.0 * (double)rounds(bytes));
-    real_result_release(&res);
+    run_result_release(&res);
     return err;
 }
 

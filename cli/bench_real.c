@@ -111,13 +111,12 @@ static int measure(const char *backend, cl_pattern_fn *fn, size_t bytes, bool la
                    cl_stats *out)
 {
     real_opts o = {
-        .backend = backend, .nranks = 2, .warmup = 1, .iters = SAMPLES,
-        .eager_limit = 64 * 1024, .bind = true, .copy = SHM_COPY_AUTO,
-        .deadlock_timeout = 5, .report = stderr,
+        .job = {.fn = fn, .args = {.bytes = bytes}, .nranks = 2, .warmup = 1, .iters = SAMPLES,
+                .eager_limit = 64 * 1024, .payload = true, .report = stderr},
+        .backend = backend, .bind = true, .copy = SHM_COPY_AUTO, .deadlock_timeout = 5,
     };
-    cl_args a = {.bytes = bytes};
-    real_result res;
-    int err = real_run(&o, fn, &a, &res);
+    run_result res;
+    int err = real_run(&o, &res);
     if (!err && res.status) {
         fprintf(stderr, "commlab: bench %s at %zu bytes: %s\n", backend, bytes, res.diag.msg);
         err = res.status;
@@ -133,7 +132,7 @@ static int measure(const char *backend, cl_pattern_fn *fn, size_t bytes, bool la
         }
         err = stats_compute(res.iter_time, (size_t)res.iters, out);
     }
-    real_result_release(&res);
+    run_result_release(&res);
     return err;
 }
 
@@ -228,9 +227,17 @@ static void run_socket_tools(void)
     }
 }
 
-int bench_transport(const char *backend, bool quick)
+/* What sets one transport's benchmark apart. */
+typedef struct bench_ref {
+    const char *backend; /* "shm" */
+    const char *where;   /* how its ranks reach each other, for the heading */
+    const char *btl;     /* Open MPI's transports of the same kind */
+    bool socket_tools;   /* sockperf and iperf3 after the table */
+} bench_ref;
+
+static int bench_transport(const bench_ref *ref, bool quick)
 {
-    bool tcp = strcmp(backend, "tcp") == 0;
+    const char *backend = ref->backend;
     size_t max = quick ? 65536 : 4u << 20, n = 0;
     while (((size_t)1 << n) <= max)
         n++;
@@ -243,8 +250,8 @@ int bench_transport(const char *backend, bool quick)
     printf("%s: ping-pong between 2 ranks bound to cores%s; latency is one-way (K round\n"
            "trips per sample), bandwidth uses windows of %d non-blocking sends; %d samples,\n"
            "median [min-max].  Open MPI runs the same method (real/mpi/mpi_pingpong.c)\n"
-           "with --mca btl self,%s in the same run.\n\n", backend, tcp ? ", over loopback" : "",
-           WINDOW, SAMPLES, tcp ? "tcp" : "vader");
+           "with --mca btl %s in the same run.\n\n", backend, ref->where, WINDOW, SAMPLES,
+           ref->btl);
     int rc = CLI_EXIT_OK;
     for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
         size_t bytes = (size_t)1 << i;
@@ -253,7 +260,7 @@ int bench_transport(const char *backend, bool quick)
             rc = CLI_EXIT_FAILED;
         ours[i].ok = rc == CLI_EXIT_OK;
     }
-    bool have_mpi = rc == CLI_EXIT_OK && run_mpi(tcp ? "self,tcp" : "self,vader", max, mpi, n);
+    bool have_mpi = rc == CLI_EXIT_OK && run_mpi(ref->btl, max, mpi, n);
     printf("%-8s %-30s %-12s %-6s %-36s %-12s %-6s\n", "size", "commlab latency", "Open MPI",
            "ratio", "commlab bandwidth", "Open MPI", "ratio");
     for (size_t i = 0; i < n && ours[i].ok; i++) {
@@ -272,11 +279,23 @@ int bench_transport(const char *backend, bool quick)
     if (have_mpi)
         printf("\nratio: commlab / Open MPI (latency: below 1 is faster; bandwidth: above 1 "
                "is faster)\n");
-    if (tcp && rc == CLI_EXIT_OK) {
+    if (ref->socket_tools && rc == CLI_EXIT_OK) {
         printf("\n");
         run_socket_tools();
     }
     free(ours);
     free(mpi);
     return rc;
+}
+
+int bench_shm(bool quick)
+{
+    static const bench_ref ref = {"shm", "", "self,vader", false};
+    return bench_transport(&ref, quick);
+}
+
+int bench_tcp(bool quick)
+{
+    static const bench_ref ref = {"tcp", ", over loopback", "self,tcp", true};
+    return bench_transport(&ref, quick);
 }

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/backend.h"
 #include "core/fit.h"
 #include "core/machine.h"
 #include "core/record.h"
@@ -46,7 +47,8 @@
 #define CALIB_STREAM_TOP (4u << 20)   /* bytes: the largest size streamed */
 
 typedef struct calib_opts {
-    const char *backend;  /* "shm", "tcp" or "rdma" */
+    const char *backend;  /* a measured backend's name: "shm", "tcp", "rdma" */
+    const backend_info *be; /* its entry in the backend table */
     const char *provider; /* rdma: the provider as given (NULL: auto) */
     uint64_t eager_limit; /* bytes: the transport's, and the forced break */
     bool quick;           /* 1 B..4 MiB by 2x and a small budget: a few seconds */
@@ -89,15 +91,16 @@ void calibrate_release(calib_result *r);
  * after printing why. */
 int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider);
 
-/* Checks --backend, --listen and --provider for a measured model: shm,
- * tcp and rdma run, mpi is not built yet.  0, or CLI_EXIT_USAGE after
- * printing. */
-int calibrate_check_backend(const char *backend, const char *listen, const char *provider);
+/* The measured backend called name (NULL: not given) for command cmd,
+ * with the options of g checked against it (cli/backend.h).  0 with *out
+ * set, or CLI_EXIT_USAGE after printing why. */
+int calibrate_find_backend(const char *cmd, const char *name, const backend_given *g,
+                           const backend_info **out);
 
-/* The provider an rdma run with --provider asked (NULL or "auto": what
- * auto picks on one host) runs on, into buf; "" for other backends.  0, or
- * CLI_EXIT_USAGE after printing why. */
-int calibrate_provider(const char *backend, const char *asked, char *buf, size_t len);
+/* The provider a run of be with --provider asked (NULL or "auto": what
+ * auto picks on one host) runs on, into buf; "" for a backend without
+ * providers.  0, or CLI_EXIT_USAGE after printing why. */
+int calibrate_provider(const backend_info *be, const char *asked, char *buf, size_t len);
 
 /* The host name as the machine file records it. */
 void calibrate_hostname(char *buf, size_t len);

@@ -59,8 +59,6 @@ void cli_textf(char *buf, size_t len, const char *fmt, ...) __attribute__((forma
 /* Appends to buf of len bytes holding *used; *used never passes len - 1. */
 void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Prints the command's usage text to f. */
-void cli_usage(const char *cmd, FILE *f);
 
 /* Finds a file shipped with commlab (rel such as "configs/tiers.yaml"):
  * $COMMLAB_HOME/rel, then next to the binary's source tree, then under

@@ -7,9 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/backend.h"
 #include "cli/bench.h"
 #include "cli/cli.h"
-#include "cli/patterns.h"
+#include "core/pattern.h"
 #include "core/tier.h"
 #include "sim/coro.h"
 #include "sim/engine.h"
@@ -34,7 +35,8 @@ const char cmd_bench_usage[] =
     "provider, next to fi_pingpong (libfabric-bin) on the same provider in the\n"
     "same run.\n"
     "\n"
-    "all: sim, shm, then tcp.  Figures only: nothing is asserted.\n"
+    "all: every one of them in turn: sim, shm, tcp, rdma.  Figures only: nothing\n"
+    "is asserted.\n"
     "\n"
     "      --quick   sim: only 1,000 and 10,000 ranks, 2 million messages at most;\n"
     "                shm, tcp, rdma: sizes up to 64 KiB\n";
@@ -94,19 +96,20 @@ static void ring_child(int ranks, uint64_t budget, int fd)
     if (cli_load_tiers(&ts, NULL, "infiniband") == 0) {
         if (sim_net_create_tier(&net, &ts.tiers[0], ranks, &d) == 0) {
             sim_opts o = {
-                .nranks = ranks, .net = net, .eager_limit = 65536, .payload = false,
-                .iters = 1, .out = stdout, .report = stderr, .max_messages = budget,
-                .stack_bytes = 16384,
+                .job = {.fn = pattern_find("allreduce-ring")->fn, .args = {.bytes = 1 << 20},
+                        .nranks = ranks, .eager_limit = 65536, .payload = false, .iters = 1,
+                        .out = stdout, .report = stderr},
+                .net = net, .max_messages = budget, .stack_bytes = 16384,
             };
-            cl_args a = {.bytes = 1 << 20};
-            sim_result res;
+            run_result res;
+            sim_stats st;
             double t0 = wall();
-            if (sim_run(&o, patterns_find("allreduce-ring")->fn, &a, &res) == 0) {
+            if (sim_run(&o, &res, &st) == 0) {
                 row.seconds = wall() - t0;
-                row.messages = (double)res.total_messages;
+                row.messages = (double)st.total_messages;
                 row.status = res.status;
             }
-            sim_result_release(&res);
+            run_result_release(&res);
             sim_net_destroy(net);
         }
         tier_set_release(&ts);
@@ -143,6 +146,19 @@ static void bench_ring(int ranks, uint64_t budget)
            row.status ? "stopped at the budget" : "complete");
 }
 
+int bench_sim(bool quick)
+{
+    printf("sim: context switch between the scheduler and a rank: %.1f ns\n\n", switch_ns());
+    printf("allreduce-ring --no-payload, 1 MiB, tier infiniband, 16 KiB stacks\n");
+    printf("%10s  %12s  %8s  %10s  %9s\n", "ranks", "messages", "wall (s)", "Mmsg/s",
+           "peak MiB");
+    static const int sizes[] = {1000, 10000, 100000, 1000000};
+    uint64_t budget = quick ? 2000000 : 20000000;
+    for (size_t i = 0; i < (quick ? 2u : 4u); i++)
+        bench_ring(sizes[i], budget);
+    return CLI_EXIT_OK;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {{"quick", no_argument, NULL, 'q'},
@@ -161,38 +177,22 @@ int cmd_bench(int argc, char **argv)
         }
         return cli_bad_option("bench", argv, c);
     }
+    char names[128];
+    backend_names(names, sizeof names, false, ", ");
     if (optind + 1 != argc)
-        return cli_error("bench: which benchmark? sim, shm, tcp or all\ntry 'commlab help "
-                         "bench'");
+        return cli_error("bench: which benchmark? %s or all\ntry 'commlab help bench'", names);
     const char *what = argv[optind];
-    if (strcmp(what, "rdma") == 0)
-        return bench_rdma(quick);
-    bool sim = strcmp(what, "sim") == 0 || strcmp(what, "all") == 0;
-    bool shm = strcmp(what, "shm") == 0 || strcmp(what, "all") == 0;
-    bool tcp = strcmp(what, "tcp") == 0 || strcmp(what, "all") == 0;
-    if (!sim && !shm && !tcp)
-        return cli_error("bench: unknown benchmark '%s' (sim, shm, tcp, all)", what);
-    if (sim) {
-        printf("sim: context switch between the scheduler and a rank: %.1f ns\n\n",
-               switch_ns());
-        printf("allreduce-ring --no-payload, 1 MiB, tier infiniband, 16 KiB stacks\n");
-        printf("%10s  %12s  %8s  %10s  %9s\n", "ranks", "messages", "wall (s)", "Mmsg/s",
-               "peak MiB");
-        static const int sizes[] = {1000, 10000, 100000, 1000000};
-        uint64_t budget = quick ? 2000000 : 20000000;
-        for (size_t i = 0; i < (quick ? 2u : 4u); i++)
-            bench_ring(sizes[i], budget);
+    bool all = strcmp(what, "all") == 0;
+    const backend_info *b = NULL;
+    if (!all) {
+        int rc = backend_lookup(what, "bench", false, &b);
+        return rc ? rc : b->bench(quick);
     }
     int rc = CLI_EXIT_OK;
-    if (shm) {
-        if (sim)
+    for (size_t i = 0; rc == CLI_EXIT_OK && (b = backend_at(i)) != NULL; i++) {
+        if (i > 0)
             printf("\n");
-        rc = bench_transport("shm", quick);
-    }
-    if (tcp && rc == CLI_EXIT_OK) {
-        if (sim || shm)
-            printf("\n");
-        rc = bench_transport("tcp", quick);
+        rc = b->bench(quick);
     }
     return rc;
 }

@@ -10,7 +10,7 @@
 
 #include "cli/calibrate.h"
 #include "cli/cli.h"
-#include "cli/patterns.h"
+#include "core/pattern.h"
 #include "cli/run_size.h"
 #include "core/json.h"
 #include "core/table.h"
@@ -154,7 +154,7 @@ static int measure(const calib_opts *o, const run_opts *ro, run_env *env, uint64
                    bool first, cl_stats *t)
 {
     run_row row;
-    int status = run_size_real(ro, env, bytes, NULL, first, &row);
+    int status = run_size(ro, env, bytes, NULL, first, &row);
     if (status) {
         if (o->progress)
             fputc('\n', stderr);
@@ -206,7 +206,7 @@ static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_r
 static int measure_exchanges(const calib_opts *o, run_opts *ro, run_env *env, calib_result *r,
                              double budget, int lo, int hi, size_t done, size_t total)
 {
-    ro->pattern = patterns_find("exchange");
+    ro->pattern = pattern_find("exchange");
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
         progress(o, done + i, total, p->bytes);
@@ -272,8 +272,8 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     const double budget = o->quick ? 0.05 : 0.2;
     const int lo = 10, hi = o->quick ? 500 : 1000;
     run_opts ro = {
-        .pattern = patterns_find("pingpong"), .backend = o->backend, .ranks = 2, .warmup = 2,
-        .eager_limit = o->eager_limit, .measured = true, .bind = o->bind,
+        .pattern = pattern_find("pingpong"), .backend = o->backend, .be = o->be, .ranks = 2,
+        .warmup = 2, .eager_limit = o->eager_limit, .bind = o->bind,
         .copy = SHM_COPY_AUTO, .listen = o->listen, .provider = o->provider,
         .deadlock_timeout = 5.0,
     };
@@ -313,7 +313,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     machine *m = &r->m;
     calibrate_hostname(m->host, sizeof m->host);
     snprintf(m->backend, sizeof m->backend, "%s", o->backend);
-    if ((rc = calibrate_provider(o->backend, o->provider, m->provider, sizeof m->provider)))
+    if ((rc = calibrate_provider(o->be, o->provider, m->provider, sizeof m->provider)))
         return rc;
     m->eager_limit = o->eager_limit;
     time_t now = time(NULL);
@@ -348,11 +348,11 @@ void calibrate_hostname(char *buf, size_t len)
     buf[len - 1] = 0;
 }
 
-int calibrate_provider(const char *backend, const char *asked, char *buf, size_t len)
+int calibrate_provider(const backend_info *be, const char *asked, char *buf, size_t len)
 {
     cl_diag d = {{0}};
     *buf = 0;
-    if (strcmp(backend, "rdma") != 0)
+    if (!(be->takes & BOPT(BOPT_PROVIDER)))
         return 0;
     if (asked && strcmp(asked, "auto") != 0) {
         snprintf(buf, len, "%s", asked);
@@ -561,6 +561,7 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
         {NULL, 0, NULL, 0},
     };
     cl_diag d = {{0}};
+    backend_given given = {0};
     int c;
     while ((c = getopt_long(argc, argv, ":b:o:h", opts, NULL)) != -1) {
         switch (c) {
@@ -575,8 +576,14 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
             if (cli_parse_bind(optarg, &o->bind))
                 return CLI_EXIT_USAGE;
             break;
-        case OPT_LISTEN: o->listen = optarg; break;
-        case OPT_PROVIDER: o->provider = optarg; break;
+        case OPT_LISTEN:
+            o->listen = optarg;
+            backend_give(&given, BOPT_LISTEN, "listen", optarg);
+            break;
+        case OPT_PROVIDER:
+            o->provider = optarg;
+            backend_give(&given, BOPT_PROVIDER, "provider", optarg);
+            break;
         case OPT_CSV: *fmt = CLI_CSV; break;
         case OPT_JSON: *fmt = CLI_JSON; break;
         case 'h': fputs(cmd_calibrate_usage, stdout); return -1;
@@ -586,31 +593,18 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
     int rc = cli_no_extra("calibrate", argc, argv);
     if (rc)
         return rc;
-    return calibrate_check_backend(o->backend, o->listen, o->provider);
+    return calibrate_find_backend("calibrate", o->backend, &given, &o->be);
 }
 
-int calibrate_check_backend(const char *backend, const char *listen, const char *provider)
+int calibrate_find_backend(const char *cmd, const char *name, const backend_given *g,
+                           const backend_info **out)
 {
-    if (!backend)
-        return cli_error("calibrate: which transport? give --backend shm, tcp or rdma");
-    if (strcmp(backend, "mpi") == 0)
-        return cli_error("the 'mpi' backend is not built yet; calibrate shm, tcp or rdma");
-    if (strcmp(backend, "sim") == 0)
-        return cli_error("--backend sim is the model itself: calibrate a measured backend "
-                         "(shm, tcp or rdma)");
-    if (strcmp(backend, "shm") != 0 && strcmp(backend, "tcp") != 0 &&
-        strcmp(backend, "rdma") != 0)
-        return cli_error("unknown backend '%s' (shm, tcp, rdma)", backend);
-    if (listen && strcmp(backend, "tcp") != 0)
-        return cli_error("--listen is an option of --backend tcp: it does not apply to "
-                         "--backend %s", backend);
-    if (provider && strcmp(backend, "rdma") != 0)
-        return cli_error("--provider is an option of --backend rdma: it does not apply to "
-                         "--backend %s", backend);
-    cl_diag d = {{0}};
-    if (strcmp(backend, "rdma") == 0 && rdma_provider_check(provider, &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    return 0;
+    char names[128];
+    if (!name)
+        return cli_error("%s: which transport? give --backend %s", cmd,
+                         backend_names(names, sizeof names, true, " or "));
+    int rc = backend_lookup(name, cmd, true, out);
+    return rc ? rc : backend_check_options(*out, g);
 }
 
 /* Fails before the measuring rather than after it: makes the folder (as
@@ -653,7 +647,7 @@ int cmd_calibrate(int argc, char **argv)
                          "below %s, got %llu", o.quick ? "4 MiB" : "64 MiB",
                          (unsigned long long)o.eager_limit);
     char path[1100], provider[32];
-    if ((rc = calibrate_provider(o.backend, o.provider, provider, sizeof provider)))
+    if ((rc = calibrate_provider(o.be, o.provider, provider, sizeof provider)))
         return rc;
     if (out)
         snprintf(path, sizeof path, "%s", out);

@@ -10,7 +10,7 @@
 
 #include "cli/calibrate.h"
 #include "cli/cli.h"
-#include "cli/patterns.h"
+#include "core/pattern.h"
 #include "cli/run_size.h"
 #include "core/json.h"
 #include "core/table.h"
@@ -122,8 +122,14 @@ static int parse(int argc, char **argv, compare_opts *co)
         case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
         case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
         case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
-        case OPT_LISTEN: o->listen = optarg; break;
-        case OPT_PROVIDER: o->provider = optarg; break;
+        case OPT_LISTEN:
+            o->listen = optarg;
+            backend_give(&o->given, BOPT_LISTEN, "listen", optarg);
+            break;
+        case OPT_PROVIDER:
+            o->provider = optarg;
+            backend_give(&o->given, BOPT_PROVIDER, "provider", optarg);
+            break;
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
@@ -149,7 +155,7 @@ static int parse(int argc, char **argv, compare_opts *co)
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", name, o->pattern->min_ranks,
                          o->ranks);
-    if ((rc = calibrate_check_backend(o->backend, o->listen, o->provider)))
+    if ((rc = calibrate_find_backend("compare", o->backend, &o->given, &o->be)))
         return rc;
     if (bytes_s && sizes_s)
         return cli_error("compare: give either --bytes or --sizes, not both");
@@ -168,7 +174,7 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
     const run_opts *o = &co->run;
     cl_diag d = {{0}};
     char provider[32];
-    int rc = calibrate_provider(o->backend, o->provider, provider, sizeof provider);
+    int rc = calibrate_provider(o->be, o->provider, provider, sizeof provider);
     if (rc)
         return rc;
     if (co->model) {
@@ -180,7 +186,7 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
             fprintf(stderr, "commlab: no machine file for this host and %s at %s: "
                             "calibrating first%s\n",
                     o->backend, path, co->quick ? " (--quick)" : "");
-            calib_opts cal = {.backend = o->backend, .provider = o->provider,
+            calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
                               .eager_limit = 64 * 1024, .quick = co->quick, .bind = o->bind,
                               .listen = o->listen, .progress = isatty(2)};
             calib_result r;
@@ -297,7 +303,7 @@ int cmd_compare(int argc, char **argv)
 {
     compare_opts co = {
         .run = {.backend = "shm", .ranks = 2, .iters = 0, .warmup = 2, .payload = true,
-                .measured = true, .bind = true, .copy = SHM_COPY_AUTO,
+                .bind = true, .copy = SHM_COPY_AUTO,
                 .deadlock_timeout = 2.0, .fmt = CLI_TEXT, .args = {.microbatches = 4}},
     };
     run_opts *o = &co.run;
@@ -326,7 +332,6 @@ int cmd_compare(int argc, char **argv)
     o->eager_limit = m.eager_limit;
     /* The modeled side: one exact iteration, no warm-up. */
     run_opts sim = *o;
-    sim.measured = false;
     sim.iters = 1;
     sim.warmup = 0;
     int status = 0;
@@ -334,7 +339,7 @@ int cmd_compare(int argc, char **argv)
     bool fixed = o->iters > 0;
     for (; done < o->nsizes && status == 0; done++) {
         run_row measured, modeled;
-        status = run_size_sim(&sim, &env, o->sizes[done], NULL, &modeled);
+        status = run_size_sim(&sim, &env, o->sizes[done], NULL, false, &modeled);
         if (status)
             break;
         run_opts real = *o;
@@ -342,7 +347,7 @@ int cmd_compare(int argc, char **argv)
             real.iters = planned_iters(modeled.t.median * o->pattern->time_divisor);
         co.lo_iters = done == 0 || real.iters < co.lo_iters ? real.iters : co.lo_iters;
         co.hi_iters = done == 0 || real.iters > co.hi_iters ? real.iters : co.hi_iters;
-        status = run_size_real(&real, &env, o->sizes[done], NULL, done == 0, &measured);
+        status = run_size(&real, &env, o->sizes[done], NULL, done == 0, &measured);
         if (status)
             break;
         rows[done] = (compare_row){o->sizes[done], modeled.t.median, measured.t};

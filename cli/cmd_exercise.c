@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/backend.h"
 #include "cli/cli.h"
 #include "cli/course.h"
 #include "commlab.h"
@@ -55,7 +56,8 @@ const char cmd_exercise_usage[] =
     "      --answer TEXT    your answer: numbers separated by spaces or commas;\n"
     "                       sizes may carry units (300KB, 292.97KiB)\n"
     "  -b, --backend NAME   where the measured steps of a check run: sim (the\n"
-    "                       default), shm or tcp; modeled steps always run on sim\n"
+    "                       default), shm, tcp or rdma; modeled steps always run on\n"
+    "                       sim\n"
     "      --debug          every `commlab run` of the exercise also gets --debug:\n"
     "                       a misused send or receive buffer fails the step\n"
     "  -h, --help           this text\n"
@@ -665,7 +667,9 @@ static int ex_show(const exercise *e)
                        s->factor != 1 ? " (x factor)" : "");
             printf("\n");
         }
-        printf("  ({file} is your file; {backend} is sim, or --backend shm|tcp)\n");
+        char names[128];
+        printf("  ({file} is your file; {backend} is %s, or the one --backend names: %s)\n",
+               backend_default()->name, backend_names(names, sizeof names, false, " or "));
         printf("  $ commlab exercise check %s --file %s\n", e->id, e->file);
     }
     return CLI_EXIT_OK;
@@ -803,7 +807,7 @@ int cmd_exercise(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *file = NULL, *answer = NULL, *backend = "sim";
+    const char *file = NULL, *answer = NULL, *backend = NULL;
     bool solution = false, debug = false;
     int c;
     while ((c = getopt_long(argc, argv, ":b:h", opts, NULL)) != -1) {
@@ -840,14 +844,14 @@ int cmd_exercise(int argc, char **argv)
     bool checking = strcmp(verb, "check") == 0, running = strcmp(verb, "run") == 0;
     if ((file || solution) && !checking && !running)
         return cli_error("exercise %s: --file and --solution apply to run and check", verb);
-    if ((answer || strcmp(backend, "sim") != 0) && !checking)
+    if ((answer || backend) && !checking)
         return cli_error("exercise %s: --answer and --backend apply to check", verb);
     if (debug && !checking && !running)
         return cli_error("exercise %s: --debug applies to run and check", verb);
-    if (strcmp(backend, "sim") != 0 && strcmp(backend, "shm") != 0 &&
-        strcmp(backend, "tcp") != 0)
-        return cli_error("exercise check: --backend must be sim, shm or tcp, got '%s'",
-                         backend);
+    const backend_info *be = backend_default();
+    if (backend && (rc = backend_lookup(backend, "exercise check", false, &be)))
+        return rc;
+    backend = be->name;
     course co;
     if ((rc = course_load(&co)))
         return rc;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/patterns.h"
+#include "core/pattern.h"
 #include "cli/run_size.h"
 #include "cli/student.h"
 #include "core/json.h"
@@ -18,7 +18,6 @@
 #include "core/units.h"
 #include "real/launch.h"
 #include "real/world.h"
-#include "real/rdma.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 
@@ -35,8 +34,7 @@ const char cmd_run_usage[] =
     "  -b, --backend NAME       sim (modeled; the default), shm (measured: one\n"
     "                           process per rank over shared memory), tcp (one\n"
     "                           process per rank over TCP sockets) or rdma (one\n"
-    "                           process per rank through libfabric); mpi is not\n"
-    "                           built yet\n"
+    "                           process per rank through libfabric)\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         message size (default 1MiB)\n"
     "  -s, --sizes LIST         several sizes: 8,1KiB,4MiB or 8:4MiB:x4\n"
@@ -187,19 +185,23 @@ static int parse_args(int argc, char **argv, run_opts *o)
     cl_diag d = {{0}};
     int c, rc = 0, idx = 0;
     while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, &idx)) != -1) {
-        /* Remember the first option of one side only, to refuse it on the other. */
+        /* Remember the first option of each group that not every backend
+         * takes, for the backend table to refuse (cli/backend.h). */
+        const char *name = c == 't' ? "tier" : c == 'c' ? "config" : opts[idx].name;
         switch (c) {
         case 't': case 'c': case OPT_TOPOLOGY: case OPT_MODEL: case OPT_HANDSHAKE:
         case OPT_NO_PAYLOAD: case OPT_STACK:
-            if (!o->model_only)
-                o->model_only = c == 't' ? "--tier" : c == 'c' ? "--config" : opts[idx].name;
+            backend_give(&o->given, BOPT_MODEL, name, optarg);
             break;
-        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SHM_COPY: case OPT_LISTEN:
+        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT:
+            backend_give(&o->given, BOPT_MEASURED, name, optarg);
+            break;
         case OPT_MASTER: case OPT_RANK: case OPT_WORLD: case OPT_JOIN_TIMEOUT:
-        case OPT_PROVIDER:
-            if (!o->real_only)
-                o->real_only = opts[idx].name;
+            backend_give(&o->given, BOPT_WORLD, name, optarg);
             break;
+        case OPT_SHM_COPY: backend_give(&o->given, BOPT_SHM_COPY, name, optarg); break;
+        case OPT_LISTEN: backend_give(&o->given, BOPT_LISTEN, name, optarg); break;
+        case OPT_PROVIDER: backend_give(&o->given, BOPT_PROVIDER, name, optarg); break;
         }
         switch (c) {
         case 'b': o->backend = optarg; break;
@@ -254,7 +256,6 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_SHM_COPY:
-            o->shm_only = "--shm-copy";
             if (strcmp(optarg, "auto") == 0)
                 o->copy = SHM_COPY_AUTO;
             else if (strcmp(optarg, "cma") == 0)
@@ -291,20 +292,20 @@ static int parse_args(int argc, char **argv, run_opts *o)
     return 0;
 }
 
-/* A tcp run whose processes were started elsewhere learns its rank and
- * world (real/world.h); the world's size is the rank count. */
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
+
+/* A run of a backend whose processes can be started elsewhere (tcp, rdma)
+ * learns its rank and world (real/world.h); the world's size is the rank
+ * count. */
 static int find_world(run_opts *o)
 {
     cl_diag d = {{0}};
-    bool asked = o->wargs.rank >= 0 || o->wargs.world >= 0 || o->wargs.master;
-    if (strcmp(o->backend, "tcp") != 0 && strcmp(o->backend, "rdma") != 0) {
-        if (asked || o->wargs.join_timeout > 0)
-            return cli_error("--master, --rank, --world and --join-timeout are options of "
-                             "--backend tcp and rdma: --backend %s forks every rank on this "
-                             "host", o->backend);
+    if (!(o->be->takes & BOPT(BOPT_WORLD)))
         return 0;
-    }
-    if (world_detect(&o->world, &o->wargs, (world_getenv_fn *)getenv, &d))
+    if (world_detect(&o->world, &o->wargs, env_get, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     if (o->world.size == 0) {
         if (o->wargs.join_timeout > 0)
@@ -339,47 +340,22 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
-    const char *planned[] = {"mpi"};
-    for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++)
-        if (strcmp(o->backend, planned[i]) == 0)
-            return cli_error("the '%s' backend is not built yet; use sim (modeled), shm, tcp "
-                             "or rdma (measured)", o->backend);
-    if (strcmp(o->backend, "shm") == 0 || strcmp(o->backend, "tcp") == 0 ||
-        strcmp(o->backend, "rdma") == 0)
-        o->measured = true;
-    else if (strcmp(o->backend, "sim") != 0)
-        return cli_error("unknown backend '%s' (sim, shm, tcp, rdma, mpi)", o->backend);
-    if (o->measured && o->model_only)
-        return cli_error("%s%s is an option of the model: it does not apply to --backend %s",
-                         o->model_only[0] == '-' ? "" : "--", o->model_only, o->backend);
-    if (!o->measured && o->real_only)
-        return cli_error("--%s is an option of measured runs: it does not apply to "
-                         "--backend sim", o->real_only);
-    if (o->measured && o->shm_only && strcmp(o->backend, "shm") != 0)
-        return cli_error("%s is an option of --backend shm: it does not apply to --backend %s",
-                         o->shm_only, o->backend);
-    if (o->measured && o->listen && strcmp(o->backend, "tcp") != 0)
-        return cli_error("--listen is an option of --backend tcp: it does not apply to "
-                         "--backend %s", o->backend);
-    if (o->measured && o->provider && strcmp(o->backend, "rdma") != 0)
-        return cli_error("--provider is an option of --backend rdma: it does not apply to "
-                         "--backend %s", o->backend);
-    cl_diag pd = {{0}};
-    if (strcmp(o->backend, "rdma") == 0 && rdma_provider_check(o->provider, &pd))
-        return cli_diag(&pd, CLI_EXIT_USAGE);
+    int rc = backend_lookup(o->backend, "run", false, &o->be);
+    if (rc || (rc = backend_check_options(o->be, &o->given)))
+        return rc;
+    bool measured = o->be->measured;
     unsigned char addr[sizeof(struct in6_addr)];
     if (o->listen && inet_pton(AF_INET, o->listen, addr) != 1 &&
         inet_pton(AF_INET6, o->listen, addr) != 1)
         return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'",
                          o->listen);
-    int rc;
-    if (o->measured && (rc = find_world(o)))
+    if (measured && (rc = find_world(o)))
         return rc;
     if (o->iters == 0)
-        o->iters = o->measured ? 10 : 1;
+        o->iters = measured ? 10 : 1;
     if (o->warmup < 0)
-        o->warmup = o->measured ? 2 : 0;
-    if (o->measured && o->ranks > 256 && !o->world.size)
+        o->warmup = measured ? 2 : 0;
+    if (measured && o->ranks > 256 && !o->world.size)
         return cli_error("--backend %s runs at most 256 ranks (one process each), got -n %d",
                          o->backend, o->ranks);
     size_t ml = strlen(o->model);
@@ -467,7 +443,7 @@ static const char *copy_name(shm_copy c)
 static void print_text(const run_opts *o, const run_env *env, const run_row *rows, size_t n)
 {
     char el[UNITS_BUF];
-    if (o->measured)
+    if (o->be->measured)
         printf("%s on %s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
                "warm-up\n\n", o->pattern->name, o->backend, o->ranks, env->binding, env->cores,
                units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
@@ -523,10 +499,10 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
     json_kv_string(&w, "pattern", o->pattern->name);
     json_kv_string(&w, "backend", o->backend);
     json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
-    if (o->measured) {
+    if (o->be->measured) {
         json_kv_string(&w, "binding", env->binding);
         json_kv_uint(&w, "cores", (uint64_t)env->cores);
-        if (strcmp(o->backend, "shm") == 0)
+        if (o->be->takes & BOPT(BOPT_SHM_COPY))
             json_kv_string(&w, "shm_copy", copy_name(o->copy));
         json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     } else {
@@ -574,7 +550,7 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     run_env env = {0};
-    if (!o.measured && (rc = build_net(&o, &env.net))) {
+    if (!o.be->measured && (rc = build_net(&o, &env.net))) {
         student_unload(&o.student);
         free(o.sizes);
         return rc;
@@ -603,9 +579,7 @@ int cmd_run(int argc, char **argv)
     }
     for (; done < o.nsizes && status == 0; done++) {
         rec_log *l = o.trace || o.timeline ? &log : NULL;
-        status = o.measured
-                     ? run_size_real(&o, &env, o.sizes[done], l, done == 0, &rows[done])
-                     : run_size_sim(&o, &env, o.sizes[done], l, &rows[done]);
+        status = run_size(&o, &env, o.sizes[done], l, done == 0, &rows[done]);
         if (status)
             break;
     }
@@ -631,7 +605,7 @@ int cmd_run(int argc, char **argv)
     rc = run_exit_code(status, &env);
     if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
         int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend,
-                                     o.measured ? NULL : sim_net_describe(env.net), o.ranks,
+                                     o.be->measured ? NULL : sim_net_describe(env.net), o.ranks,
                                      o.sizes[0], status);
         if (wrc && rc == CLI_EXIT_OK)
             rc = wrc;
@@ -666,7 +640,7 @@ int cmd_patterns(int argc, char **argv)
     if (rc)
         return rc;
     const pattern_info *p;
-    for (size_t i = 0; (p = patterns_at(i)) != NULL; i++)
+    for (size_t i = 0; (p = pattern_at(i)) != NULL; i++)
         printf("%-16s %-18s %s\n", p->name, p->chapter, p->summary);
     return CLI_EXIT_OK;
 }

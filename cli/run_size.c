@@ -1,5 +1,5 @@
-/* run_size.c - one size of a pattern, modeled or measured (moved here from
- * cmd_run.c so that run and compare share it). */
+/* run_size.c - one size of a pattern on a backend: the options become
+ * core/run.h's job, the backend runs it, the result becomes a row. */
 #include "cli/run_size.h"
 
 #include <stdio.h>
@@ -20,35 +20,6 @@ int run_exit_code(int status, const run_env *env)
     }
 }
 
-static void fill_row(const run_opts *o, uint64_t bytes, double *iter_time, int iters,
-                     uint64_t messages, run_row *row)
-{
-    for (int i = 0; i < iters; i++)
-        iter_time[i] /= o->pattern->time_divisor;
-    stats_compute(iter_time, (size_t)iters, &row->t);
-    row->bytes = bytes;
-    row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
-    row->messages = messages / (uint64_t)(o->iters + o->warmup);
-}
-
-/* What a backend's run of one size comes to: err (the run could not be
- * carried out) or status (the pattern's outcome) is reported, else row is
- * filled.  Returns the status to carry on with. */
-static int size_outcome(const run_opts *o, uint64_t bytes, int err, int status,
-                        const cl_diag *diag, double *iter_time, int iters, uint64_t messages,
-                        run_row *row)
-{
-    if (err) {
-        cli_diag(diag, 0);
-        return err;
-    }
-    if (status)
-        fprintf(stderr, "commlab: %s\n", diag->msg);
-    else
-        fill_row(o, bytes, iter_time, iters, messages, row);
-    return status;
-}
-
 /* Where a pattern's cl_printf lines go: stdout beside a table, stderr when
  * stdout carries CSV or JSON that a program reads. */
 static FILE *pattern_out(const run_opts *o)
@@ -56,59 +27,83 @@ static FILE *pattern_out(const run_opts *o)
     return o->fmt == CLI_TEXT ? stdout : stderr;
 }
 
-/* Runs one size modeled; fills row.  Returns the run's status (0, CL_E*). */
-int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row)
+/* The job of one size of o. */
+static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
 {
-    sim_opts so = {
-        .nranks = o->ranks, .net = env->net, .eager_limit = o->eager_limit,
-        .handshake = o->handshake, .payload = o->payload, .stack_bytes = (size_t)o->stack,
-        .warmup = o->warmup, .iters = o->iters, .records = log, .out = pattern_out(o),
-        .report = stderr, .debug = o->debug,
+    run_job j = {
+        .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
+        .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
+        .check = o->check, .debug = o->debug, .records = log, .out = pattern_out(o),
+        .report = stderr,
     };
-    cl_args a = o->args;
-    a.bytes = (size_t)bytes;
-    sim_result res;
-    int err = sim_run(&so, o->pattern->fn, &a, &res);
-    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
-                              res.messages, row);
-    sim_result_release(&res);
+    j.args.bytes = (size_t)bytes;
+    return j;
+}
+
+/* What a backend's run of one size comes to: err (the run could not be
+ * carried out) or the pattern's outcome is reported, else row is filled.
+ * Returns the status to carry on with. */
+static int size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *res,
+                        run_row *row)
+{
+    if (err) {
+        cli_diag(&res->diag, 0);
+        return err;
+    }
+    if (res->status) {
+        fprintf(stderr, "commlab: %s\n", res->diag.msg);
+        return res->status;
+    }
+    if ((err = run_row_fill(row, res, o->pattern, bytes, o->iters + o->warmup))) {
+        fprintf(stderr, "commlab: %s\n", cl_strerror(err));
+        return err;
+    }
+    return 0;
+}
+
+int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
+                 run_row *row)
+{
+    (void)first;
+    sim_opts so = {
+        .job = job_of(o, bytes, log), .net = env->net, .handshake = o->handshake,
+        .stack_bytes = (size_t)o->stack,
+    };
+    run_result res;
+    int err = sim_run(&so, &res, NULL);
+    int status = size_outcome(o, bytes, err, &res, row);
+    run_result_release(&res);
     return status;
 }
 
-/* Runs one size measured; fills row. */
 int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
                   run_row *row)
 {
     real_opts ro = {
-        .backend = o->backend, .nranks = o->ranks, .warmup = o->warmup, .iters = o->iters,
-        .eager_limit = o->eager_limit, .check = o->check, .bind = o->bind, .copy = o->copy,
-        .listen = o->listen, .provider = o->provider,
-        .deadlock_timeout = o->deadlock_timeout, .records = log,
-        .report = stderr, .warn = first ? stderr : NULL, .out = pattern_out(o), .boot = o->boot,
-        .debug = o->debug,
+        .job = job_of(o, bytes, log), .backend = o->backend, .bind = o->bind, .copy = o->copy,
+        .listen = o->listen, .provider = o->provider, .deadlock_timeout = o->deadlock_timeout,
+        .warn = first ? stderr : NULL, .boot = o->boot,
     };
-    cl_args a = o->args;
-    a.bytes = (size_t)bytes;
-    real_result res;
-    int err = real_run(&ro, o->pattern->fn, &a, &res);
+    ro.job.payload = true;
+    run_result res;
+    int err = real_run(&ro, &res);
     snprintf(env->binding, sizeof env->binding, "%s", res.binding);
     env->cores = res.cores;
     env->signal = res.signal;
     if (res.told) {
         /* Rank 0's process reports this failure: this one only exits with it. */
         int told = res.status;
-        real_result_release(&res);
+        run_result_release(&res);
         return told;
     }
-    int status = size_outcome(o, bytes, err, res.status, &res.diag, res.iter_time, res.iters,
-                              res.messages, row);
-    real_result_release(&res);
+    int status = size_outcome(o, bytes, err, &res, row);
+    run_result_release(&res);
     return status;
 }
 
 int run_find_pattern(run_opts *o, const char *name)
 {
-    o->pattern = patterns_find(name);
+    o->pattern = pattern_find(name);
     if (!o->pattern && student_is_file(name)) {
         int rc = student_load(&o->student, name);
         if (rc)

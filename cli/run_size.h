@@ -1,8 +1,8 @@
 /*
  * run_size.h - one size of one pattern on one backend, for the commands
- * that run patterns (run, compare, calibrate): the options a run takes, the
- * row a size comes to (per-iteration times divided by the pattern's
- * divisor, then median, min and max), and the exit status it maps to.
+ * that run patterns (run, compare, calibrate): the options a run takes,
+ * how they become the job of core/run.h for the backend's run_size entry
+ * (cli/backend.h), and the exit status a run maps to.
  *
  * A failed size prints its error on stderr once (the CLI's one channel)
  * and leaves its row unfilled.
@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 #include "cli/cli.h"
-#include "cli/patterns.h"
+#include "cli/backend.h"
+#include "core/pattern.h"
 #include "cli/student.h"
 #include "core/record.h"
 #include "real/launch.h"
@@ -23,7 +24,8 @@
 
 typedef struct run_opts {
     const pattern_info *pattern;
-    const char *backend;
+    const char *backend;    /* its name, as printed */
+    const backend_info *be; /* the backend table's entry for it (cli/backend.h) */
     int ranks;
     uint64_t *sizes;
     size_t nsizes;
@@ -34,7 +36,6 @@ typedef struct run_opts {
     bool eager_given;       /* --eager-limit was given */
     uint64_t eager_limit, stack;
     bool handshake, payload;
-    bool measured;          /* a real backend, not sim */
     bool check, bind;
     bool debug;             /* --debug: buffer misuse checks (core/debug.h) */
     shm_copy copy;
@@ -45,20 +46,11 @@ typedef struct run_opts {
     real_world world;       /* tcp: which rank of which world (size 0: a local run) */
     boot *boot;             /* its rendezvous, joined once for every size */
     double deadlock_timeout;
-    const char *model_only; /* the first sim-only option given */
-    const char *real_only;  /* the first measured-only option given */
-    const char *shm_only;   /* --shm-copy, if given */
+    backend_given given;    /* the options given that not every backend takes */
     student_pattern student; /* PATTERN given as a FILE.c */
     cl_args args;
     cli_format fmt;
 } run_opts;
-
-typedef struct run_row {
-    uint64_t bytes;
-    cl_stats t;        /* per-iteration times, divided by the pattern's divisor */
-    double bandwidth;  /* bytes / median time */
-    uint64_t messages; /* per iteration */
-} run_row;
 
 /* What the header line and the JSON say about where the run ran. */
 typedef struct run_env {
@@ -80,12 +72,20 @@ int run_pattern_option(const char *name, const char *text, cl_args *a);
 /* The exit status of a run whose last status is status (0, CL_E*). */
 int run_exit_code(int status, const run_env *env);
 
-/* Runs one size modeled on env->net; fills row.  Returns the run's status
- * (0 or a CL_E* code, already reported on stderr). */
-int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, run_row *row);
+/* The backend table's run_size entries (cli/backend.h).  Runs one size
+ * modeled on env->net; fills row.  Returns the run's status (0 or a CL_E*
+ * code, already reported on stderr); first is not used. */
+int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
+                 run_row *row);
 /* Runs one size measured (real_run); fills row and env's binding, cores
  * and signal.  first: the size that may print the launcher's warnings. */
 int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
                   run_row *row);
+/* Runs one size on o->be. */
+static inline int run_size(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
+                           bool first, run_row *row)
+{
+    return o->be->run_size(o, env, bytes, log, first, row);
+}
 
 #endif

@@ -22,7 +22,7 @@
 
 #include <stdbool.h>
 
-#include "cli/patterns.h"
+#include "core/pattern.h"
 
 /* The symbol a student's file must define. */
 #define STUDENT_SYMBOL "pattern"

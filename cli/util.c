@@ -28,13 +28,6 @@ int cli_diag(const cl_diag *d, int code)
     return code;
 }
 
-void cli_usage(const char *cmd, FILE *f)
-{
-    const cli_command *c = cli_find(cmd);
-    if (c)
-        fputs(c->usage, f);
-}
-
 int cli_bad_option(const char *cmd, char **argv, int c)
 {
     /* With a leading ':' in the optstring getopt returns ':' for a missing

@@ -153,12 +153,6 @@ void json_bool(json_writer *w, bool v)
     fputs(v ? "true" : "false", w->f);
 }
 
-void json_null(json_writer *w)
-{
-    before_value(w);
-    fputs("null", w->f);
-}
-
 void json_finish(json_writer *w)
 {
     while (w->depth > 0)

@@ -35,7 +35,6 @@ void json_number(json_writer *w, double v);
 void json_uint(json_writer *w, uint64_t v);
 void json_int(json_writer *w, long long v);
 void json_bool(json_writer *w, bool v);
-void json_null(json_writer *w);
 /* Closes what is open and ends with a newline. */
 void json_finish(json_writer *w);
 

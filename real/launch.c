@@ -2,7 +2,6 @@
 #include "real/launch.h"
 
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,18 +41,18 @@ static size_t line_up(size_t x)
 
 static int job_create(job *j, const real_opts *o, const real_transport *t, cl_diag *d)
 {
-    size_t n = (size_t)o->nranks;
+    size_t n = (size_t)o->job.nranks;
     memset(j, 0, sizeof *j);
-    j->nranks = o->nranks;
-    j->warmup = o->warmup;
-    j->iters = o->iters;
-    if (o->records) {
+    j->nranks = o->job.nranks;
+    j->warmup = o->job.warmup;
+    j->iters = o->job.iters;
+    if (o->job.records) {
         j->rec_cap = RECORDS_PER_RUN / n;
         if (j->rec_cap < 4096)
             j->rec_cap = 4096;
     }
     size_t slots = line_up(n * sizeof(job_slot));
-    size_t times = line_up(n * (size_t)o->iters * sizeof(double));
+    size_t times = line_up(n * (size_t)o->job.iters * sizeof(double));
     size_t recs = line_up(n * j->rec_cap * sizeof(cl_record));
     size_t addrs = line_up(n * sizeof(job_addr));
     size_t area = t->shared_bytes(o);
@@ -68,7 +67,7 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     if (m == MAP_FAILED) {
         char sz[UNITS_BUF];
         return diag_set(d, CL_ENOMEM, "cannot map %s of shared memory for %d ranks: %s",
-                        units_size_str(sz, j->map_bytes), o->nranks, strerror(errno));
+                        units_size_str(sz, j->map_bytes), o->job.nranks, strerror(errno));
     }
     unsigned char *p = m;
     j->map = m;
@@ -87,8 +86,8 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
 /* ---- a rank process ---- */
 
 static _Noreturn void rank_process(const job *j, const real_opts *o, const real_transport *t,
-                                   const real_binder *b, int rank, cl_pattern_fn *fn,
-                                   const cl_args *args, const sigset_t *mask, pid_t launcher)
+                                   const real_binder *b, int rank, const sigset_t *mask,
+                                   pid_t launcher)
 {
     /* Die with the launcher, even if it is killed outright. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -104,7 +103,7 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     int err = real_binder_apply(b, rank, &d);
     if (!err)
         err = t->rank_open(&r, j, rank, o, &d);
-    if (!err && o->debug && (err = debug_attach(&r->comm)))
+    if (!err && o->job.debug && (err = debug_attach(&r->comm)))
         diag_set(&d, err, "rank %d: out of memory for --debug", rank);
     if (err) {
         snprintf(slot->msg, sizeof slot->msg, "%s", d.msg);
@@ -112,7 +111,7 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
         atomic_store(&slot->state, JOB_FAILED);
         _exit(2);
     }
-    int code = rank_main(r, fn, args);
+    int code = rank_main(r, &o->job);
     debug_state *dbg = r->comm.debug; /* its shadows outlive the transport's last write */
     t->rank_close(r);
     debug_destroy(dbg);
@@ -127,14 +126,14 @@ typedef struct launcher {
     pid_t *pids;     /* 0 once reaped */
     int alive;
     int failed_rank; /* the first rank that failed, -1 */
-    real_result *res;
+    run_result *res;
     uint64_t last_progress;
     double last_change;
 } launcher;
 
 static void kill_all(launcher *l)
 {
-    for (int i = 0; i < l->o->nranks; i++)
+    for (int i = 0; i < l->o->job.nranks; i++)
         if (l->pids[i] > 0)
             kill(l->pids[i], SIGKILL);
 }
@@ -197,7 +196,7 @@ static void read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
 
 static void report_deadlock(launcher *l, double stalled)
 {
-    int n = l->o->nranks, blocked = 0;
+    int n = l->o->job.nranks, blocked = 0;
     wf_rank *w = calloc((size_t)n, sizeof *w);
     wf_pending *pend = calloc((size_t)n * JOB_MAX_PENDING, sizeof *pend);
     if (w && pend) {
@@ -212,10 +211,10 @@ static void report_deadlock(launcher *l, double stalled)
             read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
         }
         wf_result res;
-        wf_report_opts ro = {.eager_limit = l->o->eager_limit,
+        wf_report_opts ro = {.eager_limit = l->o->job.eager_limit,
                              .time = job_now() - l->j->t_base};
         if (waitfor_analyze(w, (size_t)n, &res) == 0) {
-            waitfor_report(l->o->report, w, (size_t)n, &ro, &res);
+            waitfor_report(l->o->job.report ? l->o->job.report : stderr, w, (size_t)n, &ro, &res);
             waitfor_result_release(&res);
         }
     }
@@ -234,7 +233,7 @@ static void check_deadlock(launcher *l)
     uint64_t sum = 0;
     bool all_blocked = true;
     int unfinished = 0;
-    for (int i = 0; i < l->o->nranks; i++) {
+    for (int i = 0; i < l->o->job.nranks; i++) {
         const job_slot *s = &l->j->slots[i];
         uint32_t st = atomic_load(&s->state);
         sum += atomic_load_explicit(&s->progress, memory_order_relaxed);
@@ -272,7 +271,7 @@ static void reap(launcher *l)
     int st;
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-        for (int i = 0; i < l->o->nranks; i++) {
+        for (int i = 0; i < l->o->job.nranks; i++) {
             if (l->pids[i] != pid)
                 continue;
             l->pids[i] = 0;
@@ -322,49 +321,43 @@ static void watch(launcher *l, const sigset_t *set)
 static int gather(launcher *l)
 {
     const job *j = l->j;
-    real_result *res = l->res;
-    for (int i = 0; i < j->iters && !res->status; i++) {
-        double t = 0;
-        for (int r = 0; r < j->nranks; r++)
-            t = fmax(t, j->iter_time[(size_t)r * (size_t)j->iters + (size_t)i]);
-        res->iter_time[i] = t;
-    }
+    run_result *res = l->res;
+    if (!res->status)
+        run_iter_times(j->iter_time, j->nranks, j->iters, res->iter_time);
     for (int r = 0; r < j->nranks; r++) {
         res->messages += j->slots[r].messages;
         res->bytes += j->slots[r].bytes;
     }
-    if (!l->o->records)
+    if (!l->o->job.records)
         return 0;
     for (int r = 0; r < j->nranks; r++) {
         uint64_t n = atomic_load(&j->slots[r].nrec);
         uint64_t keep = n < j->rec_cap ? n : j->rec_cap;
         for (uint64_t k = 0; k < keep; k++)
-            if (rec_log_add(l->o->records, &j->recs[(size_t)r * j->rec_cap + k]))
+            if (rec_log_add(l->o->job.records, &j->recs[(size_t)r * j->rec_cap + k]))
                 return diag_set(&res->diag, CL_ENOMEM, "out of memory gathering records");
-        l->o->records->dropped += n - keep;
+        l->o->job.records->dropped += n - keep;
     }
     return 0;
 }
 
-int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_result *res)
+int real_run(const real_opts *o, run_result *res)
 {
     memset(res, 0, sizeof *res);
     const real_transport *t = real_transport_find(o->backend);
     if (!t)
         return diag_set(&res->diag, CL_EINVAL, "unknown transport '%s'", o->backend);
-    if (o->nranks < 1 || o->iters < 1 || o->warmup < 0)
+    if (o->job.nranks < 1 || o->job.iters < 1 || o->job.warmup < 0 || !o->job.fn)
         return diag_set(&res->diag, CL_EINVAL, "bad run options");
-    res->iters = o->iters;
-    res->iter_time = calloc((size_t)o->iters, sizeof(double));
-    pid_t *pids = calloc((size_t)o->nranks, sizeof *pids);
-    if (!res->iter_time || !pids) {
+    pid_t *pids = calloc((size_t)o->job.nranks, sizeof *pids);
+    if (run_result_init(res, o->job.iters) || !pids) {
         free(pids);
         return diag_set(&res->diag, CL_ENOMEM, "out of memory");
     }
     real_binder *b = NULL;
     job j;
     /* Under someone else's launcher, placing the processes is its job. */
-    int err = real_binder_create(&b, o->nranks, o->bind && !o->boot, &res->diag);
+    int err = real_binder_create(&b, o->job.nranks, o->bind && !o->boot, &res->diag);
     if (err) {
         free(pids);
         return err;
@@ -374,17 +367,17 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     if (o->boot)
         snprintf(res->binding, sizeof res->binding, "left to the launcher that started the "
                  "processes");
-    if (o->warn && o->nranks > res->cores && !o->boot)
+    if (o->warn && o->job.nranks > res->cores && !o->boot)
         fprintf(o->warn, "commlab: warning: %d ranks on %d cores: ranks take turns on a core, "
                 "so waits spin briefly, then yield and sleep, and timings include the "
-                "scheduler\n", o->nranks, res->cores);
+                "scheduler\n", o->job.nranks, res->cores);
     if ((err = job_create(&j, o, t, &res->diag))) {
         real_binder_destroy(b);
         free(pids);
         return err;
     }
     j.cores = res->cores;
-    j.print_fd = fileno(o->out ? o->out : stdout);
+    j.print_fd = fileno(o->job.out ? o->job.out : stdout);
     /* Signals come to the launcher as events (sigtimedwait), never as
      * handlers; the ranks get the old mask back. */
     sigset_t set, old;
@@ -400,12 +393,12 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     pid_t self = getpid();
     if (o->boot)
         boot_run_begin(o->boot, &j);
-    for (int i = 0; i < o->nranks; i++) {
+    for (int i = 0; i < o->job.nranks; i++) {
         if (j.only >= 0 && i != j.only)
             continue;
         pid_t pid = fork();
         if (pid == 0)
-            rank_process(&j, o, t, b, i, fn, args, &old, self);
+            rank_process(&j, o, t, b, i, &old, self);
         if (pid < 0) {
             fail(&l, CL_EPEER, "cannot start rank %d: %s", i, strerror(errno));
             break;
@@ -434,10 +427,4 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     real_binder_destroy(b);
     free(pids);
     return err;
-}
-
-void real_result_release(real_result *res)
-{
-    free(res->iter_time);
-    res->iter_time = NULL;
 }

@@ -28,6 +28,7 @@
 #include "commlab.h"
 #include "core/diag.h"
 #include "core/record.h"
+#include "core/run.h"
 #include "real/boot.h"
 #include "real/job.h"
 #include "real/rank.h"
@@ -39,13 +40,11 @@ typedef enum shm_copy {
     SHM_COPY_STAGING, /* always the pipelined copy through the shared ring */
 } shm_copy;
 
+/* The measured backends' options; the job (core/run.h) is what every
+ * backend shares (its check also checksums every message). */
 typedef struct real_opts {
+    run_job job;             /* pattern, ranks, iterations, eager limit, output */
     const char *backend;     /* "shm" */
-    int nranks;              /* >= 1 */
-    int warmup, iters;       /* untimed and timed iterations (iters >= 1) */
-    uint64_t eager_limit;    /* bytes; larger messages use rendezvous */
-    bool check;              /* checksum every message; data checks every iteration */
-    bool debug;              /* --debug: buffer misuse checks in every rank (core/debug.h) */
     bool bind;               /* pin ranks to cores (hwloc) */
     shm_copy copy;           /* shm's large-message path */
     const char *listen;      /* tcp: numeric address the ranks listen on; NULL: 127.0.0.1 */
@@ -53,27 +52,10 @@ typedef struct real_opts {
     bool rdma_no_rma;        /* rdma: rendezvous by tagged messages even where RDMA reads exist */
     bool rdma_own_match;     /* rdma: commlab matches messages even where libfabric's is trusted */
     double deadlock_timeout; /* seconds without progress before reporting */
-    rec_log *records;        /* where records go; NULL keeps none */
-    FILE *report;            /* the deadlock report */
     FILE *warn;              /* warnings (more ranks than cores); NULL: none */
-    FILE *out;               /* the pattern's cl_printf lines; NULL: stdout */
     boot *boot;              /* a run over processes started elsewhere (nranks is the
                                 world's size; this process runs one rank); NULL: local */
 } real_opts;
-
-typedef struct real_result {
-    int status;        /* 0, CL_EDEADLOCK, CL_ECHECK, CL_EPEER (a rank died), ... */
-    cl_diag diag;      /* what failed (status != 0) */
-    bool told;         /* a run over processes: rank 0's process reports this failure,
-                          this one only exits with its status */
-    int signal;        /* the launcher was interrupted by this signal (0: not) */
-    double *iter_time; /* iters entries, seconds: the slowest rank's time */
-    int iters;
-    uint64_t messages; /* pattern messages sent, all iterations and ranks */
-    uint64_t bytes;
-    int cores;         /* cores on this machine */
-    char binding[160]; /* how ranks were bound, for the report */
-} real_result;
 
 /* A transport's hooks; every rank_* runs in the rank process. */
 typedef struct real_transport {
@@ -98,10 +80,10 @@ extern const real_transport rdma_transport;
 /* The transport called name, or NULL. */
 const real_transport *real_transport_find(const char *name);
 
-/* Runs fn on o->nranks processes.  Returns 0 when the run itself could be
- * carried out (the outcome is in res->status), or CL_EINVAL / CL_ENOMEM /
- * CL_EIO with res->diag saying why.  Release res either way. */
-int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_result *res);
-void real_result_release(real_result *res);
+/* Runs o->job on o->job.nranks processes.  Returns 0 when the run itself
+ * could be carried out (the outcome is in res->status), or CL_EINVAL /
+ * CL_ENOMEM / CL_EIO with res->diag saying why.  Release res either way
+ * (run_result_release). */
+int real_run(const real_opts *o, run_result *res);
 
 #endif

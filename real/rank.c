@@ -61,7 +61,7 @@ void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool c
     r->rank = rank;
     r->size = j->nranks;
     r->tracing = j->rec_cap > 0;
-    r->check_all = check_all;
+    r->run.check_all = check_all;
     r->cursor = &r->blocks;
     /* The hand-off of a cache line between cores costs well under a
      * microsecond, a sleeping wake-up tens: spin first, but only briefly
@@ -95,7 +95,7 @@ void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uin
     if (i < r->job->rec_cap)
         r->recs[i] = (cl_record){
             .posted = posted, .started = started, .finished = finished, .bytes = bytes,
-            .msg = msg, .rank = r->rank, .peer = peer, .tag = tag, .iter = r->iter,
+            .msg = msg, .rank = r->rank, .peer = peer, .tag = tag, .iter = r->run.iter,
             .op = (uint8_t)op, .blocking = blocking,
         };
     atomic_store_explicit(&r->slot->nrec, i + 1, memory_order_relaxed);
@@ -112,7 +112,7 @@ void rank_wait_begin(real_rank *r, wf_op call)
     s->call = (uint32_t)call;
     s->npending = 0;
     s->nwaiting = 0;
-    s->iter = r->iter;
+    s->iter = r->run.iter;
 }
 
 void rank_wait_add(real_rank *r, wf_op op, int peer, int tag, uint64_t bytes)
@@ -397,37 +397,39 @@ static int fail_code(real_rank *r, int err, const char *during)
     return r->slot->status == CL_ECHECK ? 1 : 2;
 }
 
-int rank_main(real_rank *r, cl_pattern_fn *fn, const cl_args *args)
+/* The driver's hooks: cl_alloc hands out the same blocks again from the
+ * first, and a failure reported (cl_fail, a misuse) stands even when the
+ * pattern went on and returned 0. */
+static void iteration_begin(run_rank *run)
+{
+    real_rank *r = run->backend;
+    r->cursor = &r->blocks;
+}
+
+static int iteration_end(run_rank *run, int rc)
+{
+    real_rank *r = run->backend;
+    if (!rc && atomic_load(&r->slot->state) == JOB_FAILED)
+        rc = r->slot->status;
+    return rc;
+}
+
+int rank_main(real_rank *r, const run_job *rj)
 {
     const job *j = r->job;
+    r->run.comm = &r->comm;
+    r->run.job = rj;
+    r->run.iter_time = &j->iter_time[(size_t)r->rank * (size_t)j->iters];
+    r->run.begin = iteration_begin;
+    r->run.end = iteration_end;
+    r->run.backend = r;
     atomic_store_explicit(&r->slot->state, JOB_RUNNING, memory_order_release);
-    for (int it = -j->warmup; it < j->iters; it++) {
-        r->iter = it;
-        int err = cl_barrier(&r->comm);
-        if (err)
-            return fail_code(r, err, "the barrier before an iteration failed");
-        cl_args a = *args;
-        a.iteration = it;
-        r->comm.printing = it == 0;
-        r->comm.checking = r->check_all || it <= 0;
-        r->cursor = &r->blocks;
-        debug_iteration(&r->comm);
-        double t0 = rank_now(r);
-        err = fn(&r->comm, &a);
-        double t1 = rank_now(r);
-        /* A failure reported (cl_fail, a misuse) stands even when the
-         * pattern went on and returned 0. */
-        if (!err && atomic_load(&r->slot->state) == JOB_FAILED)
-            err = r->slot->status;
-        rank_record(r, REC_ITER, -1, -1, 0, 0, t0, t0, t1, true);
-        if (err)
-            return fail_code(r, err, "the pattern failed");
-        if (it >= 0)
-            j->iter_time[(size_t)r->rank * (size_t)j->iters + (size_t)it] = t1 - t0;
-    }
-    r->iter = j->iters;
+    const char *during = NULL;
+    int err = run_rank_iterations(&r->run, &during);
+    if (err)
+        return fail_code(r, err, during);
     r->tracing = false; /* the closing barrier is not part of any iteration */
-    int err = cl_barrier(&r->comm);
+    err = cl_barrier(&r->comm);
     if (err)
         return fail_code(r, err, "the closing barrier failed");
     r->slot->messages = r->messages;

@@ -4,8 +4,8 @@
  * A transport's rank state embeds real_rank first, and its comm_ops use the
  * rank_* functions here for everything that is not moving messages: time,
  * cl_alloc blocks, output, failed checks, records, and the status slot the
- * launcher's watchdog reads.  rank_main() is the rank's life: per iteration a
- * barrier, then the pattern, timed by the wall clock.
+ * launcher's watchdog reads.  rank_main() is the rank's life: core/run.h's
+ * iteration driver timed by the wall clock, then a closing barrier.
  */
 #ifndef REAL_RANK_H
 #define REAL_RANK_H
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/comm.h"
+#include "core/run.h"
 #include "real/job.h"
 
 typedef struct rank_block rank_block;
@@ -24,9 +25,9 @@ typedef struct real_rank {
     job_slot *slot;      /* this rank's slot in the shared job */
     cl_record *recs;     /* this rank's room for records */
     int rank, size;
-    int iter;            /* iteration running (warm-up negative) */
+    run_rank run;        /* its place in the iteration driver (core/run.h): the
+                            running iteration, --check's data checks on all */
     bool tracing;        /* keep records */
-    bool check_all;      /* --check: data checks on every iteration */
     rank_block *blocks;  /* cl_alloc blocks, in call order ... */
     rank_block **cursor; /* ... and the one the next call reuses */
     bool blocked;        /* JOB_BLOCKED is published */
@@ -126,10 +127,11 @@ void rank_op_fail(cl_comm *c, const char *msg);
 void rank_op_misuse(cl_comm *c, const char *msg);
 void rank_op_span(cl_comm *c, rec_op op, double start, double end);
 
-/* Runs the warm-up and timed iterations, then a last barrier so no rank
- * leaves while a peer still needs it.  Returns the process exit code:
+/* Runs rj's warm-up and timed iterations (run_rank_iterations; each
+ * rank's own times go to the job's iter_time), then a last barrier so no
+ * rank leaves while a peer still needs it.  Returns the process exit code:
  * 0, 1 (a data check failed) or 2 (another failure; the slot says why). */
-int rank_main(real_rank *r, cl_pattern_fn *fn, const cl_args *args);
+int rank_main(real_rank *r, const run_job *rj);
 
 /* Marks the slot failed with a message (first failure wins). */
 void rank_failed(real_rank *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -754,9 +754,9 @@ static size_t rdma_shared_bytes(const real_opts *o)
 static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
 {
     rdma_area *a = mem;
-    if (o->nranks > RDMA_MAX_RANKS)
+    if (o->job.nranks > RDMA_MAX_RANKS)
         return diag_set(d, CL_EINVAL, "the rdma backend runs at most %d ranks, got %d",
-                        RDMA_MAX_RANKS, o->nranks);
+                        RDMA_MAX_RANKS, o->job.nranks);
     const char *want = o->provider && *o->provider ? o->provider : "auto";
     int err = rdma_provider_check(want, d);
     if (err)
@@ -791,7 +791,7 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
     if (!has_rma && o->warn)
         fprintf(o->warn, "commlab: provider '%s' has no RDMA reads: messages above the eager "
                 "limit move as tagged messages after a clear-to-send\n", a->provider);
-    a->nranks = (uint32_t)o->nranks;
+    a->nranks = (uint32_t)o->job.nranks;
     /* Names no other run can have: the launcher's pid and 64 random bits. */
     unsigned long long nonce = 0;
     FILE *f = fopen("/dev/urandom", "rb");
@@ -810,7 +810,7 @@ static void rdma_shared_release(void *mem, const real_opts *o)
     rdma_area *a = mem;
     if (!a->region_prefix[0])
         return;
-    for (int i = 0; i < o->nranks; i++) {
+    for (int i = 0; i < o->job.nranks; i++) {
         char name[96];
         snprintf(name, sizeof name, "%s-%d", a->region_prefix, i);
         shm_unlink(name);
@@ -943,7 +943,7 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
     if (!t)
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
     size_t n = (size_t)j->nranks;
-    xfer_init(&t->x, &rdma_ops, j, rank, o->check, sizeof(rdma_req), sizeof(rdma_msg),
+    xfer_init(&t->x, &rdma_ops, j, rank, o->job.check, sizeof(rdma_req), sizeof(rdma_msg),
               rdma__pool_pull);
     t->x.base.poll = rdma_poll;
     t->x.base.block = rdma_block;
@@ -951,14 +951,14 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
     t->own_match = t->area->own_match;
     t->n = (int)n;
     t->me = rank;
-    t->eager_limit = o->eager_limit;
-    size_t largest = sizeof(rdma_env) + sizeof(uint64_t) + (size_t)o->eager_limit;
+    t->eager_limit = o->job.eager_limit;
+    size_t largest = sizeof(rdma_env) + sizeof(uint64_t) + (size_t)o->job.eager_limit;
     if (largest < sizeof(rdma_env) + sizeof(rdma_ctl))
         largest = sizeof(rdma_env) + sizeof(rdma_ctl);
     t->bounce_cap = largest <= BOUNCE_KEEP_MAX ? largest : 0;
     t->use_rma = t->area->use_rma;
     if (!(t->addr = calloc(n, sizeof *t->addr)) || !(t->nmsg = calloc(n, sizeof *t->nmsg)) ||
-        !(t->spill = malloc(o->eager_limit ? (size_t)o->eager_limit : 1)) ||
+        !(t->spill = malloc(o->job.eager_limit ? (size_t)o->job.eager_limit : 1)) ||
         (t->own_match ? rdma__pool_create(t) : !(t->ctrl = calloc(CTRL_RECVS, sizeof *t->ctrl)))) {
         diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
         return open_fail(t, CL_ENOMEM);

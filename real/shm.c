@@ -151,16 +151,16 @@ static size_t align_up(size_t x)
 
 static size_t shm_shared_bytes(const real_opts *o)
 {
-    size_t n = (size_t)o->nranks;
+    size_t n = (size_t)o->job.nranks;
     return align_up(sizeof(shm_area)) + n * sizeof(shm_bell) + n * n * sizeof(shm_consumed) +
-           n * n * (size_t)ring_lines_for(o->nranks) * LINE;
+           n * n * (size_t)ring_lines_for(o->job.nranks) * LINE;
 }
 
 static int shm_shared_init(void *mem, const real_opts *o, cl_diag *d)
 {
     (void)d;
     shm_area *a = mem;
-    a->ring_lines = ring_lines_for(o->nranks);
+    a->ring_lines = ring_lines_for(o->job.nranks);
     a->max_payload = a->ring_lines * LINE / 4;
     return 0;
 }
@@ -681,7 +681,7 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
         }
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
     }
-    xfer_init(&s->x, &shm_ops, j, rank, o->check, sizeof(shm_req), sizeof(shm_msg), pull);
+    xfer_init(&s->x, &shm_ops, j, rank, o->job.check, sizeof(shm_req), sizeof(shm_msg), pull);
     s->x.base.poll = shm_poll;
     s->x.base.block = shm_block;
     unsigned char *p = j->transport;
@@ -695,7 +695,7 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
     s->n = (int)n;
     s->me = rank;
     s->ring_bytes = (size_t)s->area->ring_lines * LINE;
-    s->eager_limit = o->eager_limit;
+    s->eager_limit = o->job.eager_limit;
     s->copy = o->copy;
     s->bells[rank].pid = (int32_t)getpid();
     *out = &s->x.base;

@@ -715,13 +715,13 @@ static int tcp_rank_open(real_rank **out, const job *j, int rank, const real_opt
         }
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
     }
-    xfer_init(&t->x, &tcp_ops, j, rank, o->check, sizeof(tcp_req), sizeof(tcp_msg), pull);
+    xfer_init(&t->x, &tcp_ops, j, rank, o->job.check, sizeof(tcp_req), sizeof(tcp_msg), pull);
     t->x.base.poll = tcp_poll;
     t->x.base.block = tcp_block;
     t->area = j->transport;
     t->n = (int)n;
     t->me = rank;
-    t->eager_limit = o->eager_limit;
+    t->eager_limit = o->job.eager_limit;
     /* Input buffers: one per peer that sends, smaller for big jobs. */
     t->icap = n <= 8 ? 64 * 1024 : n <= 32 ? 16 * 1024 : 4 * 1024;
     t->listen_ev.type = TCP_EV_LISTEN;

@@ -503,7 +503,7 @@ static int parse_listen(const char *text, struct sockaddr_storage *sa, uint32_t 
 int tcp__shared_init(void *mem, const real_opts *o, cl_diag *d)
 {
     tcp_area *a = mem;
-    a->nranks = (uint32_t)o->nranks;
+    a->nranks = (uint32_t)o->job.nranks;
     const char *listen = o->listen;
     if (!listen && o->boot)
         listen = boot_listen_addr(o->boot); /* where the others reach this host */

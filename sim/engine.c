@@ -62,6 +62,7 @@ typedef struct alloc_hdr {
 typedef struct sim_rank {
     sim_coro co;
     cl_comm comm;        /* the world communicator of this rank */
+    run_rank run;        /* its place in the iteration driver (core/run.h) */
     match_queues mq;
     sim_engine *eng;
     cl_request **wait_reqs; /* current wait set */
@@ -70,14 +71,12 @@ typedef struct sim_rank {
     double wait_until;   /* latest known completion in the wait set */
     int32_t wait_n;
     int32_t wait_unknown; /* requests in the wait set not matched yet */
-    int32_t iter;
     int32_t link_dst;    /* the link this rank sent on last (-1: none) ... */
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
     uint8_t wait_call;   /* a wf_op */
     uint8_t state;
-    bool in_pattern;     /* running the pattern, not the barrier between iterations */
 } sim_rank;
 
 /* Requests and messages come from slabs so a step of a big run does not
@@ -89,19 +88,19 @@ typedef struct slab {
 
 struct sim_engine {
     const sim_opts *o;
-    cl_pattern_fn *fn;
-    const cl_args *args;
+    const run_job *job;  /* &o->job */
     sim_rank *ranks;
     sim_queue *q;
     sim_stacks *stacks;
     sim_links links;
     sim_sched sched;
-    sim_result *res;
+    run_result *res;
+    sim_stats stats;
     double now;
     struct free_item *free_reqs; /* pools of sim_req and sim_msg */
     struct free_item *free_msgs;
     slab *slabs;
-    double *iter_start, *iter_end;
+    double *iter_time;  /* n * iters: each rank's own time per timed iteration */
     uint64_t next_msg;
     int n;
     int ndone;
@@ -195,14 +194,14 @@ static bool user_ctx(uint32_t ctx)
 static void record(sim_engine *e, rec_op op, int rank, int peer, int tag, uint64_t bytes,
                    uint64_t msg, double posted, double started, double finished, bool blocking)
 {
-    if (!e->o->records)
+    if (!e->job->records)
         return;
     cl_record r = {
         .posted = posted, .started = started, .finished = finished, .bytes = bytes,
         .msg = msg, .rank = rank, .peer = peer, .tag = tag,
-        .iter = e->ranks[rank].iter, .op = (uint8_t)op, .blocking = blocking,
+        .iter = e->ranks[rank].run.iter, .op = (uint8_t)op, .blocking = blocking,
     };
-    if (rec_log_add(e->o->records, &r))
+    if (rec_log_add(e->job->records, &r))
         engine_fail(e, CL_ENOMEM, "out of memory keeping records");
 }
 
@@ -424,15 +423,15 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     m->dst = dst;
     m->bytes = bytes;
     m->posted = e->now;
-    m->eager = bytes <= e->o->eager_limit;
-    m->in_pattern = me->in_pattern;
+    m->eager = bytes <= e->job->eager_limit;
+    m->in_pattern = me->run.in_pattern;
     s->msg_id = m->id;
     match_link_init(&m->link, src, tag, ctx);
     if (user_ctx(ctx)) {
         e->res->messages++;
         e->res->bytes += bytes;
     }
-    if (++e->res->total_messages == e->o->max_messages)
+    if (++e->stats.total_messages == e->o->max_messages)
         engine_fail(e, CL_ETIMEOUT, "stopped after %llu messages (the run's message budget)",
                     (unsigned long long)e->o->max_messages);
     sim_rank *peer = &e->ranks[dst];
@@ -453,7 +452,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
                 resolve(e, r, m->arrival);
             }
             msg_free(e, m);
-        } else if (buf && bytes && e->o->payload) {
+        } else if (buf && bytes && e->job->payload) {
             m->data = malloc(bytes);
             if (!m->data) {
                 match_remove(&peer->mq, &m->link);
@@ -630,7 +629,7 @@ static void *sim_alloc(cl_comm *c, size_t bytes)
 static void sim_print(cl_comm *c, const char *line)
 {
     sim_rank *me = c->backend;
-    fprintf(me->eng->o->out, "rank %d: %s\n", (int)(me - me->eng->ranks), line);
+    fprintf(me->eng->job->out ? me->eng->job->out : stdout, "rank %d: %s\n", (int)(me - me->eng->ranks), line);
 }
 
 static void sim_fail(cl_comm *c, const char *msg)
@@ -678,36 +677,25 @@ static void arena_free(sim_rank *r)
     }
 }
 
-/* A rank's life: per iteration a barrier, then the pattern, timed. */
+/* The driver's end of an iteration: its cl_alloc memory goes. */
+static int iteration_end(run_rank *run, int rc)
+{
+    arena_free(run->backend);
+    return rc;
+}
+
+/* A rank's life: the iterations of core/run.h's driver. */
 static void rank_main(void *arg)
 {
     sim_rank *r = arg;
     sim_engine *e = r->eng;
-    int rank = (int)(r - e->ranks);
-    for (int it = -e->o->warmup; it < e->o->iters && !e->aborting; it++) {
-        r->iter = it;
-        if (cl_barrier(&r->comm))
-            break;
-        cl_args a = *e->args;
-        a.iteration = it;
-        r->comm.printing = it == 0;
-        debug_iteration(&r->comm);
-        double t0 = e->now;
-        r->in_pattern = true;
-        int rc = e->fn(&r->comm, &a);
-        r->in_pattern = false;
-        double t1 = e->now;
-        arena_free(r);
-        if (rc) {
-            engine_fail(e, rc, "rank %d: the pattern failed: %s (%s)", rank, cl_strerror(rc),
-                        cl_errname(rc));
-            break;
-        }
-        if (it >= 0) {
-            e->iter_start[it] = fmin(e->iter_start[it], t0);
-            e->iter_end[it] = fmax(e->iter_end[it], t1);
-        }
-    }
+    const char *during = NULL;
+    int rc = run_rank_iterations(&r->run, &during);
+    /* A call that failed because the run is aborting is a consequence of
+     * the failure already reported. */
+    if (rc && !e->aborting)
+        engine_fail(e, rc, "rank %d: %s: %s (%s)", (int)(r - e->ranks), during, cl_strerror(rc),
+                    cl_errname(rc));
     arena_free(r);
     r->state = RANK_DONE;
     e->ndone++;
@@ -752,9 +740,9 @@ static void report_deadlock(sim_engine *e)
         }
     }
     wf_result res;
-    wf_report_opts ro = {.eager_limit = e->o->eager_limit, .time = e->now};
+    wf_report_opts ro = {.eager_limit = e->job->eager_limit, .time = e->now};
     if (waitfor_analyze(wr, (size_t)e->n, &res) == 0) {
-        waitfor_report(e->o->report, wr, (size_t)e->n, &ro, &res);
+        waitfor_report(e->job->report ? e->job->report : stderr, wr, (size_t)e->n, &ro, &res);
         waitfor_result_release(&res);
     }
     char t[UNITS_BUF];
@@ -786,31 +774,30 @@ static void unwind(sim_engine *e)
     }
 }
 
-static int engine_init(sim_engine *e, const sim_opts *o, sim_result *res)
+static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
 {
+    const run_job *j = &o->job;
     e->q = NULL;
     int err = sim_queue_create(&e->q);
     if (!err)
-        err = sim_stacks_create(&e->stacks, (size_t)o->nranks, o->stack_bytes);
-    e->ranks = calloc((size_t)o->nranks, sizeof *e->ranks);
-    e->iter_start = malloc((size_t)o->iters * sizeof(double));
-    e->iter_end = malloc((size_t)o->iters * sizeof(double));
-    res->iter_time = calloc((size_t)o->iters, sizeof(double));
-    if (err || !e->ranks || !e->iter_start || !e->iter_end || !res->iter_time)
-        return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", o->nranks);
-    for (int i = 0; i < o->iters; i++) {
-        e->iter_start[i] = INFINITY;
-        e->iter_end[i] = -INFINITY;
-    }
+        err = sim_stacks_create(&e->stacks, (size_t)j->nranks, o->stack_bytes);
+    e->ranks = calloc((size_t)j->nranks, sizeof *e->ranks);
+    e->iter_time = calloc((size_t)j->nranks * (size_t)j->iters, sizeof(double));
+    if (err || !e->ranks || !e->iter_time || run_result_init(res, j->iters))
+        return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     sim_links_init(&e->links);
     sim_sched_init(&e->sched);
-    for (int i = 0; i < o->nranks; i++) {
+    for (int i = 0; i < j->nranks; i++) {
         sim_rank *r = &e->ranks[i];
         r->eng = e;
         r->link_dst = -1;
-        comm_world_init(&r->comm, &sim_ops, r, i, o->nranks, o->payload);
+        comm_world_init(&r->comm, &sim_ops, r, i, j->nranks, j->payload);
+        /* Checks cost no modeled time: they run on every iteration. */
+        r->run = (run_rank){.comm = &r->comm, .job = j, .check_all = true, .end = iteration_end,
+                            .iter_time = &e->iter_time[(size_t)i * (size_t)j->iters],
+                            .backend = r};
         match_queues_init(&r->mq);
-        if (o->debug && debug_attach(&r->comm))
+        if (j->debug && debug_attach(&r->comm))
             return diag_set(&res->diag, CL_ENOMEM, "out of memory for --debug on rank %d", i);
         if ((err = sim_coro_init(&r->co, e->stacks, (size_t)i, rank_main, r)))
             return diag_set(&res->diag, err, "cannot set up rank %d: %s", i, cl_strerror(err));
@@ -846,20 +833,21 @@ static void engine_release(sim_engine *e)
     sim_queue_destroy(e->q);
     sim_stacks_destroy(e->stacks);
     free(e->ranks);
-    free(e->iter_start);
-    free(e->iter_end);
+    free(e->iter_time);
 }
 
-int sim_run(const sim_opts *o, cl_pattern_fn *fn, const cl_args *args, sim_result *res)
+int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
 {
+    const run_job *j = &o->job;
     memset(res, 0, sizeof *res);
-    if (o->nranks < 1 || o->iters < 1 || o->warmup < 0 || !o->net)
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (j->nranks < 1 || j->iters < 1 || j->warmup < 0 || !o->net || !j->fn)
         return diag_set(&res->diag, CL_EINVAL, "bad simulation options");
-    if (sim_net_ranks(o->net) < o->nranks)
+    if (sim_net_ranks(o->net) < j->nranks)
         return diag_set(&res->diag, CL_EINVAL, "the network has %d ranks, %d were asked for",
-                        sim_net_ranks(o->net), o->nranks);
-    sim_engine e = {.o = o, .fn = fn, .args = args, .res = res, .n = o->nranks};
-    res->iters = o->iters;
+                        sim_net_ranks(o->net), j->nranks);
+    sim_engine e = {.o = o, .job = j, .res = res, .n = j->nranks};
     int err = engine_init(&e, o, res);
     if (!err) {
         for (int i = 0; i < e.n && !e.aborting; i++)
@@ -871,23 +859,18 @@ int sim_run(const sim_opts *o, cl_pattern_fn *fn, const cl_args *args, sim_resul
             if (next)
                 sim_coro_prefetch(&e.ranks[next->rank].co);
             e.now = ev.time;
-            res->events++;
+            e.stats.events++;
             handle(&e, &ev);
         }
         if (!e.aborting && e.ndone < e.n)
             report_deadlock(&e);
-        res->end_time = e.now;
+        e.stats.end_time = e.now;
         if (e.aborting)
             unwind(&e);
-        for (int i = 0; i < o->iters; i++)
-            res->iter_time[i] = e.iter_end[i] - e.iter_start[i];
+        run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
+        if (stats)
+            *stats = e.stats;
     }
     engine_release(&e);
     return err;
-}
-
-void sim_result_release(sim_result *res)
-{
-    free(res->iter_time);
-    res->iter_time = NULL;
 }

@@ -4,7 +4,8 @@
  * Every rank is a coroutine running the pattern's C code; the engine keeps
  * one event queue ordered by (time, insertion) and resumes ranks as their
  * operations complete, so a run is deterministic: the same input prints the
- * same bytes.  The network is an alpha-beta model over sim/net routes:
+ * same bytes.  Each rank runs core/run.h's iteration driver, and an
+ * iteration's time is run_iter_times' definition, as on measured backends.  The network is an alpha-beta model over sim/net routes:
  *
  *   a message of n bytes from s to d arrives  alpha(s,d) + n / B(s,d)
  *   after it starts moving.  Up to the eager limit it starts when posted
@@ -30,40 +31,29 @@
 #include "commlab.h"
 #include "core/diag.h"
 #include "core/record.h"
+#include "core/run.h"
 #include "sim/net.h"
 
+/* The model's options; the job (core/run.h) is what every backend shares. */
 typedef struct sim_opts {
-    int nranks;           /* ranks, >= 1 */
+    run_job job;          /* pattern, ranks, iterations, eager limit, output */
     sim_net *net;         /* routes and costs (borrowed) */
-    uint64_t eager_limit; /* bytes; larger messages use rendezvous */
     bool handshake;       /* rendezvous pays the RTS/CTS round trip */
-    bool payload;         /* move real bytes (false: --no-payload) */
     size_t stack_bytes;   /* per-rank coroutine stack; 0: default */
-    int warmup;           /* untimed iterations first */
-    int iters;            /* timed iterations, >= 1 */
-    rec_log *records;     /* where records go; NULL keeps none */
-    FILE *out;            /* pattern output (cl_printf) */
-    FILE *report;         /* deadlock report and rank failures */
     uint64_t max_messages; /* stop (CL_ETIMEOUT) after this many; 0: no limit */
-    bool debug;           /* --debug: buffer misuse checks (core/debug.h) */
 } sim_opts;
 
-typedef struct sim_result {
-    int status;          /* 0, CL_EDEADLOCK, CL_ECHECK, or the first error */
-    cl_diag diag;        /* what failed, "rank 1: ..." (status != 0) */
-    double *iter_time;   /* iters entries, seconds: latest end - earliest start */
-    int iters;           /* entries in iter_time */
-    uint64_t messages;   /* pattern messages sent, all iterations and ranks */
-    uint64_t bytes;      /* pattern bytes sent, idem */
+/* What the engine did, beside the run's result. */
+typedef struct sim_stats {
     uint64_t total_messages; /* including the barriers between iterations */
     uint64_t events;     /* events processed */
     double end_time;     /* virtual seconds when the run ended */
-} sim_result;
+} sim_stats;
 
-/* Runs fn on o->nranks ranks.  Returns 0 when the run itself could be
- * carried out (the pattern's own outcome is in res->status), or CL_EINVAL/
- * CL_ENOMEM with res->diag saying why.  Release res either way. */
-int sim_run(const sim_opts *o, cl_pattern_fn *fn, const cl_args *args, sim_result *res);
-void sim_result_release(sim_result *res);
+/* Runs o->job modeled.  Returns 0 when the run itself could be carried
+ * out (the pattern's own outcome is in res->status), or CL_EINVAL/
+ * CL_ENOMEM with res->diag saying why.  Release res either way
+ * (run_result_release); stats may be NULL. */
+int sim_run(const sim_opts *o, run_result *res, sim_stats *stats);
 
 #endif

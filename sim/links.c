@@ -69,12 +69,3 @@ double *sim_links_slot(sim_links *l, int src, int dst)
     return &l->free_at[s];
 }
 
-double sim_links_reserve(sim_links *l, int src, int dst, double ready, double busy)
-{
-    double *free_at = sim_links_slot(l, src, dst);
-    if (!free_at)
-        return -1;
-    double start = ready > *free_at ? ready : *free_at;
-    *free_at = start + busy;
-    return start;
-}

@@ -37,9 +37,4 @@ void sim_links_release(sim_links *l);
  * memory.  The pointer is valid until the next call. */
 double *sim_links_slot(sim_links *l, int src, int dst);
 
-/* Reserves src -> dst for `busy` seconds from the later of `ready` and the
- * time the link frees up; returns that start time.  CL_ENOMEM is reported
- * as a negative return, and then nothing was reserved. */
-double sim_links_reserve(sim_links *l, int src, int dst, double ready, double busy);
-
 #endif

@@ -47,7 +47,7 @@ static const shm_copy real_copies[] = REAL_COPIES;
 static const char *const copy_name[] = {"auto", "cma", "staging"};
 
 typedef struct run {
-    real_result res;
+    run_result res;
     char *out, *err, *report; /* the ranks' stdout and stderr, the launcher's reports */
 } run;
 
@@ -100,20 +100,20 @@ static int try_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const c
     assert_true(dup2(fileno(out), STDOUT_FILENO) >= 0);
     assert_true(dup2(fileno(err), STDERR_FILENO) >= 0);
     real_opts o = {
-        .backend = REAL_BACKEND, .nranks = n,
-        .warmup = s->warmup < 0 ? 0 : s->warmup ? s->warmup : 1,
-        .iters = s->iters ? s->iters : 2,
-        .eager_limit = s->eager_limit ? s->eager_limit : 64 * KiB, .check = s->check,
-        .bind = s->bind, .copy = s->copy, .listen = s->listen,
+        .job = {.fn = fn, .args = extra ? *extra : (cl_args){.microbatches = 3}, .nranks = n,
+                .warmup = s->warmup < 0 ? 0 : s->warmup ? s->warmup : 1,
+                .iters = s->iters ? s->iters : 2,
+                .eager_limit = s->eager_limit ? s->eager_limit : 64 * KiB, .payload = true,
+                .check = s->check, .records = s->records, .report = rep},
+        .backend = REAL_BACKEND, .bind = s->bind, .copy = s->copy, .listen = s->listen,
         .deadlock_timeout = s->deadlock_timeout > 0 ? s->deadlock_timeout : 5.0,
-        .records = s->records, .report = rep, .warn = NULL, REAL_OPTS_EXTRA
+        .warn = NULL, REAL_OPTS_EXTRA
     };
-    cl_args a = extra ? *extra : (cl_args){.microbatches = 3};
-    a.bytes = (size_t)bytes;
+    o.job.args.bytes = (size_t)bytes;
     /* A run that hangs (a deadlock not detected) fails the test instead of
      * hanging it: SIGALRM ends this process, and the ranks die with it. */
     alarm(120);
-    int rc = real_run(&o, fn, &a, &r->res);
+    int rc = real_run(&o, &r->res);
     alarm(0);
     dup2(saved_out, STDOUT_FILENO);
     dup2(saved_err, STDERR_FILENO);
@@ -135,7 +135,7 @@ static void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const 
 
 static void run_release(run *r)
 {
-    real_result_release(&r->res);
+    run_result_release(&r->res);
     free(r->out);
     free(r->err);
     free(r->report);
@@ -560,20 +560,60 @@ static void test_iteration_times(void **state)
     run_release(&r);
 }
 
+/* Every rank computes for 1 ms: nothing else. */
+static int compute_1ms(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    return cl_compute(c, 1e-3);
+}
+
+/* The iteration time measured is core/run.h's definition, as modeled
+ * (test_run.c): the largest of the ranks' own times, each from the
+ * moment the rank left the barrier; the ranks' REC_ITER records carry
+ * those times.  Checked for equality, not for speed. */
+static void test_iteration_definition(void **state)
+{
+    (void)state;
+    rec_log log;
+    rec_log_init(&log, 1u << 16);
+    setup s = {.iters = 3, .records = &log};
+    run r;
+    run_pattern(&r, compute_1ms, 3, 8, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    for (int i = 0; i < 3; i++) {
+        double longest = 0;
+        int seen = 0;
+        for (size_t k = 0; k < log.n; k++) {
+            const cl_record *x = &log.v[k];
+            if (x->op == REC_ITER && x->iter == i) {
+                seen++;
+                longest = fmax(longest, x->finished - x->started);
+            }
+        }
+        assert_int_equal(seen, 3);
+        if (r.res.iter_time[i] != longest)
+            fail_msg("iteration %d: %.9g s, the longest rank's own time is %.9g s", i,
+                     r.res.iter_time[i], longest);
+        assert_true(r.res.iter_time[i] >= 1e-3); /* cl_compute busy-waits 1 ms at least */
+    }
+    rec_log_release(&log);
+    run_release(&r);
+}
+
 /* Bad options are refused before anything is forked. */
 static void test_bad_opts(void **state)
 {
     (void)state;
-    real_result res;
-    real_opts o = {.backend = "carrier-pigeon", .nranks = 2, .iters = 1};
-    cl_args a = {0};
-    assert_int_equal(real_run(&o, pingpong, &a, &res), CL_EINVAL);
+    run_result res;
+    real_opts o = {.job = {.fn = pingpong, .nranks = 2, .iters = 1},
+                   .backend = "carrier-pigeon"};
+    assert_int_equal(real_run(&o, &res), CL_EINVAL);
     assert_contains(res.diag.msg, "carrier-pigeon");
-    real_result_release(&res);
+    run_result_release(&res);
     o.backend = REAL_BACKEND;
-    o.iters = 0;
-    assert_int_equal(real_run(&o, pingpong, &a, &res), CL_EINVAL);
-    real_result_release(&res);
+    o.job.iters = 0;
+    assert_int_equal(real_run(&o, &res), CL_EINVAL);
+    run_result_release(&res);
     assert_no_children();
 }
 
@@ -584,6 +624,7 @@ static void test_bad_opts(void **state)
         cmocka_unit_test(test_polling_deadlock), cmocka_unit_test(test_truncation),     \
         cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_check_fails),         \
         cmocka_unit_test(test_pattern_error), cmocka_unit_test(test_records),           \
-        cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_bad_opts)
+        cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_iteration_definition), \
+        cmocka_unit_test(test_bad_opts)
 
 #endif

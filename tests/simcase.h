@@ -18,13 +18,15 @@
 #include "tests/testutil.h"
 
 typedef struct run {
-    sim_result res;
+    run_result res;
+    sim_stats stats;    /* the engine's counters */
     char *out, *report; /* what the run printed: pattern output, reports */
     size_t out_len, report_len;
 } run;
 
 typedef struct setup {
     const char *tier;     /* default nvlink (alpha 1 us, 300 GB/s) */
+    sim_net *net;         /* instead of the tier's mesh (borrowed) */
     uint64_t eager_limit; /* default 64 KiB */
     bool no_payload;
     bool handshake;
@@ -51,30 +53,34 @@ static inline void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes,
     if (!s)
         s = &none;
     tier_set ts = {0};
-    sim_net *net;
-    assert_int_equal(sim_net_create_tier(&net, course_tier(&ts, s->tier ? s->tier : "nvlink"),
-                                         n, NULL),
-                     0);
+    sim_net *net = s->net;
+    if (!net)
+        assert_int_equal(sim_net_create_tier(&net,
+                                             course_tier(&ts, s->tier ? s->tier : "nvlink"), n,
+                                             NULL),
+                         0);
     memset(r, 0, sizeof *r);
     FILE *out = open_memstream(&r->out, &r->out_len);
     FILE *rep = open_memstream(&r->report, &r->report_len);
     sim_opts o = {
-        .nranks = n, .net = net, .eager_limit = s->eager_limit ? s->eager_limit : 65536,
-        .handshake = s->handshake, .payload = !s->no_payload, .iters = s->iters ? s->iters : 1,
-        .records = s->records, .out = out, .report = rep, .debug = s->debug,
+        .job = {.fn = fn, .args = extra ? *extra : (cl_args){.microbatches = 4}, .nranks = n,
+                .eager_limit = s->eager_limit ? s->eager_limit : 65536,
+                .payload = !s->no_payload, .iters = s->iters ? s->iters : 1,
+                .records = s->records, .out = out, .report = rep, .debug = s->debug},
+        .net = net, .handshake = s->handshake,
     };
-    cl_args a = extra ? *extra : (cl_args){.microbatches = 4};
-    a.bytes = (size_t)bytes;
-    assert_int_equal(sim_run(&o, fn, &a, &r->res), 0);
+    o.job.args.bytes = (size_t)bytes;
+    assert_int_equal(sim_run(&o, &r->res, &r->stats), 0);
     fclose(out);
     fclose(rep);
-    sim_net_destroy(net);
+    if (net != s->net)
+        sim_net_destroy(net);
     tier_set_release(&ts);
 }
 
 static inline void run_release(run *r)
 {
-    sim_result_release(&r->res);
+    run_result_release(&r->res);
     free(r->out);
     free(r->report);
 }

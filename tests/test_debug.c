@@ -403,7 +403,7 @@ static void test_patterns_same(void **state)
             expect_ok(&b);
             assert_true(a.res.iter_time[0] == b.res.iter_time[0]);
             assert_int_equal(a.res.messages, b.res.messages);
-            assert_int_equal(a.res.events, b.res.events);
+            assert_int_equal(a.stats.events, b.stats.events);
             assert_string_equal(a.out, b.out);
             run_release(&a);
             run_release(&b);

@@ -245,14 +245,14 @@ static double modeled_args(const machine *m, cl_pattern_fn *fn, int n, const cl_
 {
     sim_net *net;
     assert_int_equal(sim_net_create_machine(&net, m, n, NULL), 0);
-    sim_opts o = {.nranks = n, .net = net, .eager_limit = m->eager_limit, .payload = true,
-                  .iters = 1, .out = stdout, .report = stderr};
-    cl_args a = *args;
-    sim_result res;
-    assert_int_equal(sim_run(&o, fn, &a, &res), 0);
+    sim_opts o = {.job = {.fn = fn, .args = *args, .nranks = n, .eager_limit = m->eager_limit,
+                          .payload = true, .iters = 1, .out = stdout, .report = stderr},
+                  .net = net};
+    run_result res;
+    assert_int_equal(sim_run(&o, &res, NULL), 0);
     assert_int_equal(res.status, 0);
     double t = res.iter_time[0] / divisor;
-    sim_result_release(&res);
+    run_result_release(&res);
     sim_net_destroy(net);
     return t;
 }

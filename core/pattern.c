@@ -1,5 +1,5 @@
-/* patterns.c - the table of built-in patterns. */
-#include "cli/patterns.h"
+/* pattern.c - the table of built-in patterns. */
+#include "core/pattern.h"
 
 #include <string.h>
 
@@ -28,7 +28,7 @@ static const pattern_info table[] = {
      "reduce-scatter then all-gather: 2(K-1) steps of n/K bytes per rank", 2, 1, NULL},
 };
 
-const pattern_info *patterns_find(const char *name)
+const pattern_info *pattern_find(const char *name)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].name, name) == 0)
@@ -36,7 +36,7 @@ const pattern_info *patterns_find(const char *name)
     return NULL;
 }
 
-const pattern_info *patterns_at(size_t i)
+const pattern_info *pattern_at(size_t i)
 {
     return i < sizeof table / sizeof table[0] ? &table[i] : NULL;
 }

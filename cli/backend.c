@@ -1,0 +1,124 @@
+/* backend.c - the table of backends and the one place options are
+ * checked against it. */
+#include "cli/backend.h"
+
+#include <string.h>
+
+#include "cli/bench.h"
+#include "cli/cli.h"
+#include "cli/run_size.h"
+#include "real/rdma.h"
+
+static int rdma_check(const backend_given *g)
+{
+    cl_diag d = {{0}};
+    if (rdma_provider_check(g->value[BOPT_PROVIDER], &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    return 0;
+}
+
+static const backend_info table[] = {
+    {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
+     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim},
+    {"shm", "measured: one process per rank, over shared memory", true, true,
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm},
+    {"tcp", "measured: one process per rank, over TCP sockets", true, true,
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN), run_size_real, NULL,
+     bench_tcp},
+    {"rdma", "measured: one process per rank, through libfabric", true, true,
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
+     bench_rdma},
+    {"mpi", "measured: one MPI process per rank", false, true, 0, NULL, NULL, NULL},
+};
+
+#define NTABLE (sizeof table / sizeof table[0])
+
+const backend_info *backend_at(size_t i)
+{
+    for (size_t k = 0; k < NTABLE; k++)
+        if (table[k].built && i-- == 0)
+            return &table[k];
+    return NULL;
+}
+
+const backend_info *backend_default(void)
+{
+    return &table[0];
+}
+
+const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep)
+{
+    size_t n = 0, k = 0;
+    const backend_info *b;
+    for (size_t i = 0; (b = backend_at(i)) != NULL; i++)
+        n += !measured_only || b->measured;
+    int used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; (b = backend_at(i)) != NULL; i++) {
+        if (measured_only && !b->measured)
+            continue;
+        const char *sep = k == 0 ? "" : k + 1 == n ? last_sep : ", ";
+        cli_appendf(buf, len, &used, "%s%s", sep, b->name);
+        k++;
+    }
+    return buf;
+}
+
+int backend_lookup(const char *name, const char *cmd, bool measured_only,
+                   const backend_info **out)
+{
+    char names[128];
+    backend_names(names, sizeof names, measured_only, " or ");
+    const backend_info *b = NULL;
+    for (size_t k = 0; k < NTABLE && !b; k++)
+        if (strcmp(table[k].name, name) == 0)
+            b = &table[k];
+    if (!b)
+        return cli_error("unknown backend '%s' (%s: %s)", name, cmd,
+                         backend_names(names, sizeof names, measured_only, ", "));
+    if (!b->built)
+        return cli_error("the '%s' backend is not built yet; %s takes %s", name, cmd, names);
+    if (measured_only && !b->measured)
+        return cli_error("--backend %s is the model itself: %s takes a measured backend (%s)",
+                         name, cmd, names);
+    *out = b;
+    return 0;
+}
+
+/* "--backend tcp and rdma": the built backends that take group g. */
+static const char *takers(char *buf, size_t len, backend_opt g)
+{
+    const backend_info *b;
+    size_t n = 0, k = 0;
+    for (size_t i = 0; (b = backend_at(i)) != NULL; i++)
+        n += (b->takes & BOPT(g)) != 0;
+    int used = 0;
+    cli_appendf(buf, len, &used, "--backend ");
+    for (size_t i = 0; (b = backend_at(i)) != NULL; i++) {
+        if (!(b->takes & BOPT(g)))
+            continue;
+        cli_appendf(buf, len, &used, "%s%s", k == 0 ? "" : k + 1 == n ? " and " : ", ",
+                    b->name);
+        k++;
+    }
+    return buf;
+}
+
+int backend_check_options(const backend_info *b, const backend_given *g)
+{
+    for (int grp = 0; grp < BOPT_COUNT; grp++) {
+        const char *opt = g->opt[grp];
+        if (!opt || (b->takes & BOPT(grp)))
+            continue;
+        char who[96];
+        if (grp == BOPT_MODEL)
+            snprintf(who, sizeof who, "the model");
+        else if (!b->measured)
+            snprintf(who, sizeof who, "measured runs");
+        else
+            takers(who, sizeof who, (backend_opt)grp);
+        return cli_error("--%s is an option of %s: it does not apply to --backend %s", opt, who,
+                         b->name);
+    }
+    return b->check ? b->check(g) : 0;
+}

@@ -1,0 +1,87 @@
+/* run.c - the per-rank iteration driver, the iteration time, the row. */
+#include "core/run.h"
+
+#include <stdlib.h>
+
+#include "core/comm.h"
+#include "core/debug.h"
+
+int run_result_init(run_result *res, int iters)
+{
+    res->iters = iters;
+    res->iter_time = calloc((size_t)(iters > 0 ? iters : 1), sizeof(double));
+    if (!res->iter_time)
+        return diag_set(&res->diag, CL_ENOMEM, "out of memory for %d iteration times", iters);
+    return 0;
+}
+
+void run_result_release(run_result *res)
+{
+    free(res->iter_time);
+    res->iter_time = NULL;
+}
+
+int run_rank_iterations(run_rank *r, const char **during)
+{
+    const run_job *j = r->job;
+    cl_comm *c = r->comm;
+    for (int it = -j->warmup; it < j->iters; it++) {
+        r->iter = it;
+        if (r->begin)
+            r->begin(r);
+        int err = cl_barrier(c);
+        if (err) {
+            *during = "the barrier before an iteration failed";
+            return err;
+        }
+        cl_args a = j->args;
+        a.iteration = it;
+        c->printing = it == 0;
+        c->checking = r->check_all || it <= 0;
+        debug_iteration(c);
+        double t0 = cl_now(c);
+        r->in_pattern = true;
+        err = j->fn(c, &a);
+        r->in_pattern = false;
+        double t1 = cl_now(c);
+        if (r->end)
+            err = r->end(r, err);
+        if (c->ops->span)
+            c->ops->span(c, REC_ITER, t0, t1);
+        if (err) {
+            *during = "the pattern failed";
+            return err;
+        }
+        if (it >= 0)
+            r->iter_time[it] = t1 - t0;
+    }
+    r->iter = j->iters;
+    return 0;
+}
+
+void run_iter_times(const double *per_rank, int nranks, int iters, double *out)
+{
+    for (int i = 0; i < iters; i++) {
+        double t = 0;
+        for (int r = 0; r < nranks; r++) {
+            double d = per_rank[(size_t)r * (size_t)iters + (size_t)i];
+            if (d > t)
+                t = d;
+        }
+        out[i] = t;
+    }
+}
+
+int run_row_fill(run_row *row, run_result *res, const pattern_info *p, uint64_t bytes,
+                 int runs)
+{
+    for (int i = 0; i < res->iters; i++)
+        res->iter_time[i] /= p->time_divisor;
+    int err = stats_compute(res->iter_time, (size_t)res->iters, &row->t);
+    if (err)
+        return err;
+    row->bytes = bytes;
+    row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
+    row->messages = runs > 0 ? res->messages / (uint64_t)runs : 0;
+    return 0;
+}

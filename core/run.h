@@ -1,0 +1,126 @@
+/*
+ * run.h - the one run layer: a job, the per-rank iteration driver every
+ * backend calls, how an iteration's time is defined, and what a run of
+ * one size comes to.
+ *
+ * The data path, the same modeled and measured:
+ *
+ *   run_job (a pattern, its arguments, ranks, iterations)
+ *     -> a backend (sim_run: coroutines in virtual time; real_run: one
+ *        process per rank) starts every rank, and each rank calls
+ *        run_rank_iterations(): per iteration a barrier, then the pattern,
+ *        timed on the rank's own clock (cl_now) from the moment it leaves
+ *        the barrier to the moment the pattern returns;
+ *     -> the backend hands every rank's durations to run_iter_times(),
+ *        which makes each iteration's time (the definition below);
+ *     -> run_result, which run_row_fill() turns into a table row (the
+ *        pattern's divisor, median/min/max, bandwidth, messages).
+ *
+ * What an iteration's time is.  The time of iteration i is the largest,
+ * over ranks, of each rank's own time for it (end_r - start_r): what OSU's
+ * and IMB's benchmarks report for a collective (the slowest rank's time).
+ * The span from the earliest start to the latest end would also count the
+ * skew with which ranks leave the barrier before the iteration, which is
+ * an artefact of the barrier (dissemination rounds of unequal routes
+ * modeled; scheduling measured), not of the pattern.  Both worlds use this
+ * one definition, so `commlab compare` sets like against like.
+ */
+#ifndef CL_RUN_H
+#define CL_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "commlab.h"
+#include "core/diag.h"
+#include "core/pattern.h"
+#include "core/record.h"
+
+/* What every backend needs to run a pattern.  The caller owns everything
+ * it points to. */
+typedef struct run_job {
+    cl_pattern_fn *fn;    /* the rank program */
+    cl_args args;         /* the same on every rank; args.bytes is this run's size */
+    int nranks;           /* ranks, >= 1 */
+    int warmup, iters;    /* untimed iterations first, then timed ones (>= 1) */
+    uint64_t eager_limit; /* bytes; larger messages use rendezvous */
+    bool payload;         /* buffers are real (false: --no-payload, modeled only) */
+    bool check;           /* --check: data checks on every iteration, checksums */
+    bool debug;           /* --debug: buffer misuse checks (core/debug.h) */
+    rec_log *records;     /* where records go; NULL keeps none */
+    FILE *out;            /* the pattern's cl_printf lines; NULL: stdout */
+    FILE *report;         /* the deadlock report and rank failures; NULL: stderr */
+} run_job;
+
+/* What a run comes to, on any backend.  Release it with run_result_release. */
+typedef struct run_result {
+    int status;          /* 0, CL_EDEADLOCK, CL_ECHECK, CL_EPEER (a rank died), ... */
+    cl_diag diag;        /* what failed (status != 0) */
+    double *iter_time;   /* iters entries, seconds: run_iter_times' definition */
+    int iters;           /* entries in iter_time */
+    uint64_t messages;   /* pattern messages sent, all iterations and ranks */
+    uint64_t bytes;      /* pattern bytes sent, idem */
+    /* measured runs only */
+    bool told;           /* a run over processes: rank 0's process reports this
+                            failure, this one only exits with its status */
+    int signal;          /* the launcher was interrupted by this signal (0: not) */
+    int cores;           /* cores on this machine */
+    char binding[160];   /* how ranks were bound, for the report */
+} run_result;
+
+/* Room for iters iteration times; CL_ENOMEM (res->diag says so) or 0. */
+int run_result_init(run_result *res, int iters);
+/* Frees the iteration times; res may be zeroed or half set up. */
+void run_result_release(run_result *res);
+
+/* ---- the per-rank iteration driver ---- */
+
+/* One rank as the driver sees it.  The backend fills the first part and
+ * the hooks; the driver keeps iter and in_pattern current, which the
+ * backend may read from its operations. */
+typedef struct run_rank {
+    cl_comm *comm;         /* the rank's world communicator */
+    const run_job *job;
+    double *iter_time;     /* job->iters entries: this rank's own time per timed iteration */
+    bool check_all;        /* data checks on every iteration, not only the warm-up
+                              and the first timed one */
+    int iter;              /* running iteration: warm-up negative; job->iters once done */
+    bool in_pattern;       /* inside the pattern, not in the barrier between iterations */
+    /* Optional: called before the iteration's barrier. */
+    void (*begin)(struct run_rank *r);
+    /* Optional: called once the pattern returned rc; frees what the
+     * iteration held and returns the error the iteration ends with (rc, or
+     * a failure the backend saw while it ran). */
+    int (*end)(struct run_rank *r, int rc);
+    void *backend;         /* the backend's rank, for the hooks */
+} run_rank;
+
+/* Runs the warm-up and timed iterations of r->job: per iteration a
+ * barrier, then the pattern, timed from the barrier's end to the
+ * pattern's return on cl_now(), with a REC_ITER span recorded.  Returns 0,
+ * or the first error with *during saying where it happened ("the barrier
+ * before an iteration", "the pattern"); the iteration times already
+ * written stay. */
+int run_rank_iterations(run_rank *r, const char **during);
+
+/* The definition of an iteration's time (see the top of this file):
+ * out[i] = max over ranks r of per_rank[r * iters + i].  Cannot fail. */
+void run_iter_times(const double *per_rank, int nranks, int iters, double *out);
+
+/* ---- a row of results ---- */
+
+typedef struct run_row {
+    uint64_t bytes;
+    cl_stats t;        /* per-iteration times, divided by the pattern's divisor */
+    double bandwidth;  /* bytes / median time */
+    uint64_t messages; /* per iteration, warm-up included in the count */
+} run_row;
+
+/* row from a successful run of bytes with p's divisor; runs is the number
+ * of iterations that sent messages (warm-up + timed).  Divides
+ * res->iter_time in place.  0, or stats_compute's error (row unchanged). */
+int run_row_fill(run_row *row, run_result *res, const pattern_info *p, uint64_t bytes,
+                 int runs);
+
+#endif

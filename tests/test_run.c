@@ -1,0 +1,124 @@
+/* test_run.c - core/run: the definition of an iteration's time, the row a
+ * run comes to, and the driver as the simulator runs it: ranks that leave
+ * the barrier at different times are timed each on its own clock.  The
+ * measured side of the same definition is real_cases.h's
+ * test_iteration_definition, run on shm, tcp and rdma. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commlab.h"
+#include "core/record.h"
+#include "core/run.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+#include "tests/simcase.h"
+#include "tests/testutil.h"
+
+/* out[i] is the largest of the ranks' own times for iteration i. */
+static void test_iter_times_max(void **state)
+{
+    (void)state;
+    /* 3 ranks x 2 iterations, rank r's times at r * 2 + i */
+    const double per_rank[] = {1.0, 5.0, /* rank 0 */
+                               3.0, 2.0, /* rank 1 */
+                               2.5, 4.0 /* rank 2 */};
+    double out[2];
+    run_iter_times(per_rank, 3, 2, out);
+    assert_true(out[0] == 3.0);
+    assert_true(out[1] == 5.0);
+}
+
+/* A row: times divided by the pattern's divisor (ping-pong: a round trip
+ * is two one-way times), messages per iteration over warm-up and timed. */
+static void test_row_fill(void **state)
+{
+    (void)state;
+    run_result res = {0};
+    assert_int_equal(run_result_init(&res, 3), 0);
+    res.iter_time[0] = 4e-6;
+    res.iter_time[1] = 2e-6;
+    res.iter_time[2] = 6e-6;
+    res.messages = 10;
+    pattern_info p = {.name = "pp", .time_divisor = 2};
+    run_row row;
+    assert_int_equal(run_row_fill(&row, &res, &p, 1000, 5), 0);
+    assert_near(row.t.median, 2e-6, 1e-18);
+    assert_near(row.t.min, 1e-6, 1e-18);
+    assert_near(row.t.max, 3e-6, 1e-18);
+    assert_near(row.bandwidth, 1000 / 2e-6, 1e-3);
+    assert_int_equal(row.messages, 2); /* 10 messages over 5 iterations */
+    run_result_release(&res);
+}
+
+/* Every rank computes for 1 ms: nothing else. */
+static int compute_1ms(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    return cl_compute(c, 1e-3);
+}
+
+/* Ranks 0 and 1 share a switch (1 us a link); rank 2 is behind a second
+ * switch, 10 us further away.  The dissemination barrier of 3 ranks (round
+ * k: send to r + 2^k, receive from r - 2^k) then releases them apart:
+ * round 0: 0->1 lands at 2 us, 1->2 and 2->0 at 12 us; round 1: rank 0
+ * finds 1's message (sent at 2 us) waiting and leaves at 12 us, 0->2 and
+ * 2->1 land at 24 us, so ranks 1 and 2 leave at 24 us.  Each rank's own
+ * time for the iteration is 1 ms; latest end - earliest start would be
+ * 1.024 - 0.012 = 1.012 ms, the barrier's skew counted in. */
+static const char skew_topology[] =
+    "devices: 3\n"
+    "switches: [s0, s1]\n"
+    "links:\n"
+    "  - {a: 0, b: s0, alpha: 1us, bandwidth: 100GB/s}\n"
+    "  - {a: 1, b: s0, alpha: 1us, bandwidth: 100GB/s}\n"
+    "  - {a: s0, b: s1, alpha: 10us, bandwidth: 100GB/s}\n"
+    "  - {a: 2, b: s1, alpha: 1us, bandwidth: 100GB/s}\n";
+
+static void test_sim_skewed_barrier(void **state)
+{
+    (void)state;
+    sim_net *net;
+    cl_diag d = {{0}};
+    if (sim_net_load_string(&net, "skew.yaml", skew_topology, NULL, &d))
+        fail_msg("%s", d.msg);
+    rec_log log;
+    rec_log_init(&log, 1u << 16);
+    setup s = {.net = net, .records = &log, .iters = 2};
+    run r;
+    run_pattern(&r, compute_1ms, 3, 8, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    for (int i = 0; i < 2; i++) {
+        double lo = INFINITY, hi = -INFINITY, longest = 0;
+        int seen = 0;
+        for (size_t k = 0; k < log.n; k++) {
+            const cl_record *x = &log.v[k];
+            if (x->op != REC_ITER || x->iter != i)
+                continue;
+            seen++;
+            lo = fmin(lo, x->started);
+            hi = fmax(hi, x->finished);
+            longest = fmax(longest, x->finished - x->started);
+        }
+        assert_int_equal(seen, 3);
+        /* The definition, exactly: the largest of the ranks' own times. */
+        assert_true(r.res.iter_time[i] == longest);
+        assert_near(r.res.iter_time[i], 1e-3, 1e-15);
+        /* ... and not the span, which holds the barrier's 12 us skew. */
+        assert_near(hi - lo, 1.012e-3, 1e-12);
+    }
+    run_release(&r);
+    rec_log_release(&log);
+    sim_net_destroy(net);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_iter_times_max),
+        cmocka_unit_test(test_row_fill),
+        cmocka_unit_test(test_sim_skewed_barrier),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
