@@ -66,7 +66,8 @@ static int compute_1ms(cl_comm *c, const cl_args *a)
  * finds 1's message (sent at 2 us) waiting and leaves at 12 us, 0->2 and
  * 2->1 land at 24 us, so ranks 1 and 2 leave at 24 us.  Each rank's own
  * time for the iteration is 1 ms; latest end - earliest start would be
- * 1.024 - 0.012 = 1.012 ms, the barrier's skew counted in. */
+ * 1.024 - 0.012 = 1.012 ms, the barrier's skew counted in.  These are the
+ * figures chapter 06 prints ("What one iteration's time is"). */
 static const char skew_topology[] =
     "devices: 3\n"
     "switches: [s0, s1]\n"
