@@ -417,6 +417,38 @@ int sim_net_route(sim_net *n, int src, int dst, const sim_link_dir **hops, size_
     return 0;
 }
 
+bool sim_net_can_share(const sim_net *n)
+{
+    return !n->machine;
+}
+
+int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max)
+{
+    assert(src != dst && src >= 0 && dst >= 0 && src < n->ranks && dst < n->ranks);
+    if (n->machine)
+        return CL_NOSYS;
+    if (n->kind == NET_MESH) {
+        if (max < 2)
+            return CL_ERANGE;
+        ids[0] = 2 * (int64_t)src;
+        ids[1] = 2 * (int64_t)dst + 1;
+        cap[0] = cap[1] = n->bw;
+        return 2;
+    }
+    const sim_link_dir *hops;
+    size_t h;
+    sim_net_route(n, src, dst, &hops, &h);
+    if (h > (size_t)max)
+        return CL_ERANGE;
+    for (size_t i = 0; i < h; i++) {
+        sim_link l;
+        sim_net_link(n, hops[i].link, &l);
+        ids[i] = 2 * hops[i].link + (l.half_duplex ? 0 : hops[i].dir);
+        cap[i] = l.bandwidth;
+    }
+    return (int)h;
+}
+
 /* ---- loading: shared helpers ---- */
 
 typedef struct loader {

@@ -175,4 +175,20 @@ double sim_net_time(sim_net *n, int src, int dst, uint64_t bytes);
  * valid until the next query on n.  Returns 0. */
 int sim_net_route(sim_net *n, int src, int dst, const sim_link_dir **hops, size_t *nhops);
 
+/* ---- shared links (sim/flow.h) ---- */
+
+/* The resources a message src -> dst shares with others under max-min
+ * sharing, into ids[] and their capacities (bytes/s) into cap[], at most
+ * max; returns how many, or CL_ERANGE when the route is longer than max.
+ * A tier mesh gives each rank a port of the tier's bandwidth out (id
+ * 2 rank) and one in (id 2 rank + 1) behind a non-blocking switch: a
+ * message crosses src's out and dst's in.  A topology gives each
+ * direction of each link a resource (id 2 link + dir), both directions
+ * one (id 2 link) when the link is half duplex.  A machine mesh has no
+ * such resources (its calibration already holds what sharing it
+ * measured): CL_NOSYS. */
+int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max);
+/* Whether n can share links (sim_net_flow_route works). */
+bool sim_net_can_share(const sim_net *n);
+
 #endif
