@@ -416,7 +416,10 @@ static void set_rate(sim_flow_sys *s, sim_flow *f, double rate, double now)
     if (rate == f->rate)
         return; /* same rate, same end: nothing moved */
     f->rate = rate;
-    f->end = rate > 0 ? now + f->work / rate : INFINITY;
+    double end = rate > 0 ? now + f->work / rate : INFINITY;
+    if (end == f->end)
+        return;
+    f->end = end;
     if (f != s->quiet && s->moved) {
         s->stats.moves++;
         s->moved(s->ctx, f, f->end);
