@@ -14,10 +14,12 @@
  * resource with the smallest fair share (remaining capacity / flows on it
  * not yet fixed; ties to the lowest id), fix those flows at that share,
  * take it from the other resources they cross, repeat.  Shares found
- * within a relative 1e-12 of the current filling level are snapped to it,
+ * within a relative 1e-9 of the current filling level are snapped to it,
  * so flows that are equal in exact arithmetic get bit-identical rates and
- * ends (an all-to-all's flows end together) at the price of leaving a
- * resource up to 1e-12 of its capacity unused or over.
+ * ends (an all-to-all's flows end together, as one batch of events) at
+ * the price of rates up to 1e-9 off and a resource up to 1e-9 of its
+ * capacity unused or over.  Likewise work left below 1e-9 of a flow's
+ * work counts as none: such a flow ends now.
  *
  * Incremental: a start or finish recomputes only the connected component
  * of flows that share resources (transitively) with it; each flow there
@@ -109,11 +111,13 @@ int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res, const double
 void sim_flow_finish(sim_flow_sys *s, double now, sim_flow *f);
 
 /* Defers solving until sim_flow_batch_end; every start and finish until
- * then must have the same now as batch_end.  Batches do not nest. */
-void sim_flow_batch_begin(sim_flow_sys *s);
-/* Solves every component touched since batch_begin at now and reports the
- * flows whose end changed.  Cannot fail. */
-void sim_flow_batch_end(sim_flow_sys *s, double now);
+ * then must have this now (asserted).  Batches do not nest. */
+void sim_flow_batch_begin(sim_flow_sys *s, double now);
+/* Solves every component touched since batch_begin and reports the flows
+ * whose end changed.  Call it before taking an event of a later time:
+ * the solve may move an end to before events already queued.  Cannot
+ * fail. */
+void sim_flow_batch_end(sim_flow_sys *s);
 
 /* ---- queries (cannot fail) ---- */
 
@@ -133,12 +137,12 @@ const sim_flow_stats *sim_flow_stats_get(const sim_flow_sys *s);
 
 /* ---- checks ---- */
 
-/* Checks, outside a batch, in O(flows x route): flow lists and the hash
- * table agree; no resource carries more than its capacity (relative 1e-9);
- * every flow has a bottleneck, a resource on its route that is full
- * (within 1e-9) and where no flow has a larger rate, which is what makes
- * the rates max-min fair.  Returns 0, or CL_EINVAL after printing to
- * stderr what differed. */
+/* Checks, outside a batch: flow lists and the hash table agree; no
+ * resource carries more than its capacity (relative 1e-8); every flow has
+ * a bottleneck, a resource on its route that is full (within 1e-8) and
+ * where no flow has a larger rate, which is what makes the rates max-min
+ * fair.  O(route x flows on a resource) per flow: for tests.  Returns 0,
+ * or CL_EINVAL after printing to stderr what differed. */
 int sim_flow_check(const sim_flow_sys *s);
 
 /* ---- benchmark ---- */

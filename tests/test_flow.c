@@ -179,7 +179,7 @@ static double all_to_all(bool batch)
     sim_flow_sys *s = mk(&m);
     sim_flow *f[56];
     if (batch)
-        sim_flow_batch_begin(s);
+        sim_flow_batch_begin(s, 0);
     int k = 0;
     for (int src = 0; src < 8; src++)
         for (int j = 1; j < 8; j++) {
@@ -191,7 +191,7 @@ static double all_to_all(bool batch)
     if (batch) {
         assert_int_equal(st->solves, 0);
         assert_true(sim_flow_end(f[55]) == INFINITY); /* not solved yet */
-        sim_flow_batch_end(s, 0);
+        sim_flow_batch_end(s);
         assert_int_equal(st->solves, 1);
         assert_int_equal(m.n, 56); /* f0 (fast: n/B) and the 55 at +inf all moved */
     } else {
@@ -543,7 +543,7 @@ static void random_run(run *r, uint64_t seed, bool check)
             if (!r->live[i])
                 continue;
             assert_true(r->end[i] == sim_flow_end(r->f[i])); /* every move was told */
-            assert_near(sim_flow_rate(r->f[i]), want[i], 1e-9 * want[i]);
+            assert_near(sim_flow_rate(r->f[i]), want[i], 1e-8 * want[i]); /* the snap, 1e-9 */
         }
     }
     r->trace[r->ntrace++] = r->moves;
