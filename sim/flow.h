@@ -43,9 +43,13 @@
  *
  * Memory: resources exist while a flow crosses them (a hash table by id
  * and a pool, both sized by the peak number in use, never by the size of
- * the network); flows are pooled by route length, ~40 + 24 x route bytes.
+ * the network: 64 bytes each plus 32 to 64 of table); flows are pooled by
+ * route length, 64 + 24 x route bytes each.  Nothing is given back to
+ * the allocator before sim_flow_destroy.
  *
- * Complexity.  Fast start/finish: O(route).  A solve of a component with F
+ * Complexity.  Fast start/finish: O(route) (measured 40 and 27 ns with
+ * everything in cache, ~220 and ~230 ns with 2,000,000 resources in use,
+ * where table and pool misses dominate; sim_flow_bench).  A solve of a component with F
  * flows, R resources and E = sum of route lengths: O(E log R) (an indexed
  * binary heap of resources by share; a fixed flow updates the heap keys of
  * the other resources it crosses).  Without batches, n flows started one

@@ -216,6 +216,48 @@ static void test_all_to_all(void **state)
     assert_true(each == batch); /* the same final solve, bit for bit */
 }
 
+/* a, b, c (n each) and d (2n) into rank 0: B/4 each, a..c end at 4n/B
+ * (exact) with d n in; d then has 0.down alone: n/B more, 5n/B (rel
+ * 1e-12: the work left is a rounded product).  Finishing a..c in a batch
+ * solves once and moves d once; one by one, d moves three times (B/3,
+ * B/2, B) to the same end bit for bit (its work is advanced once, at
+ * 4n/B, and the last rate is B either way). */
+static double finish_three(bool batch)
+{
+    moves m = {0};
+    sim_flow_sys *s = mk(&m);
+    sim_flow *f[4];
+    for (int i = 0; i < 4; i++)
+        f[i] = pair(s, 0, i + 1, 0, i == 3 ? 2 * N : N, B);
+    double t = sim_flow_end(f[0]);
+    assert_true(t == 4 * N / B);
+    uint64_t solves = sim_flow_stats_get(s)->solves;
+    m.n = 0;
+    if (batch)
+        sim_flow_batch_begin(s, t);
+    for (int i = 0; i < 3; i++)
+        sim_flow_finish(s, t, f[i]);
+    if (batch) {
+        assert_int_equal(m.n, 0); /* nothing solved yet */
+        sim_flow_batch_end(s);
+    }
+    assert_int_equal(sim_flow_check(s), 0);
+    assert_int_equal(m.n, batch ? 1 : 3);
+    assert_int_equal(sim_flow_stats_get(s)->solves, solves + (batch ? 1 : 3));
+    double end = sim_flow_end(f[3]);
+    assert_rel(end, 5 * N / B);
+    finish(s, f[3]);
+    assert_int_equal(sim_flow_resources(s), 0);
+    sim_flow_destroy(s);
+    return end;
+}
+
+static void test_batch_finish(void **state)
+{
+    (void)state;
+    assert_true(finish_three(true) == finish_three(false));
+}
+
 /* A (0 -> 1) alone from t = 0 at rate B; B' (2 -> 1) joins 1.down at
  * t1 = n/(2B).  A has n/2 left and now runs at B/2: it ends at
  * t1 + (n/2)/(B/2) = n/(2B) + n/B = 3n/(2B).  B' runs at B/2 until then,
@@ -586,6 +628,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_slow_receiver),
         cmocka_unit_test(test_all_to_all),
+        cmocka_unit_test(test_batch_finish),
         cmocka_unit_test(test_late_start),
         cmocka_unit_test(test_fast_path),
         cmocka_unit_test(test_moved_exact),
