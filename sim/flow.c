@@ -1,0 +1,770 @@
+/*
+ * flow.c - max-min fair bandwidth sharing, solved per connected component.
+ *
+ * Layout.  A resource lives in a pool (an array grown by doubling, indices
+ * stable, a free list threaded through the unused ones) and is found by id
+ * in an open-addressing hash table (linear probing, backward-shift delete,
+ * so no tombstones pile up when links come and go).  A flow is one
+ * allocation holding its route as an array of hops; each hop sits in its
+ * resource's doubly linked list, so a resource knows its flows without any
+ * allocation and a flow leaves every list in O(route).  Flows come from
+ * slabs, one free list per route length.
+ *
+ * Solving.  Changed resources are "dirty" and queued as seeds; a solve
+ * walks from a seed over resources and flows (epoch marks, no clearing),
+ * collects the component, advances its flows' work to now and refills it.
+ * The scratch arrays are grown by sim_flow_start to the number of
+ * resources and flows in use, so solving (and finishing) cannot fail.  A
+ * resource left without flows is released at once, or, if it is a queued
+ * seed, when the seeds are processed.
+ */
+#include "sim/flow.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commlab.h"
+
+#define NONE UINT32_MAX
+#define SLAB_FLOWS 256
+/* A share within SNAP (relative) of the filling level joins it.  Shares
+ * that are equal in exact arithmetic differ by the rounding of the
+ * subtractions before them, which grows with the flows fixed: measured
+ * 1.1e-12 in an all-to-all of 1,024 ranks, and in general a resource with
+ * k flows fixed elsewhere carries ~k^2 ulps. */
+#define SNAP 1e-9
+#define DONE 1e-9      /* work left below this fraction of the flow's work is none */
+#define CHECK_TOL 1e-8 /* sim_flow_check: SNAP, and then some rounding */
+
+typedef struct hop {
+    struct hop *prev, *next; /* the resource's list of hops */
+    uint32_t res;            /* index into the resource pool */
+    uint32_t i;              /* position in its flow's route */
+} hop;
+
+struct sim_flow {
+    union {
+        void *owner;        /* caller's, while active */
+        sim_flow *next_free; /* free list, while pooled */
+    } u;
+    double work;   /* bytes left at t */
+    double work0;  /* bytes at start */
+    double t;      /* seconds: when work and rate were last applied */
+    double rate;   /* bytes per second; 0 until solved */
+    double end;    /* seconds: t + work / rate, +inf until solved */
+    uint64_t mark; /* epoch of the last walk that visited it */
+    uint8_t nres;  /* hops in the route */
+    bool fixed;    /* solve: rate settled */
+    hop hop[];     /* the route */
+};
+
+typedef struct res {
+    int64_t id;
+    double cap;       /* capacity units per second */
+    double rem;       /* solve: capacity not yet given out */
+    double share;     /* solve: rem / unfixed, the heap key (+inf when none) */
+    hop *head;        /* hops of the flows crossing it */
+    uint64_t mark;    /* epoch of the last walk that visited it */
+    uint32_t nflows;  /* flows crossing it */
+    uint32_t unfixed; /* solve: flows crossing it not yet fixed */
+    uint32_t pos;     /* solve: heap index; pooled: next free index */
+    bool used;        /* in the hash table */
+    bool dirty;       /* queued as a seed */
+} res;
+
+typedef struct slot {
+    int64_t id;
+    uint32_t idx; /* NONE: empty */
+} slot;
+
+typedef struct slab {
+    struct slab *next;
+    double pad; /* keeps the flows after it 16-byte aligned */
+} slab;
+
+struct sim_flow_sys {
+    sim_flow_moved_fn *moved;
+    void *ctx;
+    slot *tab;        /* hash table: id -> pool index */
+    size_t tab_cap;   /* slots, a power of two (or 0) */
+    size_t tab_len;   /* slots used */
+    res *res;         /* pool */
+    uint32_t res_cap; /* pool slots allocated */
+    uint32_t res_hw;  /* pool slots ever handed out */
+    uint32_t res_free; /* first free pool slot below res_hw, or NONE */
+    uint32_t res_used; /* resources in use */
+    sim_flow *free[SIM_FLOW_MAX_ROUTE + 1]; /* pooled flows by route length */
+    slab *slabs;
+    size_t active;    /* flows in use */
+    uint32_t *seeds;  /* dirty resources; capacity res_cap */
+    uint32_t nseeds;
+    uint32_t *cres;   /* solve: the component's resources; capacity res_cap */
+    uint32_t *heap;   /* solve: resources by (share, id); capacity res_cap */
+    sim_flow **cflow; /* solve: the component's flows */
+    size_t cflow_cap;
+    uint64_t epoch;   /* walk counter */
+    double last_now;  /* latest now seen */
+    bool batching;
+    sim_flow *quiet;  /* not reported: the flow sim_flow_start returns */
+    sim_flow_stats stats;
+};
+
+static sim_flow *flow_of(hop *h)
+{
+    return (sim_flow *)((char *)(h - h->i) - offsetof(sim_flow, hop));
+}
+
+/* ---- hash table ---- */
+
+static size_t home(int64_t id, size_t mask)
+{
+    uint64_t x = (uint64_t)id;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return (size_t)x & mask;
+}
+
+static uint32_t tab_find(const sim_flow_sys *s, int64_t id)
+{
+    if (!s->tab_cap)
+        return NONE;
+    size_t mask = s->tab_cap - 1;
+    for (size_t i = home(id, mask);; i = (i + 1) & mask) {
+        if (s->tab[i].idx == NONE)
+            return NONE;
+        if (s->tab[i].id == id)
+            return s->tab[i].idx;
+    }
+}
+
+/* Room for `more` new ids at <= 1/2 load.  CL_ENOMEM: unchanged. */
+static int tab_reserve(sim_flow_sys *s, size_t more)
+{
+    if (2 * (s->tab_len + more) <= s->tab_cap)
+        return 0;
+    size_t cap = s->tab_cap ? s->tab_cap : 64;
+    while (2 * (s->tab_len + more) > cap)
+        cap *= 2;
+    slot *tab = malloc(cap * sizeof(*tab));
+    if (!tab)
+        return CL_ENOMEM;
+    for (size_t i = 0; i < cap; i++)
+        tab[i].idx = NONE;
+    for (size_t i = 0; i < s->tab_cap; i++) {
+        if (s->tab[i].idx == NONE)
+            continue;
+        size_t j = home(s->tab[i].id, cap - 1);
+        while (tab[j].idx != NONE)
+            j = (j + 1) & (cap - 1);
+        tab[j] = s->tab[i];
+    }
+    free(s->tab);
+    s->tab = tab;
+    s->tab_cap = cap;
+    return 0;
+}
+
+static void tab_insert(sim_flow_sys *s, int64_t id, uint32_t idx)
+{
+    size_t mask = s->tab_cap - 1, i = home(id, mask);
+    while (s->tab[i].idx != NONE)
+        i = (i + 1) & mask;
+    s->tab[i].id = id;
+    s->tab[i].idx = idx;
+    s->tab_len++;
+}
+
+static void tab_delete(sim_flow_sys *s, int64_t id)
+{
+    size_t mask = s->tab_cap - 1, i = home(id, mask);
+    while (s->tab[i].id != id || s->tab[i].idx == NONE)
+        i = (i + 1) & mask;
+    /* Backward shift: pull later entries of the run into the hole unless
+     * their home lies cyclically in (hole, entry]. */
+    for (size_t j = i;;) {
+        j = (j + 1) & mask;
+        if (s->tab[j].idx == NONE)
+            break;
+        size_t k = home(s->tab[j].id, mask);
+        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+            continue;
+        s->tab[i] = s->tab[j];
+        i = j;
+    }
+    s->tab[i].idx = NONE;
+    s->tab_len--;
+}
+
+/* ---- pools ---- */
+
+/* Room for `more` new resources and one more flow in every array a solve
+ * uses.  CL_ENOMEM: nothing visible changed. */
+static int reserve(sim_flow_sys *s, uint32_t more)
+{
+    if (tab_reserve(s, more))
+        return CL_ENOMEM;
+    if (s->res_used + more > s->res_cap) {
+        uint32_t cap = s->res_cap ? s->res_cap : 64;
+        while (s->res_used + more > cap)
+            cap *= 2;
+        res *r = realloc(s->res, cap * sizeof(*r));
+        if (!r)
+            return CL_ENOMEM;
+        s->res = r;
+        uint32_t *a[3] = {s->seeds, s->cres, s->heap};
+        for (int k = 0; k < 3; k++) {
+            uint32_t *p = realloc(a[k], cap * sizeof(*p));
+            if (!p) {
+                s->seeds = a[0], s->cres = a[1], s->heap = a[2];
+                return CL_ENOMEM;
+            }
+            a[k] = p;
+        }
+        s->seeds = a[0], s->cres = a[1], s->heap = a[2];
+        s->res_cap = cap;
+    }
+    if (s->active + 1 > s->cflow_cap) {
+        size_t cap = s->cflow_cap ? 2 * s->cflow_cap : 256;
+        sim_flow **p = realloc(s->cflow, cap * sizeof(*p));
+        if (!p)
+            return CL_ENOMEM;
+        s->cflow = p;
+        s->cflow_cap = cap;
+    }
+    return 0;
+}
+
+/* A pool slot for id (reserve() made room); cannot fail. */
+static uint32_t res_new(sim_flow_sys *s, int64_t id, double cap)
+{
+    uint32_t idx;
+    if (s->res_free != NONE) {
+        idx = s->res_free;
+        s->res_free = s->res[idx].pos;
+    } else {
+        idx = s->res_hw++;
+    }
+    s->res[idx] = (res){.id = id, .cap = cap, .used = true};
+    tab_insert(s, id, idx);
+    s->res_used++;
+    return idx;
+}
+
+static void res_release(sim_flow_sys *s, uint32_t idx)
+{
+    res *r = &s->res[idx];
+    assert(r->nflows == 0 && !r->head);
+    tab_delete(s, r->id);
+    r->used = false;
+    r->dirty = false;
+    r->pos = s->res_free;
+    s->res_free = idx;
+    s->res_used--;
+}
+
+static size_t flow_size(int nres)
+{
+    return sizeof(sim_flow) + (size_t)nres * sizeof(hop);
+}
+
+static sim_flow *flow_alloc(sim_flow_sys *s, int nres)
+{
+    if (!s->free[nres]) {
+        size_t sz = flow_size(nres);
+        slab *sl = malloc(sizeof(slab) + SLAB_FLOWS * sz);
+        if (!sl)
+            return NULL;
+        sl->next = s->slabs;
+        s->slabs = sl;
+        char *p = (char *)(sl + 1);
+        for (int i = SLAB_FLOWS - 1; i >= 0; i--) {
+            sim_flow *f = (sim_flow *)(p + (size_t)i * sz);
+            f->u.next_free = s->free[nres];
+            s->free[nres] = f;
+        }
+    }
+    sim_flow *f = s->free[nres];
+    s->free[nres] = f->u.next_free;
+    return f;
+}
+
+static void flow_free(sim_flow_sys *s, sim_flow *f)
+{
+    f->u.next_free = s->free[f->nres];
+    s->free[f->nres] = f;
+}
+
+/* ---- lifecycle ---- */
+
+int sim_flow_create(sim_flow_sys **out, sim_flow_moved_fn *moved, void *ctx)
+{
+    sim_flow_sys *s = calloc(1, sizeof(*s));
+    if (!s)
+        return CL_ENOMEM;
+    s->moved = moved;
+    s->ctx = ctx;
+    s->res_free = NONE;
+    *out = s;
+    return 0;
+}
+
+void sim_flow_destroy(sim_flow_sys *s)
+{
+    if (!s)
+        return;
+    for (slab *sl = s->slabs, *next; sl; sl = next) {
+        next = sl->next;
+        free(sl);
+    }
+    free(s->tab);
+    free(s->res);
+    free(s->seeds);
+    free(s->cres);
+    free(s->heap);
+    free(s->cflow);
+    free(s);
+}
+
+/* ---- solving ---- */
+
+static bool before(const res *a, const res *b)
+{
+    return a->share < b->share || (a->share == b->share && a->id < b->id);
+}
+
+static void heap_put(sim_flow_sys *s, uint32_t at, uint32_t idx)
+{
+    s->heap[at] = idx;
+    s->res[idx].pos = at;
+}
+
+static void sift_up(sim_flow_sys *s, uint32_t at)
+{
+    uint32_t idx = s->heap[at];
+    while (at > 0) {
+        uint32_t up = (at - 1) / 2;
+        if (!before(&s->res[idx], &s->res[s->heap[up]]))
+            break;
+        heap_put(s, at, s->heap[up]);
+        at = up;
+    }
+    heap_put(s, at, idx);
+}
+
+static void sift_down(sim_flow_sys *s, uint32_t at, uint32_t n)
+{
+    uint32_t idx = s->heap[at];
+    for (;;) {
+        uint32_t c = 2 * at + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(&s->res[s->heap[c + 1]], &s->res[s->heap[c]]))
+            c++;
+        if (!before(&s->res[s->heap[c]], &s->res[idx]))
+            break;
+        heap_put(s, at, s->heap[c]);
+        at = c;
+    }
+    heap_put(s, at, idx);
+}
+
+/* Work done since f->t at its current rate; never below zero, and a
+ * rounding crumb counts as nothing. */
+static void advance(sim_flow *f, double now)
+{
+    double dt = now - f->t;
+    if (dt > 0 && f->rate > 0) {
+        f->work -= f->rate * dt;
+        if (f->work <= DONE * f->work0)
+            f->work = 0;
+    }
+    f->t = now;
+}
+
+/* Collects the component of resource `seed` into cres/cflow. */
+static void walk(sim_flow_sys *s, uint32_t seed, uint32_t *nr, size_t *nf)
+{
+    uint64_t ep = ++s->epoch;
+    uint32_t r_n = 0;
+    size_t f_n = 0;
+    s->res[seed].mark = ep;
+    s->cres[r_n++] = seed;
+    for (uint32_t i = 0; i < r_n; i++) {
+        for (hop *h = s->res[s->cres[i]].head; h; h = h->next) {
+            sim_flow *f = flow_of(h);
+            if (f->mark == ep)
+                continue;
+            f->mark = ep;
+            s->cflow[f_n++] = f;
+            for (int k = 0; k < f->nres; k++) {
+                res *q = &s->res[f->hop[k].res];
+                if (q->mark != ep) {
+                    q->mark = ep;
+                    s->cres[r_n++] = f->hop[k].res;
+                }
+            }
+        }
+    }
+    *nr = r_n;
+    *nf = f_n;
+}
+
+static void set_rate(sim_flow_sys *s, sim_flow *f, double rate, double now)
+{
+    if (rate == f->rate)
+        return; /* same rate, same end: nothing moved */
+    f->rate = rate;
+    double end = rate > 0 ? now + f->work / rate : INFINITY;
+    if (end == f->end)
+        return;
+    f->end = end;
+    if (f != s->quiet && s->moved) {
+        s->stats.moves++;
+        s->moved(s->ctx, f, f->end);
+    }
+}
+
+/* Progressive filling of the component in cres/cflow at now. */
+static void fill(sim_flow_sys *s, uint32_t nr, size_t nf, double now)
+{
+    for (size_t i = 0; i < nf; i++) {
+        advance(s->cflow[i], now);
+        s->cflow[i]->fixed = false;
+    }
+    for (uint32_t i = 0; i < nr; i++) {
+        res *r = &s->res[s->cres[i]];
+        r->rem = r->cap;
+        r->unfixed = r->nflows;
+        r->share = r->cap / r->nflows;
+        heap_put(s, i, s->cres[i]);
+    }
+    for (uint32_t i = nr / 2; i-- > 0;)
+        sift_down(s, i, nr);
+    double level = 0;
+    for (uint32_t n = nr; n > 0;) {
+        uint32_t idx = s->heap[0];
+        heap_put(s, 0, s->heap[--n]);
+        sift_down(s, 0, n);
+        res *r = &s->res[idx];
+        if (!r->unfixed)
+            continue; /* its flows were all fixed elsewhere: share +inf */
+        double share = r->share;
+        if (fabs(share - level) <= SNAP * level)
+            share = level;
+        else
+            level = share;
+        for (hop *h = r->head; h; h = h->next) {
+            sim_flow *f = flow_of(h);
+            if (f->fixed)
+                continue;
+            f->fixed = true;
+            set_rate(s, f, share, now);
+            for (int k = 0; k < f->nres; k++) {
+                res *q = &s->res[f->hop[k].res];
+                if (q == r)
+                    continue;
+                q->unfixed--;
+                q->rem = fmax(q->rem - share, 0);
+                q->share = q->unfixed ? q->rem / q->unfixed : INFINITY;
+                /* Shares only grow as the level rises; rounding may nudge
+                 * one down, so sift both ways. */
+                sift_up(s, q->pos);
+                sift_down(s, q->pos, n);
+            }
+        }
+        r->unfixed = 0;
+    }
+}
+
+/* Solves every component that holds a queued seed, once each. */
+static void flush(sim_flow_sys *s, double now)
+{
+    if (!s->nseeds)
+        return;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t base = s->epoch;
+    for (uint32_t i = 0; i < s->nseeds; i++) {
+        uint32_t idx = s->seeds[i];
+        res *r = &s->res[idx];
+        r->dirty = false;
+        if (!r->nflows) {
+            res_release(s, idx);
+            continue;
+        }
+        if (r->mark > base)
+            continue; /* solved with an earlier seed's component */
+        uint32_t nr;
+        size_t nf;
+        walk(s, idx, &nr, &nf);
+        fill(s, nr, nf, now);
+        s->stats.solves++;
+        s->stats.solved_res += nr;
+        s->stats.solved_flows += nf;
+    }
+    s->nseeds = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    s->stats.solve_s += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+}
+
+static void seed(sim_flow_sys *s, uint32_t idx)
+{
+    if (!s->res[idx].dirty) {
+        s->res[idx].dirty = true;
+        s->seeds[s->nseeds++] = idx;
+    }
+}
+
+/* ---- flows ---- */
+
+int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res_ids, const double *cap,
+                   int nres, double work, void *owner, sim_flow **out)
+{
+    if (nres < 1 || nres > SIM_FLOW_MAX_ROUTE || !res_ids || !cap || !out ||
+        !(work >= 0) || !isfinite(work) || !(now >= 0) || !isfinite(now))
+        return CL_EINVAL;
+    assert(now >= s->last_now);
+    assert(!s->batching || now == s->last_now);
+    uint32_t idx[SIM_FLOW_MAX_ROUTE];
+    uint32_t fresh = 0;
+    bool alone = true;
+    for (int i = 0; i < nres; i++) {
+        if (!(cap[i] > 0) || !isfinite(cap[i]))
+            return CL_EINVAL;
+        for (int j = 0; j < i; j++)
+            if (res_ids[j] == res_ids[i])
+                return CL_EINVAL;
+        idx[i] = tab_find(s, res_ids[i]);
+        if (idx[i] == NONE) {
+            fresh++;
+        } else if (s->res[idx[i]].nflows) {
+            alone = false;
+            if (s->res[idx[i]].cap != cap[i])
+                return CL_EINVAL;
+        }
+    }
+    if (reserve(s, fresh))
+        return CL_ENOMEM;
+    sim_flow *f = flow_alloc(s, nres);
+    if (!f)
+        return CL_ENOMEM;
+    /* Nothing can fail from here on. */
+    s->last_now = now;
+    *f = (sim_flow){.u.owner = owner, .work = work, .work0 = work, .t = now,
+                    .end = INFINITY, .mark = 0, .nres = (uint8_t)nres};
+    double rate = INFINITY;
+    for (int i = 0; i < nres; i++) {
+        if (idx[i] == NONE)
+            idx[i] = res_new(s, res_ids[i], cap[i]);
+        res *r = &s->res[idx[i]];
+        if (!r->nflows)
+            r->cap = cap[i]; /* idle until now: takes the capacity given */
+        hop *h = &f->hop[i];
+        h->res = idx[i];
+        h->i = (uint32_t)i;
+        h->prev = NULL;
+        h->next = r->head;
+        if (r->head)
+            r->head->prev = h;
+        r->head = h;
+        r->nflows++;
+        rate = fmin(rate, r->cap);
+    }
+    s->active++;
+    s->stats.starts++;
+    *out = f;
+    if (alone) {
+        s->stats.fast_starts++;
+        f->rate = rate;
+        f->end = now + work / rate;
+        return 0;
+    }
+    for (int i = 0; i < nres; i++)
+        seed(s, idx[i]);
+    if (!s->batching) {
+        s->quiet = f;
+        flush(s, now);
+        s->quiet = NULL;
+    }
+    return 0;
+}
+
+void sim_flow_finish(sim_flow_sys *s, double now, sim_flow *f)
+{
+    assert(now >= s->last_now);
+    assert(!s->batching || now == s->last_now);
+    s->last_now = now;
+    bool alone = true;
+    for (int i = 0; i < f->nres; i++) {
+        hop *h = &f->hop[i];
+        res *r = &s->res[h->res];
+        if (h->prev)
+            h->prev->next = h->next;
+        else
+            r->head = h->next;
+        if (h->next)
+            h->next->prev = h->prev;
+        if (--r->nflows) {
+            alone = false;
+            seed(s, h->res);
+        } else if (!r->dirty) {
+            res_release(s, h->res);
+        }
+    }
+    s->active--;
+    s->stats.finishes++;
+    if (alone)
+        s->stats.fast_finishes++;
+    flow_free(s, f);
+    if (!s->batching)
+        flush(s, now);
+}
+
+void sim_flow_batch_begin(sim_flow_sys *s, double now)
+{
+    assert(!s->batching && now >= s->last_now);
+    s->batching = true;
+    s->last_now = now;
+}
+
+void sim_flow_batch_end(sim_flow_sys *s)
+{
+    assert(s->batching);
+    s->batching = false;
+    flush(s, s->last_now);
+}
+
+/* ---- queries ---- */
+
+double sim_flow_end(const sim_flow *f)
+{
+    return f->end;
+}
+
+double sim_flow_rate(const sim_flow *f)
+{
+    return f->rate;
+}
+
+double sim_flow_remaining(const sim_flow *f, double now)
+{
+    double w = f->work - f->rate * (now - f->t);
+    return w > DONE * f->work0 ? w : 0;
+}
+
+void *sim_flow_owner(const sim_flow *f)
+{
+    return f->u.owner;
+}
+
+size_t sim_flow_active(const sim_flow_sys *s)
+{
+    return s->active;
+}
+
+size_t sim_flow_resources(const sim_flow_sys *s)
+{
+    return s->res_used;
+}
+
+const sim_flow_stats *sim_flow_stats_get(const sim_flow_sys *s)
+{
+    return &s->stats;
+}
+
+/* ---- checks ---- */
+
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sim_flow_check: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CL_EINVAL;
+}
+
+/* Sum and largest rate of the flows on r. */
+static void load(const res *r, double *sum, double *max)
+{
+    *sum = 0;
+    *max = 0;
+    for (hop *h = r->head; h; h = h->next) {
+        double rate = flow_of(h)->rate;
+        *sum += rate;
+        *max = fmax(*max, rate);
+    }
+}
+
+int sim_flow_check(const sim_flow_sys *s)
+{
+    if (s->batching || s->nseeds)
+        return bad("called inside a batch (%u seeds queued)", s->nseeds);
+    uint32_t used = 0;
+    size_t flows = 0;
+    for (uint32_t idx = 0; idx < s->res_hw; idx++) {
+        const res *r = &s->res[idx];
+        if (!r->used)
+            continue;
+        used++;
+        if (tab_find(s, r->id) != idx)
+            return bad("resource %lld at %u: the table says %u", (long long)r->id, idx,
+                       tab_find(s, r->id));
+        if (!r->nflows)
+            return bad("resource %lld in use with no flow", (long long)r->id);
+        uint32_t n = 0;
+        for (hop *h = r->head; h; h = h->next, n++) {
+            sim_flow *f = flow_of(h);
+            if (h->res != idx || h->i >= f->nres || (h->next && h->next->prev != h) ||
+                (!h->prev && r->head != h))
+                return bad("resource %lld: broken list at hop %u", (long long)r->id, n);
+            if (h->i == 0)
+                flows++;
+        }
+        if (n != r->nflows)
+            return bad("resource %lld: %u flows listed, nflows %u", (long long)r->id, n,
+                       r->nflows);
+        double sum, max;
+        load(r, &sum, &max);
+        if (sum > r->cap * (1 + CHECK_TOL))
+            return bad("resource %lld over capacity: %.17g > %.17g", (long long)r->id, sum,
+                       r->cap);
+    }
+    if (used != s->res_used || used != s->tab_len)
+        return bad("%u resources in the pool, %u counted, %zu in the table", used, s->res_used,
+                   s->tab_len);
+    if (flows != s->active)
+        return bad("%zu flows listed, %zu active", flows, s->active);
+    for (uint32_t idx = 0; idx < s->res_hw; idx++) {
+        const res *r = &s->res[idx];
+        if (!r->used)
+            continue;
+        for (hop *h = r->head; h; h = h->next) {
+            sim_flow *f = flow_of(h);
+            if (h->i != 0)
+                continue;
+            if (!(f->rate > 0) || f->work < 0)
+                return bad("flow on %lld: rate %.17g, work %.17g", (long long)r->id, f->rate,
+                           f->work);
+            bool neck = false;
+            for (int k = 0; k < f->nres && !neck; k++) {
+                double sum, max;
+                load(&s->res[f->hop[k].res], &sum, &max);
+                neck = sum >= s->res[f->hop[k].res].cap * (1 - CHECK_TOL) &&
+                       f->rate >= max * (1 - CHECK_TOL);
+            }
+            if (!neck)
+                return bad("flow on %lld at rate %.17g has no bottleneck", (long long)r->id,
+                           f->rate);
+        }
+    }
+    return 0;
+}
