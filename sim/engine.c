@@ -14,10 +14,15 @@
 #include "core/units.h"
 #include "core/waitfor.h"
 #include "sim/coro.h"
+#include "sim/flow.h"
 #include "sim/links.h"
 #include "sim/queue.h"
 
-enum { EV_WAKE };
+enum {
+    EV_WAKE,       /* resume rank */
+    EV_FLOW_START, /* ptr's bytes start moving (after a rendezvous handshake) */
+    EV_FLOW_END,   /* ptr's flow ends, if arg is still its generation */
+};
 enum { RANK_READY, RANK_BLOCKED, RANK_COMPUTING, RANK_DONE };
 
 typedef struct sim_engine sim_engine;
@@ -41,7 +46,12 @@ typedef struct sim_req {
 
 struct sim_msg {
     match_link link;   /* envelope in the receiver's unexpected queue */
-    sim_req *sreq;     /* rendezvous: the send waiting for its receive */
+    sim_req *sreq;     /* rendezvous: the send waiting for its receive; shared
+                          links: also an eager send, until its bytes are out */
+    sim_req *rreq;     /* shared links: the receive it matched, until it lands */
+    sim_flow *flow;    /* shared links: its bytes in flight (sim/flow.h), or NULL */
+    uint64_t gen;      /* shared links: its flow's current end event */
+    double alpha;      /* shared links: the route's latency, paid after the bytes */
     void *data;        /* eager: a copy of the payload (malloc'd), or NULL */
     const void *sbuf;  /* rendezvous: the sender's buffer */
     uint64_t bytes;
@@ -52,6 +62,7 @@ struct sim_msg {
     int32_t src, dst;  /* world ranks */
     bool eager;
     bool in_pattern;   /* sent by the pattern, not by the barrier between iterations */
+    bool landed;       /* shared links: an eager message's bytes have all arrived */
 };
 
 typedef struct alloc_hdr {
@@ -75,6 +86,8 @@ typedef struct sim_rank {
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
+    cl_request *poll_req; /* the request its last failed cl_test polled ... */
+    double poll_at;      /* ... and when */
     uint8_t wait_call;   /* a wf_op */
     uint8_t state;
 } sim_rank;
@@ -92,7 +105,10 @@ struct sim_engine {
     sim_rank *ranks;
     sim_queue *q;
     sim_stacks *stacks;
-    sim_links links;
+    sim_links links;     /* --sharing none: when each pair's link is free */
+    sim_flow_sys *flows; /* --sharing maxmin: the flows in flight */
+    bool batch_open;     /* flows started or ended at batch_time, not solved yet */
+    double batch_time;
     sim_sched sched;
     run_result *res;
     sim_stats stats;
@@ -102,6 +118,7 @@ struct sim_engine {
     slab *slabs;
     double *iter_time;  /* n * iters: each rank's own time per timed iteration */
     uint64_t next_msg;
+    uint64_t next_gen;  /* flow end events: every push gets a new number */
     int n;
     int ndone;
     bool aborting; /* the run failed: every call fails, ranks unwind */
@@ -306,6 +323,100 @@ static void resume(sim_engine *e, sim_rank *r)
                     (int)(r - e->ranks), sim_stacks_stack_bytes(e->stacks));
 }
 
+/* ---- shared links (--sharing maxmin) ----
+ *
+ * A message's bytes are a flow over its route's resources (sim_net_flow_
+ * route); sim/flow.h gives every flow its max-min fair rate and predicts
+ * its end.  The flow starts when the bytes may move (an eager send: when
+ * posted; a rendezvous: when both ends are posted, after the handshake if
+ * it is on) and its end is an event, moved whenever another flow starting
+ * or ending changes its rate (a new event with a new generation; the old
+ * one is ignored).  At the end the bytes are out: an eager send completes,
+ * and the message lands alpha later (the route's latency, paid once).
+ * Until then nothing about the message is settled.  A zero-byte message
+ * and a message to oneself use no link: they are priced as without
+ * sharing.  Flows that start or end at one instant are solved together
+ * (a batch, closed before time moves on). */
+
+static bool shared(const sim_engine *e, const sim_msg *m)
+{
+    return e->flows && m->src != m->dst && m->bytes > 0;
+}
+
+static void push_flow_event(sim_engine *e, sim_msg *m, uint32_t type, double t)
+{
+    m->gen = ++e->next_gen;
+    sim_event ev = {.time = t, .type = type, .arg = m->gen, .ptr = m};
+    if (sim_queue_push(e->q, &ev))
+        engine_fail(e, CL_ENOMEM, "out of memory in the event queue");
+}
+
+/* sim/flow.h's callback: m's flow will end at end. */
+static void flow_moved(void *ctx, sim_flow *f, double end)
+{
+    push_flow_event(ctx, sim_flow_owner(f), EV_FLOW_END, end);
+}
+
+/* m's bytes start moving now. */
+static void flow_begin(sim_engine *e, sim_msg *m)
+{
+    int64_t ids[SIM_FLOW_MAX_ROUTE];
+    double cap[SIM_FLOW_MAX_ROUTE], bw;
+    int hops, nres = sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap, SIM_FLOW_MAX_ROUTE);
+    if (nres < 0) {
+        engine_fail(e, CL_ERANGE, "the route from rank %d to rank %d crosses more than %d links, "
+                    "more than shared links can price", m->src, m->dst, SIM_FLOW_MAX_ROUTE);
+        return;
+    }
+    sim_net_cost(e->o->net, m->src, m->dst, m->bytes, &m->alpha, &bw, &hops);
+    if (!e->batch_open) {
+        sim_flow_batch_begin(e->flows, e->now);
+        e->batch_open = true;
+        e->batch_time = e->now;
+    }
+    int err = sim_flow_start(e->flows, e->now, ids, cap, nres, (double)m->bytes, m, &m->flow);
+    if (err) {
+        engine_fail(e, err, "cannot start the flow of a message from rank %d to rank %d: %s",
+                    m->src, m->dst, cl_strerror(err));
+        return;
+    }
+    double end = sim_flow_end(m->flow);
+    if (isfinite(end))
+        push_flow_event(e, m, EV_FLOW_END, end);
+}
+
+static void resolve(sim_engine *e, sim_req *r, double t);
+static void msg_free(sim_engine *e, sim_msg *m);
+
+/* m's bytes are all out: an eager send completes; the message lands
+ * alpha later, at its receive if it has one. */
+static void flow_end(sim_engine *e, sim_msg *m)
+{
+    if (!e->batch_open) {
+        sim_flow_batch_begin(e->flows, e->now);
+        e->batch_open = true;
+        e->batch_time = e->now;
+    }
+    sim_flow_finish(e->flows, e->now, m->flow);
+    m->flow = NULL;
+    double arrival = e->now + m->alpha;
+    if (!m->eager) {
+        resolve(e, m->sreq, arrival);
+        resolve(e, m->rreq, arrival);
+        msg_free(e, m);
+        return;
+    }
+    resolve(e, m->sreq, e->now);
+    m->sreq = NULL;
+    if (m->rreq) {
+        resolve(e, m->rreq, arrival);
+        msg_free(e, m);
+    } else {
+        m->landed = true; /* it waits, unexpected, for its receive */
+        m->arrival = arrival;
+    }
+}
+
 /* Settles r to complete at time t; wakes its owner's wait when r was the
  * last request of the wait set with an unknown time. */
 static void resolve(sim_engine *e, sim_req *r, double t)
@@ -352,6 +463,17 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
     double ready = fmax(m->posted, recv_posted);
     if (e->o->handshake)
         ready = fmax(m->posted + alpha, recv_posted) + alpha;
+    if (shared(e, m)) {
+        if (m->sbuf && recv->buf)
+            memcpy(recv->buf, m->sbuf, (size_t)m->bytes);
+        recv->started = m->sreq->started = ready;
+        m->rreq = recv;
+        if (ready > e->now)
+            push_flow_event(e, m, EV_FLOW_START, ready);
+        else
+            flow_begin(e, m);
+        return;
+    }
     double start = reserve(e, m->src, m->dst, ready, inject);
     travel = travel_time(e, m, start, travel);
     if (m->sbuf && recv->buf && m->bytes)
@@ -368,6 +490,13 @@ static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
     if (m->data && recv->buf)
         memcpy(recv->buf, m->data, (size_t)m->bytes);
     recv->started = fmax(m->started, recv->posted); /* already here: starts when posted */
+    if (m->flow) {
+        /* Still in flight: it lands at its flow's end (flow_end). */
+        free(m->data);
+        m->data = NULL;
+        m->rreq = recv;
+        return;
+    }
     resolve(e, recv, fmax(m->arrival, e->now));
     msg_free(e, m);
 }
@@ -435,7 +564,34 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         engine_fail(e, CL_ETIMEOUT, "stopped after %llu messages (the run's message budget)",
                     (unsigned long long)e->o->max_messages);
     sim_rank *peer = &e->ranks[dst];
-    if (m->eager) {
+    if (m->eager && shared(e, m)) {
+        /* Its receive, if posted, completes when the flow has landed. */
+        m->sreq = s;
+        m->started = e->now;
+        match_link *l = match_arrive(&peer->mq, &m->link);
+        if (l) {
+            sim_req *r = req_of(l);
+            if (!take(e, r, m)) {
+                msg_free(e, m);
+                *out = &s->base;
+                return 0; /* the run is failing: nothing more to price */
+            }
+            if (r->buf && buf)
+                memcpy(r->buf, buf, bytes);
+            r->started = e->now;
+            m->rreq = r;
+        } else if (buf && e->job->payload) {
+            m->data = malloc(bytes);
+            if (!m->data) {
+                match_remove(&peer->mq, &m->link);
+                msg_free(e, m);
+                req_free(e, s);
+                return CL_ENOMEM;
+            }
+            memcpy(m->data, buf, bytes);
+        }
+        flow_begin(e, m);
+    } else if (m->eager) {
         double travel, inject, alpha;
         cost(e, src, dst, bytes, &travel, &inject, &alpha);
         double start = reserve(e, src, dst, e->now, inject);
@@ -553,8 +709,11 @@ static int sim_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
 }
 
 /* Not done yet: the rank's clock moves to the next moment something can
- * change (its completion or the next event), so a polling loop advances
- * virtual time instead of spinning at one instant. */
+ * change (its completion or the next event).  Polling costs no virtual
+ * time, so a rank that tests the same request again at the same instant
+ * has nothing else to do there: it sleeps until the request completes, as
+ * in cl_wait, and the test reports it done.  Two ranks that both poll
+ * would otherwise wake each other at one instant for ever. */
 static int sim_test(cl_comm *c, cl_request *req, bool *done)
 {
     sim_rank *me = c->backend;
@@ -567,9 +726,17 @@ static int sim_test(cl_comm *c, cl_request *req, bool *done)
         return 0;
     }
     *done = false;
+    cl_request *set[1] = {req};
+    if (me->poll_req == req && me->poll_at == e->now) {
+        me->poll_req = NULL;
+        int err = sim_wait(c, 1, set, WF_WAIT);
+        *done = err == 0;
+        return err;
+    }
+    me->poll_req = req;
+    me->poll_at = e->now;
     const sim_event *next = sim_queue_peek(e->q);
     if (r->done_at == INFINITY && !next) {
-        cl_request *set[1] = {req};
         return sim_wait(c, 1, set, WF_WAIT); /* only this can end it; deadlock otherwise */
     }
     double t = next ? fmin(next->time, r->done_at) : r->done_at;
@@ -756,8 +923,22 @@ static void report_deadlock(sim_engine *e)
 
 static void handle(sim_engine *e, const sim_event *ev)
 {
-    assert(ev->type == EV_WAKE);
-    resume(e, &e->ranks[ev->rank]);
+    sim_msg *m = ev->ptr;
+    switch (ev->type) {
+    case EV_WAKE:
+        resume(e, &e->ranks[ev->rank]);
+        break;
+    case EV_FLOW_START:
+        if (ev->arg == m->gen)
+            flow_begin(e, m);
+        break;
+    case EV_FLOW_END:
+        if (ev->arg == m->gen && m->flow)
+            flow_end(e, m);
+        break;
+    default:
+        assert(!"unknown event");
+    }
 }
 
 /* After a failure: every rank still inside the pattern is resumed once;
@@ -786,6 +967,9 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
     if (err || !e->ranks || !e->iter_time || run_result_init(res, j->iters))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     sim_links_init(&e->links);
+    if (o->sharing == SIM_SHARE_MAXMIN && sim_net_can_share(o->net) &&
+        sim_flow_create(&e->flows, flow_moved, e))
+        return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     sim_sched_init(&e->sched);
     for (int i = 0; i < j->nranks; i++) {
         sim_rank *r = &e->ranks[i];
@@ -830,6 +1014,7 @@ static void engine_release(sim_engine *e)
         for (int i = 0; i < e->n; i++)
             debug_detach(&e->ranks[i].comm);
     sim_links_release(&e->links);
+    sim_flow_destroy(e->flows);
     sim_queue_destroy(e->q);
     sim_stacks_destroy(e->stacks);
     free(e->ranks);
@@ -853,10 +1038,20 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         for (int i = 0; i < e.n && !e.aborting; i++)
             resume(&e, &e.ranks[i]);
         sim_event ev;
-        while (!e.aborting && sim_queue_pop(e.q, &ev)) {
-            /* The next rank's stack is likely cold: fetch it while this one runs. */
+        for (;;) {
+            /* Flows started or ended at one instant are solved before time
+             * moves on (their ends may come before events already queued). */
             const sim_event *next = sim_queue_peek(e.q);
-            if (next)
+            if (e.batch_open && (!next || next->time > e.batch_time)) {
+                e.batch_open = false;
+                sim_flow_batch_end(e.flows);
+                continue;
+            }
+            if (e.aborting || !sim_queue_pop(e.q, &ev))
+                break;
+            /* The next rank's stack is likely cold: fetch it while this one runs. */
+            next = sim_queue_peek(e.q);
+            if (next && next->type == EV_WAKE)
                 sim_coro_prefetch(&e.ranks[next->rank].co);
             e.now = ev.time;
             e.stats.events++;
@@ -868,6 +1063,12 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         if (e.aborting)
             unwind(&e);
         run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
+        if (e.flows) {
+            const sim_flow_stats *fs = sim_flow_stats_get(e.flows);
+            e.stats.flows = fs->starts;
+            e.stats.solves = fs->solves;
+            e.stats.solve_s = fs->solve_s;
+        }
         if (stats)
             *stats = e.stats;
     }

@@ -34,10 +34,18 @@
 #include "core/run.h"
 #include "sim/net.h"
 
+/* How messages that cross one link at the same time are priced. */
+typedef enum sim_sharing {
+    SIM_SHARE_MAXMIN, /* they share its bandwidth, max-min fair (sim/flow.h) */
+    SIM_SHARE_NONE,   /* each is priced alone; one pair's messages queue */
+} sim_sharing;
+
 /* The model's options; the job (core/run.h) is what every backend shares. */
 typedef struct sim_opts {
     run_job job;          /* pattern, ranks, iterations, eager limit, output */
     sim_net *net;         /* routes and costs (borrowed) */
+    sim_sharing sharing;  /* SIM_SHARE_MAXMIN where the network can share
+                             (sim_net_can_share), else none */
     bool handshake;       /* rendezvous pays the RTS/CTS round trip */
     size_t stack_bytes;   /* per-rank coroutine stack; 0: default */
     uint64_t max_messages; /* stop (CL_ETIMEOUT) after this many; 0: no limit */
@@ -48,6 +56,9 @@ typedef struct sim_stats {
     uint64_t total_messages; /* including the barriers between iterations */
     uint64_t events;     /* events processed */
     double end_time;     /* virtual seconds when the run ended */
+    uint64_t flows;      /* shared links: flows started */
+    uint64_t solves;     /* shared links: max-min recomputations */
+    double solve_s;      /* shared links: wall seconds inside them */
 } sim_stats;
 
 /* Runs o->job modeled.  Returns 0 when the run itself could be carried

@@ -426,7 +426,7 @@ int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, 
 {
     assert(src != dst && src >= 0 && dst >= 0 && src < n->ranks && dst < n->ranks);
     if (n->machine)
-        return CL_NOSYS;
+        return CL_ENOSYS;
     if (n->kind == NET_MESH) {
         if (max < 2)
             return CL_ERANGE;

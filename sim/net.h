@@ -186,7 +186,7 @@ int sim_net_route(sim_net *n, int src, int dst, const sim_link_dir **hops, size_
  * direction of each link a resource (id 2 link + dir), both directions
  * one (id 2 link) when the link is half duplex.  A machine mesh has no
  * such resources (its calibration already holds what sharing it
- * measured): CL_NOSYS. */
+ * measured): CL_ENOSYS. */
 int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max);
 /* Whether n can share links (sim_net_flow_route works). */
 bool sim_net_can_share(const sim_net *n);
