@@ -22,7 +22,7 @@
 #define HDR 16                     /* bytes of a frame header */
 #define NONCE 32
 #define HOST_MAX 64                /* bytes of a hostname in HELLO */
-#define MSG_MAX 512                /* bytes of a failure's words */
+#define MSG_MAX DIAG_MAX           /* bytes of a failure's words */
 #define HANDSHAKE_SECONDS 2.0      /* a stranger gets this long, no more */
 #define RETRY_NS 100000000L        /* an agent retries its connect every 100 ms */
 #define REC_WIRE 64                /* bytes of a record on the wire */
@@ -73,7 +73,7 @@ struct boot {
     int remote_left;        /* master: other ranks neither done nor failed */
     int status;             /* the run's status as far as known */
     int fail_status;        /* a failure to hand to the launcher, once */
-    char fail_msg[MSG_MAX];
+    cl_diag fail;           /* its words */
     bool fail_from_master, fail_new;
     uint32_t sent_seq, sent_state;
     uint64_t sent_progress;
@@ -748,7 +748,7 @@ static void learn_failure(boot *b, int status, const char *msg, bool from_master
     b->fail_status = status ? status : CL_EPEER;
     b->fail_from_master = from_master;
     b->fail_new = true;
-    snprintf(b->fail_msg, sizeof b->fail_msg, "%.*s", (int)sizeof b->fail_msg - 1, msg);
+    diag_set(&b->fail, 0, "%s", msg);
 }
 
 static void lost(boot *b, conn *c)
@@ -779,21 +779,16 @@ static void take_state(boot *b, const unsigned char *p, size_t len)
     if (rank <= 0 || rank >= b->w.size || np > JOB_MAX_PENDING || len != 32 + np * 20)
         return;
     job_slot *s = &b->j->slots[rank];
-    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
-    atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    s->call = get32(p + 16);
-    s->npending = np;
-    s->nwaiting = get32(p + 24);
-    s->iter = (int32_t)get32(p + 28);
+    job_wait w = {.call = get32(p + 16), .npending = np, .nwaiting = get32(p + 24),
+                  .iter = (int32_t)get32(p + 28)};
     for (uint32_t i = 0; i < np; i++) {
         const unsigned char *e = p + 32 + i * 20;
-        s->pending[i].op = (wf_op)get32(e);
-        s->pending[i].peer = (int)get32(e + 4);
-        s->pending[i].tag = (int)get32(e + 8);
-        s->pending[i].bytes = get64(e + 12);
+        w.pending[i].op = (wf_op)get32(e);
+        w.pending[i].peer = (int)get32(e + 4);
+        w.pending[i].tag = (int)get32(e + 8);
+        w.pending[i].bytes = get64(e + 12);
     }
-    atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+    job_slot_wait_set(s, &w);
     uint32_t st = get32(p + 4);
     if (st <= JOB_BLOCKED)
         atomic_store_explicit(&s->state, st, memory_order_release);
@@ -988,32 +983,26 @@ static void agent_publish(boot *b)
     }
     const job_slot *s = &b->j->slots[me];
     unsigned char body[32 + JOB_MAX_PENDING * 20];
-    uint32_t q, st, np;
-    uint64_t prog;
-    do {
-        q = atomic_load_explicit(&s->seq, memory_order_acquire);
-        st = atomic_load_explicit(&s->state, memory_order_acquire);
-        prog = atomic_load_explicit(&s->progress, memory_order_relaxed);
-        if (b->state_sent && q == b->sent_seq && st == b->sent_state &&
-            prog == b->sent_progress)
-            return;
-        np = s->npending < JOB_MAX_PENDING ? s->npending : JOB_MAX_PENDING;
-        put32(body, (uint32_t)me);
-        put32(body + 4, st);
-        put64(body + 8, prog);
-        put32(body + 16, s->call);
-        put32(body + 20, np);
-        put32(body + 24, s->nwaiting);
-        put32(body + 28, (uint32_t)s->iter);
-        for (uint32_t i = 0; i < np; i++) {
-            unsigned char *e = body + 32 + i * 20;
-            put32(e, (uint32_t)s->pending[i].op);
-            put32(e + 4, (uint32_t)s->pending[i].peer);
-            put32(e + 8, (uint32_t)s->pending[i].tag);
-            put64(e + 12, s->pending[i].bytes);
-        }
-        atomic_thread_fence(memory_order_acquire);
-    } while ((q & 1) || atomic_load_explicit(&s->seq, memory_order_relaxed) != q);
+    uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
+    uint64_t prog = atomic_load_explicit(&s->progress, memory_order_relaxed);
+    job_wait w;
+    uint32_t q = job_slot_wait_read(s, &w), np = w.npending;
+    if (b->state_sent && q == b->sent_seq && st == b->sent_state && prog == b->sent_progress)
+        return;
+    put32(body, (uint32_t)me);
+    put32(body + 4, st);
+    put64(body + 8, prog);
+    put32(body + 16, w.call);
+    put32(body + 20, np);
+    put32(body + 24, w.nwaiting);
+    put32(body + 28, (uint32_t)w.iter);
+    for (uint32_t i = 0; i < np; i++) {
+        unsigned char *e = body + 32 + i * 20;
+        put32(e, (uint32_t)w.pending[i].op);
+        put32(e + 4, (uint32_t)w.pending[i].peer);
+        put32(e + 8, (uint32_t)w.pending[i].tag);
+        put64(e + 12, w.pending[i].bytes);
+    }
     if (st == JOB_DONE || st == JOB_FAILED)
         return; /* DONE and FAIL say that */
     queue(b, m, K_STATE, body, 32 + np * 20);
@@ -1064,14 +1053,14 @@ void boot_pump(boot *b, int timeout_ms)
     }
 }
 
-int boot_failure(boot *b, int *status, char *msg, size_t cap, bool *from_master)
+int boot_failure(boot *b, int *status, cl_diag *why, bool *from_master)
 {
     if (!b->fail_new)
         return 0;
     b->fail_new = false;
     *status = b->fail_status;
     *from_master = b->fail_from_master;
-    snprintf(msg, cap, "%s", b->fail_msg);
+    *why = b->fail;
     return 1;
 }
 

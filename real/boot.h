@@ -80,9 +80,9 @@ void boot_run_begin(boot *b, job *j);
  * (boot_failure). */
 void boot_pump(boot *b, int timeout_ms);
 /* A failure learned from elsewhere, once: CL_E* into *status and why into
- * msg; 0 when there is none (new).  *from_master: the master stopped the
+ * *why; 0 when there is none (new).  *from_master: the master stopped the
  * run (an agent only reports what it adds). */
-int boot_failure(boot *b, int *status, char *msg, size_t cap, bool *from_master);
+int boot_failure(boot *b, int *status, cl_diag *why, bool *from_master);
 /* Whether the run is still waiting on other processes: the master until
  * every other rank is done or failed, an agent until the master's FINISH
  * or ABORT (or the master is gone). */

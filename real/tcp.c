@@ -375,12 +375,12 @@ static void bad_frame(tcp_rank *t, tcp_peer *p, const char *fmt, ...)
 
 static void bad_frame(tcp_rank *t, tcp_peer *p, const char *fmt, ...)
 {
-    char why[200];
+    cl_diag why;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
+    vsnprintf(why.msg, sizeof why.msg, fmt, ap);
     va_end(ap);
-    xfer_fatal(&t->x, CL_EPROTO, "rank %d sent a bad frame: %s", p->rank, why);
+    xfer_fatal(&t->x, CL_EPROTO, "rank %d sent a bad frame: %s", p->rank, why.msg);
     close_peer(t, p);
 }
 
@@ -694,7 +694,7 @@ static int tcp_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
 static void tcp_block(real_rank *base, cl_request **reqs, int n, wf_op call)
 {
     rank_publish_stale(base, reqs, n, call);
-    tcp__progress((tcp_rank *)base, TCP_BLOCK_MS);
+    tcp__progress((tcp_rank *)base, RANK_IDLE_MS);
 }
 
 static const comm_ops tcp_ops = XFER_OPS(tcp_isend);

@@ -10,7 +10,7 @@
  *               strangers away.
  *   tcp.c       messages: frames, eager and rendezvous, the progress
  *               engine, comm_ops (matching, completion and records are
- *               real/xfer.c's, shared with shm).
+ *               real/xfer.c's, shared with shm and rdma).
  *
  * Every rank has one epoll set.  What an event points to starts with a
  * tcp_ev saying what it is: the listening socket, a connection still in its
@@ -40,7 +40,6 @@
 #define TCP_VERSION 1
 #define TCP_HDR 48            /* bytes of a frame header */
 #define TCP_NONCE 32          /* bytes of a handshake nonce */
-#define TCP_BLOCK_MS 50       /* a blocked rank looks around this often anyway */
 
 enum {
     TCP_EAGER = 1,   /* len: data bytes that follow; a: checksum */

@@ -603,10 +603,10 @@ static int connect_all(tcp_rank *t, cl_diag *d)
                        SETUP_SECONDS);
             break;
         }
-        tcp__progress(t, TCP_BLOCK_MS);
+        tcp__progress(t, RANK_IDLE_MS);
     }
     if (t->x.failed)
-        return diag_set(d, t->x.failed, "rank %d: %s", t->me, t->x.base.detail);
+        return diag_set(d, t->x.failed, "rank %d: %s", t->me, t->x.base.detail.msg);
     t->setup_done = true;
     double now = job_now();
     for (tcp_hs *hs = t->hs; hs; hs = hs->next)
