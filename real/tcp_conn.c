@@ -6,7 +6,7 @@
  * picks, or the --listen address; across hosts, the address that reaches
  * rank 0's rendezvous) and learns every other rank's listening address
  * from the job's address slots, where each rank publishes its own (the
- * launcher relays them between hosts: real/boot.c), and the job's secret
+ * launcher relays them between hosts: real/relay.c), and the job's secret
  * from the launcher's shared area.  Each
  * pair of ranks then shares one connection, made by the lower rank;
  * TCP_NODELAY, non-blocking, in the rank's epoll set.  All connections are
