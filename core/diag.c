@@ -26,12 +26,3 @@ int diag_vfirst(cl_diag *d, int err, const char *fmt, va_list ap)
     errno = saved;
     return err;
 }
-
-int diag_first(cl_diag *d, int err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vfirst(d, err, fmt, ap);
-    va_end(ap);
-    return err;
-}

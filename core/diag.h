@@ -10,7 +10,7 @@
  * rank's account, its job slot, the rendezvous's frames): one size, so a
  * message copied from one into another is never cut shorter on the way.
  * Where several things may fail, the first one's words are kept
- * (diag_first): what follows is usually its consequence.
+ * (diag_vfirst): what follows is usually its consequence.
  */
 #ifndef CL_DIAG_H
 #define CL_DIAG_H
@@ -28,10 +28,8 @@ typedef struct cl_diag {
  * Returns err so callers can write `return diag_set(d, CL_EPARSE, ...)`. */
 int diag_set(cl_diag *d, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* As diag_set, but only when d holds no message yet: the first failure's
- * words win.  Returns err either way. */
-int diag_first(cl_diag *d, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* As diag_set (a va_list), but only when d holds no message yet: the
+ * first failure's words win.  Returns err either way. */
 int diag_vfirst(cl_diag *d, int err, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
