@@ -17,3 +17,12 @@ int diag_set(cl_diag *d, int err, const char *fmt, ...)
     errno = saved;
     return err;
 }
+
+int diag_vfirst(cl_diag *d, int err, const char *fmt, va_list ap)
+{
+    int saved = errno;
+    if (d && !d->msg[0])
+        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    errno = saved;
+    return err;
+}

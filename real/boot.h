@@ -26,14 +26,17 @@
  * watchdog (deadlock, dead ranks) and its gathering of results work on the
  * world as they do on a local run.
  *
- * Trust.  Joining proves the secret (HMAC-SHA256 challenge-response over
- * TCP, as the tcp transport does) or, on a Unix socket, the peer's user id
- * (SO_PEERCRED); then the master hands out the job's secret.  A stranger
- * who fails that is refused and logged once.  Every frame is
- *     0 magic "CLBT"  4 kind  6 flags (0)  8 length  12 run
- * big-endian, and a length is checked against its kind's maximum before a
- * byte of the body is read; every rank, size and count in a body is
- * checked before use.
+ * Trust.  Joining proves the secret over TCP (real/handshake.h's
+ * challenge-response, the one the tcp transport's connections use) or, on
+ * a Unix socket, the peer's user id (SO_PEERCRED); then the master hands
+ * out the job's secret.  A stranger who fails that is refused and logged
+ * once.  Every frame is real/wire.h's (a 48-byte big-endian header whose
+ * ctx is the run, then a body wire.h encodes and decodes); a length is
+ * checked against its kind's maximum before a byte of the body is read,
+ * and every rank, size and count in a body is checked before use.
+ *
+ * Files: boot.c joins (boot_open and the handshake), relay.c carries the
+ * runs (boot_run_begin .. boot_run_end); boot_impl.h is what they share.
  *
  * Records carry each host's own clock: a trace over several hosts shows
  * each rank's timeline on its own time base.
@@ -80,9 +83,9 @@ void boot_run_begin(boot *b, job *j);
  * (boot_failure). */
 void boot_pump(boot *b, int timeout_ms);
 /* A failure learned from elsewhere, once: CL_E* into *status and why into
- * msg; 0 when there is none (new).  *from_master: the master stopped the
+ * *why; 0 when there is none (new).  *from_master: the master stopped the
  * run (an agent only reports what it adds). */
-int boot_failure(boot *b, int *status, char *msg, size_t cap, bool *from_master);
+int boot_failure(boot *b, int *status, cl_diag *why, bool *from_master);
 /* Whether the run is still waiting on other processes: the master until
  * every other rank is done or failed, an agent until the master's FINISH
  * or ABORT (or the master is gone). */

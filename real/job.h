@@ -9,7 +9,9 @@
  * launcher only reads slots, and reads the wait description under the
  * slot's seqlock so it never sees a half-written one (in a run over several
  * hosts the master's launcher also writes the slots of remote ranks, from
- * what their launchers report: real/boot.h).  Each rank publishes its
+ * what their launchers report: real/boot.h).  The seqlock is job.c's
+ * alone: writers go through job_slot_wait_begin/add/end (or _set), readers
+ * through job_slot_wait_read.  Each rank publishes its
  * transport address in its job_addr.  The transport's own shared area
  * (rings, doorbells) follows them in the same mapping.
  */
@@ -20,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/diag.h"
 #include "core/record.h"
 #include "core/waitfor.h"
 
@@ -35,22 +38,25 @@ typedef enum job_state {
     JOB_FAILED,   /* gave up; `msg` says why */
 } job_state;
 
+typedef struct job_wait { /* the blocking call a rank is in */
+    uint32_t call;     /* wf_op of the blocking call */
+    uint32_t npending; /* entries in pending, <= JOB_MAX_PENDING */
+    uint32_t nwaiting; /* operations waited on (may exceed JOB_MAX_PENDING) */
+    int32_t iter;      /* iteration it is in */
+    wf_pending pending[JOB_MAX_PENDING];
+} job_wait;
+
 typedef struct job_slot {
     _Alignas(JOB_LINE) _Atomic uint32_t seq; /* seqlock: odd while writing the wait */
     _Atomic uint32_t state;                  /* a job_state */
     _Atomic uint64_t progress;               /* grows whenever something completes */
-    /* the wait, under seq */
-    uint32_t call;     /* wf_op of the blocking call */
-    uint32_t npending; /* entries in pending */
-    uint32_t nwaiting; /* operations waited on (may exceed JOB_MAX_PENDING) */
-    int32_t iter;      /* iteration it is in */
-    wf_pending pending[JOB_MAX_PENDING];
+    job_wait wait;     /* under seq */
     /* written once, before the rank exits */
     int32_t status;    /* 0 or the CL_E* it ended with */
     uint64_t messages; /* pattern messages sent, all iterations */
     uint64_t bytes;    /* pattern bytes sent */
     _Atomic uint64_t nrec; /* records written (may exceed the room: dropped) */
-    char msg[512];     /* why it failed, "rank 1: ..." */
+    cl_diag why;       /* why it failed, "rank 1: ..." */
 } job_slot;
 
 /* Where a rank's transport can be reached (a socket address, a fabric
@@ -81,6 +87,23 @@ typedef struct job {
 
 /* Monotonic seconds, the same clock in every process of the machine. */
 double job_now(void);
+
+/* ---- a slot's wait, under its seqlock (one writer: the rank, or for a
+ * remote rank the master's launcher) ---- */
+
+/* Starts writing s's wait: the blocking call and its iteration, no
+ * operations yet.  Readers retry until job_slot_wait_end.  Cannot fail. */
+void job_slot_wait_begin(job_slot *s, wf_op call, int iter);
+/* Adds an operation waited on; past JOB_MAX_PENDING it is only counted. */
+void job_slot_wait_add(job_slot *s, const wf_pending *op);
+/* Ends the write: readers see the whole wait from now on. */
+void job_slot_wait_end(job_slot *s);
+/* Writes a whole wait at once (npending <= JOB_MAX_PENDING, asserted). */
+void job_slot_wait_set(job_slot *s, const job_wait *w);
+/* Copies s's wait, never a half-written one, into *copy (npending
+ * clamped).  Returns the seqlock's count it was read at: equal counts, the
+ * same wait.  Cannot fail; spins while a write is under way. */
+uint32_t job_slot_wait_read(const job_slot *s, job_wait *copy);
 
 /* Publishes rank's address (len <= JOB_ADDR_MAX, asserted). */
 void job_addr_publish(const job *j, int rank, const void *addr, size_t len);

@@ -106,7 +106,7 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     if (!err && o->job.debug && (err = debug_attach(&r->comm)))
         diag_set(&d, err, "rank %d: out of memory for --debug", rank);
     if (err) {
-        snprintf(slot->msg, sizeof slot->msg, "%s", d.msg);
+        slot->why = d;
         slot->status = err;
         atomic_store(&slot->state, JOB_FAILED);
         _exit(2);
@@ -167,8 +167,8 @@ static void judge(launcher *l, int rank, int st)
              WCOREDUMP(st) ? ", core dumped" : "");
     } else if (WEXITSTATUS(st) != 0 || atomic_load(&s->state) != JOB_DONE) {
         int status = s->status ? s->status : CL_EPEER;
-        if (s->msg[0])
-            fail(l, status, "%s", s->msg);
+        if (s->why.msg[0])
+            fail(l, status, "%s", s->why.msg);
         else
             fail(l, status, "rank %d exited with status %d", rank, WEXITSTATUS(st));
     } else {
@@ -177,20 +177,14 @@ static void judge(launcher *l, int rank, int st)
     l->failed_rank = rank;
 }
 
-/* Copies slot r's wait under its seqlock. */
+/* Copies slot s's wait (job.c's seqlock) into w, its operations into pend. */
 static void read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
 {
-    for (;;) {
-        uint32_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
-        if (q & 1)
-            continue;
-        w->call = (wf_op)s->call;
-        w->npending = s->npending < JOB_MAX_PENDING ? s->npending : JOB_MAX_PENDING;
-        memcpy(pend, s->pending, w->npending * sizeof *pend);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&s->seq, memory_order_relaxed) == q)
-            break;
-    }
+    job_wait copy;
+    job_slot_wait_read(s, &copy);
+    w->call = (wf_op)copy.call;
+    w->npending = copy.npending;
+    memcpy(pend, copy.pending, copy.npending * sizeof *pend);
     w->pending = pend;
 }
 
@@ -259,10 +253,10 @@ static void hear(launcher *l, int timeout_ms)
     boot_pump(b, timeout_ms);
     int status;
     bool from_master;
-    char msg[sizeof l->res->diag.msg];
-    if (boot_failure(b, &status, msg, sizeof msg, &from_master)) {
+    cl_diag why;
+    if (boot_failure(b, &status, &why, &from_master)) {
         l->res->told = from_master;
-        fail(l, status, "%s", msg);
+        fail(l, status, "%s", why.msg);
     }
 }
 

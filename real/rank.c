@@ -1,13 +1,11 @@
 /* rank.c - the part of a measured rank that does not move messages. */
 #include "real/rank.h"
 
-#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/debug.h"
@@ -18,38 +16,6 @@ struct rank_block {
     size_t bytes;
     void *data; /* 64-byte aligned */
 };
-
-double job_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void job_addr_publish(const job *j, int rank, const void *addr, size_t len)
-{
-    assert(len <= JOB_ADDR_MAX);
-    job_addr *a = &j->addrs[rank];
-    memcpy(a->bytes, addr, len);
-    a->len = (uint32_t)len;
-    atomic_store_explicit(&a->ready, 1, memory_order_release);
-}
-
-int job_addr_wait(const job *j, int rank, void *out, size_t cap, size_t *len, double deadline)
-{
-    const job_addr *a = &j->addrs[rank];
-    while (!atomic_load_explicit(&a->ready, memory_order_acquire)) {
-        if (job_now() > deadline)
-            return CL_ETIMEOUT;
-        struct timespec ts = {0, 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    if (a->len > cap || a->len > JOB_ADDR_MAX)
-        return CL_EPROTO;
-    memcpy(out, a->bytes, a->len);
-    *len = a->len;
-    return 0;
-}
 
 void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool check_all)
 {
@@ -105,30 +71,19 @@ void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uin
 
 void rank_wait_begin(real_rank *r, wf_op call)
 {
-    job_slot *s = r->slot;
-    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
-    atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    s->call = (uint32_t)call;
-    s->npending = 0;
-    s->nwaiting = 0;
-    s->iter = r->run.iter;
+    job_slot_wait_begin(r->slot, call, r->run.iter);
 }
 
 void rank_wait_add(real_rank *r, wf_op op, int peer, int tag, uint64_t bytes)
 {
-    job_slot *s = r->slot;
-    if (s->npending < JOB_MAX_PENDING)
-        s->pending[s->npending++] = (wf_pending){.op = op, .peer = peer, .tag = tag,
-                                                 .bytes = bytes};
-    s->nwaiting++;
+    job_slot_wait_add(r->slot, &(wf_pending){.op = op, .peer = peer, .tag = tag,
+                                             .bytes = bytes});
 }
 
 void rank_wait_end(real_rank *r)
 {
     job_slot *s = r->slot;
-    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
-    atomic_store_explicit(&s->seq, q + 1, memory_order_release);
+    job_slot_wait_end(s);
     atomic_store_explicit(&s->state, JOB_BLOCKED, memory_order_release);
     r->blocked = true;
     r->published = atomic_load_explicit(&s->progress, memory_order_relaxed);
@@ -255,11 +210,9 @@ uint64_t rank_checksum(const void *buf, uint64_t len)
 
 void rank_detail(real_rank *r, const char *fmt, ...)
 {
-    if (r->detail[0])
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+    diag_vfirst(&r->detail, 0, fmt, ap);
     va_end(ap);
 }
 
@@ -270,7 +223,7 @@ void rank_failed(real_rank *r, int err, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s->msg, sizeof s->msg, fmt, ap);
+    vsnprintf(s->why.msg, sizeof s->why.msg, fmt, ap);
     va_end(ap);
     s->status = err;
     atomic_store_explicit(&s->state, JOB_FAILED, memory_order_release);
@@ -389,8 +342,9 @@ void rank_op_span(cl_comm *c, rec_op op, double start, double end)
 
 static int fail_code(real_rank *r, int err, const char *during)
 {
-    if (r->detail[0])
-        rank_failed(r, err, "rank %d: %s: %s (%s)", r->rank, during, r->detail, cl_errname(err));
+    if (r->detail.msg[0])
+        rank_failed(r, err, "rank %d: %s: %s (%s)", r->rank, during, r->detail.msg,
+                    cl_errname(err));
     else
         rank_failed(r, err, "rank %d: %s: %s (%s)", r->rank, during, cl_strerror(err),
                     cl_errname(err));

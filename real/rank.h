@@ -17,6 +17,9 @@
 #include "core/run.h"
 #include "real/job.h"
 
+#define RANK_IDLE_MS 50 /* a blocked rank looks around this often anyway, every
+                           transport: a wake-up lost to a race costs at most this */
+
 typedef struct rank_block rank_block;
 
 typedef struct real_rank {
@@ -46,7 +49,7 @@ typedef struct real_rank {
     int (*poll)(struct real_rank *r);
     void (*block)(struct real_rank *r, cl_request **reqs, int n, wf_op call);
     void (*describe)(const cl_request *req, wf_pending *out);
-    char detail[400];    /* the transport's account of the first failure */
+    cl_diag detail;      /* the transport's account of the first failure */
 } real_rank;
 
 /* Fills r's common part; the transport sets r->poll. */

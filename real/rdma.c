@@ -102,7 +102,6 @@
 #define BOUNCE_KEEP 8                /* eager copies kept for reuse ... */
 #define BOUNCE_KEEP_MAX ((size_t)1 << 20) /* ... when the largest is at most this */
 #define CQ_BATCH 16                  /* completions per fi_cq_read */
-#define BLOCK_MS 50                  /* a blocked rank looks around this often anyway */
 #define READ_CHUNK ((uint64_t)64 << 20) /* one fi_read moves at most this */
 #define RETRY_SECONDS 60.0           /* a provider that refuses to post this long fails */
 #define CLOSE_SECONDS 2.0            /* the closing handshake waits at most this */
@@ -120,12 +119,12 @@ static void peer_lost(rdma_rank *t, const char *fmt, ...)
 {
     if (t->x.failed || t->closing)
         return;
-    char msg[300];
+    cl_diag msg;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg.msg, sizeof msg.msg, fmt, ap);
     va_end(ap);
-    xfer_fatal(&t->x, CL_EPEER, "%s", msg);
+    xfer_fatal(&t->x, CL_EPEER, "%s", msg.msg);
     struct timespec ts = {0, LOSS_GRACE_NS};
     nanosleep(&ts, NULL);
 }
@@ -694,13 +693,13 @@ static void failed_op(rdma_rank *t, const struct fi_cq_err_entry *e)
               prov);
 }
 
-/* One look at the completion queue, blocking up to BLOCK_MS when block
+/* One look at the completion queue, blocking up to RANK_IDLE_MS when block
  * and the queue can.  Returns how many operations completed, or the rank's
  * fatal CL_E*. */
 static int progress(rdma_rank *t, bool block)
 {
     struct fi_cq_tagged_entry e[CQ_BATCH];
-    ssize_t k = block && t->cq_waits ? fi_cq_sread(t->cq, e, CQ_BATCH, NULL, BLOCK_MS)
+    ssize_t k = block && t->cq_waits ? fi_cq_sread(t->cq, e, CQ_BATCH, NULL, RANK_IDLE_MS)
                                      : fi_cq_read(t->cq, e, CQ_BATCH);
     if (k == -FI_EAVAIL) {
         struct fi_cq_err_entry err = {0};

@@ -19,18 +19,22 @@
  *     rings whenever it is inside any call, into the posted receive or an
  *     unexpected copy, so an eager send never waits for a receive.
  *   - rendezvous: an RTS record carries the size and the sender's buffer
- *     address.  When a receive matches, the receiver copies the data once,
- *     straight from the sender's memory with process_vm_readv, and answers
- *     FIN, which completes the send.  Where the kernel refuses that (or with
- *     --shm-copy staging) it answers CTS instead and the sender streams
- *     RDATA records through the ring into the receive buffer: a pipelined
- *     copy through shared memory.
+ *     address.  When a receive matches, both cores copy once, straight
+ *     between the two processes' memory: the receiver answers CTS with its
+ *     buffer's address, asking the sender to write the second half into it
+ *     (process_vm_writev, then PUTDONE), and reads the first half from the
+ *     sender's buffer itself (process_vm_readv).  Once every byte is in,
+ *     the receiver sends FIN, which completes the send.  Where the kernel
+ *     refuses a single copy (or with --shm-copy staging) the CTS carries no
+ *     address and the sender streams RDATA records through the ring into
+ *     the receive buffer instead: a pipelined copy through shared memory.
  *
  * Waiting: poll with a bounded spin (the hand-off of a line between cores
  * costs well under a microsecond, a sleeping wake-up tens), then yield
  * when ranks outnumber cores, then sleep on a futex: a rank going to sleep
  * sets `sleeping` in its doorbell and re-checks its rings; whoever publishes
- * to it or frees room it may wait for bumps the doorbell and wakes it.
+ * to it or frees room it may wait for bumps the doorbell and wakes it.  A
+ * sleeper looks again after RANK_IDLE_MS anyway (real/rank.h).
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -48,7 +52,6 @@
 #include "real/xfer.h"
 
 #define LINE 64
-#define SLEEP_NS 50000000L       /* a sleeper looks again after 50 ms anyway */
 
 enum { REC_EAGER = 1, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_PUTDONE, REC_FIN };
 
@@ -660,7 +663,7 @@ static void shm_block(real_rank *base, cl_request **reqs, int n, wf_op call)
         done = done && (!reqs[i] || reqs[i]->done);
     if (progress(s) == 0 && !done) {
         rank_publish_stale(base, reqs, n, call);
-        struct timespec ts = {0, SLEEP_NS};
+        struct timespec ts = {0, RANK_IDLE_MS * 1000000L};
         futex(&b->word, FUTEX_WAIT, v, &ts);
     }
     atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);

@@ -59,7 +59,7 @@ struct tcp_req {
     xfer_req x;              /* first; x.next: in a peer's output queue */
     tcp_req *lnext;          /* in a peer's rendezvous list */
     uint64_t id;             /* rendezvous: our send or receive id */
-    unsigned char hdr[TCP_HDR];  /* the frame to write ... */
+    unsigned char hdr[WIRE_HDR];  /* the frame to write ... */
     const unsigned char *payload; /* ... and what follows it */
     uint64_t plen;
     uint64_t sent;           /* bytes of hdr + payload written */
@@ -70,50 +70,6 @@ struct tcp_msg {
     tcp_req *self_send;      /* a rendezvous send to ourselves */
     uint64_t send_id;        /* rendezvous: the sender's id */
 };
-
-/* ---- wire encoding ---- */
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    tcp__put32(p, (uint32_t)(v >> 32));
-    tcp__put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)tcp__get32(p) << 32 | tcp__get32(p + 4);
-}
-
-void tcp__frame_make(unsigned char *out, uint8_t kind, int src, int tag, uint32_t ctx,
-                     uint64_t len, uint64_t a, uint64_t b)
-{
-    tcp__put32(out, TCP_MAGIC);
-    out[4] = TCP_VERSION;
-    out[5] = kind;
-    out[6] = out[7] = 0;
-    tcp__put32(out + 8, (uint32_t)src);
-    tcp__put32(out + 12, (uint32_t)tag);
-    tcp__put32(out + 16, ctx);
-    tcp__put32(out + 20, 0);
-    put64(out + 24, len);
-    put64(out + 32, a);
-    put64(out + 40, b);
-}
-
-void tcp__frame_decode(const unsigned char *in, tcp_frame *f)
-{
-    f->magic = tcp__get32(in);
-    f->version = in[4];
-    f->kind = in[5];
-    f->flags = (uint16_t)(in[6] << 8 | in[7]);
-    f->src = tcp__get32(in + 8);
-    f->tag = (int32_t)tcp__get32(in + 12);
-    f->ctx = tcp__get32(in + 16);
-    f->zero = tcp__get32(in + 20);
-    f->len = get64(in + 24);
-    f->a = get64(in + 32);
-    f->b = get64(in + 40);
-}
 
 /* ---- requests and messages ---- */
 
@@ -199,11 +155,11 @@ static int flush(tcp_rank *t, tcp_peer *p)
         int k = 0;
         size_t asked = 0;
         for (tcp_req *r = p->head; r && k + 2 <= IOV_BATCH; r = (tcp_req *)r->x.next) {
-            if (r->sent < TCP_HDR) {
-                iov[k++] = (struct iovec){r->hdr + r->sent, TCP_HDR - (size_t)r->sent};
-                asked += TCP_HDR - (size_t)r->sent;
+            if (r->sent < WIRE_HDR) {
+                iov[k++] = (struct iovec){r->hdr + r->sent, WIRE_HDR - (size_t)r->sent};
+                asked += WIRE_HDR - (size_t)r->sent;
             }
-            uint64_t poff = r->sent > TCP_HDR ? r->sent - TCP_HDR : 0;
+            uint64_t poff = r->sent > WIRE_HDR ? r->sent - WIRE_HDR : 0;
             if (r->plen > poff) {
                 iov[k++] = (struct iovec){(void *)(r->payload + poff), (size_t)(r->plen - poff)};
                 asked += (size_t)(r->plen - poff);
@@ -228,7 +184,7 @@ static int flush(tcp_rank *t, tcp_peer *p)
             tcp_req *r = p->head;
             if (r->sent == 0 && r->x.kind == XFER_SEND && r->x.phase == PH_EAGER && !r->x.started)
                 r->x.started = now;
-            uint64_t need = TCP_HDR + r->plen - r->sent, take = need < left ? need : left;
+            uint64_t need = WIRE_HDR + r->plen - r->sent, take = need < left ? need : left;
             r->sent += take;
             left -= take;
             if (take < need)
@@ -271,7 +227,7 @@ static void send_ctrl(tcp_rank *t, tcp_peer *p, uint8_t kind, uint64_t len, uint
         return;
     }
     r->x.kind = XFER_CTRL;
-    tcp__frame_make(r->hdr, kind, t->me, 0, 0, len, a, b);
+    wire_hdr_make(r->hdr, kind, t->me, 0, 0, len, a, b);
     enqueue(t, p, r);
 }
 
@@ -343,7 +299,7 @@ static void body_start(tcp_rank *t, tcp_peer *p, void *dst, uint64_t len, tcp_re
 }
 
 /* A new message's envelope from p: matched to a posted receive, or kept. */
-static void arrive(tcp_rank *t, tcp_peer *p, const tcp_frame *f, bool eager)
+static void arrive(tcp_rank *t, tcp_peer *p, const wire_hdr *f, bool eager)
 {
     int src = p->rank;
     tcp_msg *m = (tcp_msg *)xfer_msg_new(&t->x);
@@ -375,19 +331,19 @@ static void bad_frame(tcp_rank *t, tcp_peer *p, const char *fmt, ...)
 
 static void bad_frame(tcp_rank *t, tcp_peer *p, const char *fmt, ...)
 {
-    char why[200];
+    cl_diag why;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
+    vsnprintf(why.msg, sizeof why.msg, fmt, ap);
     va_end(ap);
-    xfer_fatal(&t->x, CL_EPROTO, "rank %d sent a bad frame: %s", p->rank, why);
+    xfer_fatal(&t->x, CL_EPROTO, "rank %d sent a bad frame: %s", p->rank, why.msg);
     close_peer(t, p);
 }
 
 /* One whole header from p: checked, then acted on. */
-static void frame_handle(tcp_rank *t, tcp_peer *p, const tcp_frame *f)
+static void frame_handle(tcp_rank *t, tcp_peer *p, const wire_hdr *f)
 {
-    if (f->magic != TCP_MAGIC || f->version != TCP_VERSION || f->flags || f->zero) {
+    if (!wire_hdr_valid(f)) {
         bad_frame(t, p, "magic %#x, version %u", f->magic, f->version);
         return;
     }
@@ -427,7 +383,7 @@ static void frame_handle(tcp_rank *t, tcp_peer *p, const tcp_frame *f)
         if (t->x.base.tracing)
             r->x.started = rank_now(&t->x.base);
         r->x.phase = PH_DATA;
-        tcp__frame_make(r->hdr, TCP_DATA, t->me, 0, 0, r->x.bytes, f->b, 0);
+        wire_hdr_make(r->hdr, TCP_DATA, t->me, 0, 0, r->x.bytes, f->b, 0);
         r->payload = r->x.sbuf;
         r->plen = r->x.bytes;
         enqueue(t, p, r);
@@ -530,10 +486,10 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
                 body_done(t, p);
             continue;
         }
-        if (p->ilen - p->ioff >= TCP_HDR) {
-            tcp_frame f;
-            tcp__frame_decode(p->ibuf + p->ioff, &f);
-            p->ioff += TCP_HDR;
+        if (p->ilen - p->ioff >= WIRE_HDR) {
+            wire_hdr f;
+            wire_hdr_decode(p->ibuf + p->ioff, &f);
+            p->ioff += WIRE_HDR;
             frame_handle(t, p, &f);
             continue;
         }
@@ -545,7 +501,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
         p->ioff = 0;
         /* Waiting for DATA: read one header at a time, so the body that
          * may follow lands in the receive buffer, not here. */
-        size_t want = p->recvs ? TCP_HDR - have : t->icap - have;
+        size_t want = p->recvs ? WIRE_HDR - have : t->icap - have;
         ssize_t got = recv(p->fd, p->ibuf + have, want, MSG_DONTWAIT);
         if (got <= 0) {
             if (read_failed(t, p, got))
@@ -676,13 +632,13 @@ static int tcp_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
     }
     if (r->x.eager) {
         r->x.phase = PH_EAGER;
-        tcp__frame_make(r->hdr, TCP_EAGER, t->me, tag, ctx, bytes, r->x.sum, 0);
+        wire_hdr_make(r->hdr, TCP_EAGER, t->me, tag, ctx, bytes, r->x.sum, 0);
         r->payload = buf;
         r->plen = bytes;
     } else {
         r->x.phase = PH_RTS;
         r->id = ++t->next_id;
-        tcp__frame_make(r->hdr, TCP_RTS, t->me, tag, ctx, bytes, r->x.sum, r->id);
+        wire_hdr_make(r->hdr, TCP_RTS, t->me, tag, ctx, bytes, r->x.sum, r->id);
     }
     enqueue(t, p, r);
     return 0;
@@ -694,7 +650,7 @@ static int tcp_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
 static void tcp_block(real_rank *base, cl_request **reqs, int n, wf_op call)
 {
     rank_publish_stale(base, reqs, n, call);
-    tcp__progress((tcp_rank *)base, TCP_BLOCK_MS);
+    tcp__progress((tcp_rank *)base, RANK_IDLE_MS);
 }
 
 static const comm_ops tcp_ops = XFER_OPS(tcp_isend);

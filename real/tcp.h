@@ -10,19 +10,17 @@
  *               strangers away.
  *   tcp.c       messages: frames, eager and rendezvous, the progress
  *               engine, comm_ops (matching, completion and records are
- *               real/xfer.c's, shared with shm).
+ *               real/xfer.c's, shared with shm and rdma).
  *
  * Every rank has one epoll set.  What an event points to starts with a
  * tcp_ev saying what it is: the listening socket, a connection still in its
  * handshake (tcp_conn.c's), or an authenticated peer (tcp_peer).
  *
- * The wire.  Every frame, the handshake's included, starts with a 48-byte
- * big-endian header:
- *     0 magic "CLTP"   4 version   5 kind   6 flags (0)   8 source rank
- *    12 tag   16 ctx   20 zero     24 length            32 a   40 b
- * whose length and words mean what the kind says (below).  Nothing read
- * from a socket is used as a size, an index or a pointer before it is
- * checked against what the reader expects.
+ * The wire is real/wire.h's frame format (a 48-byte big-endian header:
+ * source rank, tag, ctx, length and two words a and b whose meaning is the
+ * kind's, below), and a connection is proven by real/handshake.h's
+ * challenge-response.  Nothing read from a socket is used as a size, an
+ * index or a pointer before it is checked against what the reader expects.
  */
 #ifndef REAL_TCP_H
 #define REAL_TCP_H
@@ -33,14 +31,10 @@
 
 #include "core/match.h"
 #include "real/auth.h"
+#include "real/handshake.h"
 #include "real/launch.h"
+#include "real/wire.h"
 #include "real/xfer.h"
-
-#define TCP_MAGIC 0x434c5450u /* "CLTP" */
-#define TCP_VERSION 1
-#define TCP_HDR 48            /* bytes of a frame header */
-#define TCP_NONCE 32          /* bytes of a handshake nonce */
-#define TCP_BLOCK_MS 50       /* a blocked rank looks around this often anyway */
 
 enum {
     TCP_EAGER = 1,   /* len: data bytes that follow; a: checksum */
@@ -49,23 +43,7 @@ enum {
     TCP_NACK,        /* a: send id (the message did not fit: it is dropped) */
     TCP_DATA,        /* len: data bytes that follow; a: receive id */
     TCP_BYE,         /* the sender is done and will close */
-    TCP_CHALLENGE = 16, /* acceptor -> connector; len: TCP_NONCE, its nonce follows */
-    TCP_RESPONSE,    /* connector -> acceptor; b: the acceptor's rank; len:
-                        TCP_NONCE + AUTH_MAC_BYTES, nonce and MAC follow */
-    TCP_ACCEPT,      /* acceptor -> connector; len: AUTH_MAC_BYTES, its MAC follows */
-};
-
-typedef struct tcp_frame { /* a decoded header */
-    uint32_t magic;
-    uint8_t version, kind;
-    uint16_t flags;  /* 0 */
-    uint32_t src;    /* the sender's rank, as it claims */
-    int32_t tag;
-    uint32_t ctx;
-    uint32_t zero;   /* 0 */
-    uint64_t len;    /* bytes (see the kinds) */
-    uint64_t a, b;   /* protocol words (see the kinds) */
-} tcp_frame;
+};                   /* 16..18: the handshake's (real/wire.h) */
 
 /* ---- the launcher's shared area ---- */
 
@@ -131,25 +109,6 @@ typedef struct tcp_rank {
     size_t icap;           /* bytes of an input buffer */
     bool closing;          /* in rank_close: a lost peer is no news */
 } tcp_rank;
-
-/* ---- the wire (cannot fail) ---- */
-
-static inline void tcp__put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (24 - 8 * i));
-}
-
-static inline uint32_t tcp__get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* Writes a TCP_HDR-byte header at out. */
-void tcp__frame_make(unsigned char *out, uint8_t kind, int src, int tag, uint32_t ctx,
-                     uint64_t len, uint64_t a, uint64_t b);
-/* Decodes the TCP_HDR bytes at in; checks nothing. */
-void tcp__frame_decode(const unsigned char *in, tcp_frame *f);
 
 /* ---- tcp_conn.c ---- */
 

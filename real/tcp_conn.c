@@ -6,7 +6,7 @@
  * picks, or the --listen address; across hosts, the address that reaches
  * rank 0's rendezvous) and learns every other rank's listening address
  * from the job's address slots, where each rank publishes its own (the
- * launcher relays them between hosts: real/boot.c), and the job's secret
+ * launcher relays them between hosts: real/relay.c), and the job's secret
  * from the launcher's shared area.  Each
  * pair of ranks then shares one connection, made by the lower rank;
  * TCP_NODELAY, non-blocking, in the rank's epoll set.  All connections are
@@ -14,16 +14,10 @@
  * listening socket stays open for the whole run: a stranger who connects
  * meets the handshake, is refused, and the run goes on.
  *
- * Handshake (the per-job secret, proven without sending it).  The accepting
- * rank j sends CHALLENGE with a fresh 32-byte nonce Na; the connecting rank
- * i answers RESPONSE with its own nonce Nc and
- *     HMAC-SHA256(secret, "commlab-tcp connect" || Na || Nc || i || j);
- * j checks it in constant time and answers ACCEPT with
- *     HMAC-SHA256(secret, "commlab-tcp accept" || Nc || Na || j || i),
- * which i checks.  Both sides prove the secret over fresh nonces (no
- * replay), with a label per direction (no reflection: neither answer can be
- * turned into the other), bound to both ranks.  The acceptor computes
- * nothing keyed before the connector has proven itself.
+ * Handshake: real/handshake.h's challenge-response over the job's secret,
+ * the accepting rank the acceptor, each frame real/wire.h's (RESPONSE's b:
+ * the rank asked for).  The acceptor computes nothing keyed before the
+ * connector has proven itself.
  *
  * Refusals.  An incoming connection with a bad magic, version, kind or
  * length, an impossible rank (out of range, not lower than ours, already
@@ -56,8 +50,7 @@
 #define LOSS_GRACE_NS 500000000L /* local runs: see tcp.c's lost() */
 #define MAX_STRANGERS 64         /* incoming handshakes at once beyond the lower ranks */
 
-static const char CONNECT_LABEL[] = "commlab-tcp connect";
-static const char ACCEPT_LABEL[] = "commlab-tcp accept";
+static const char PURPOSE[] = "commlab-tcp"; /* bound into the handshake's MACs */
 
 enum { HS_CONNECTING, HS_CHALLENGE, HS_RESPONSE, HS_ACCEPT }; /* what it waits for */
 
@@ -68,9 +61,9 @@ struct tcp_hs { /* a connection that has not proven the secret yet */
     int peer;              /* the rank (outgoing: the one we called) or -1 */
     bool outgoing;
     int step;              /* HS_* */
-    unsigned char buf[TCP_HDR + TCP_NONCE + AUTH_MAC_BYTES];
+    unsigned char buf[WIRE_HDR + WIRE_NONCE + AUTH_MAC_BYTES];
     size_t got, want;      /* bytes read of the frame awaited, its size */
-    unsigned char mine[TCP_NONCE], theirs[TCP_NONCE];
+    handshake auth;        /* nonces and ranks of the challenge-response */
     double deadline;       /* job_now() seconds */
     char from[80];         /* the other end, printable */
 };
@@ -102,22 +95,6 @@ static void set_nodelay(int fd)
 
 /* ---- handshakes ---- */
 
-static void hs_mac(const tcp_rank *t, const char *label, const unsigned char *n1,
-                   const unsigned char *n2, uint32_t r1, uint32_t r2,
-                   unsigned char mac[AUTH_MAC_BYTES])
-{
-    unsigned char ranks[8];
-    tcp__put32(ranks, r1);
-    tcp__put32(ranks + 4, r2);
-    auth_hmac m;
-    auth_hmac_init(&m, t->secret, sizeof t->secret);
-    auth_hmac_add(&m, label, strlen(label) + 1);
-    auth_hmac_add(&m, n1, TCP_NONCE);
-    auth_hmac_add(&m, n2, TCP_NONCE);
-    auth_hmac_add(&m, ranks, sizeof ranks);
-    auth_hmac_finish(&m, mac);
-}
-
 static void hs_drop(tcp_rank *t, tcp_hs *hs, bool close_fd)
 {
     for (tcp_hs **at = &t->hs; *at; at = &(*at)->next)
@@ -143,14 +120,14 @@ static void hs_fail(tcp_rank *t, tcp_hs *hs, const char *fmt, ...)
 
 static void hs_fail(tcp_rank *t, tcp_hs *hs, const char *fmt, ...)
 {
-    char why[200];
+    cl_diag why;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
+    vsnprintf(why.msg, sizeof why.msg, fmt, ap);
     va_end(ap);
     if (hs->outgoing && !t->x.failed) {
         xfer_fatal(&t->x, CL_EPEER, "the handshake with rank %d at %s failed: %s", hs->peer,
-                   hs->from, why);
+                   hs->from, why.msg);
         /* Most likely that rank died: let the launcher report it first
          * (see tcp.c's lost()). */
         if (t->loss_grace_ns > 0) {
@@ -160,7 +137,7 @@ static void hs_fail(tcp_rank *t, tcp_hs *hs, const char *fmt, ...)
     } else if (!hs->outgoing && atomic_fetch_add(&t->area->refusals, 1) == 0) {
         char line[400];
         int n = snprintf(line, sizeof line, "commlab: rank %d: refused a connection from %s: "
-                         "%s\n", t->me, hs->from, why);
+                         "%s\n", t->me, hs->from, why.msg);
         if (n > (int)sizeof line - 1)
             n = (int)sizeof line - 1;
         if (write(STDERR_FILENO, line, (size_t)n) < 0) {
@@ -184,6 +161,7 @@ static tcp_hs *hs_new(tcp_rank *t, int fd, bool outgoing, int peer,
      * busy machine: it gets as long as the setup does (and 2 s more once
      * setup is over, see connect_all). */
     hs->deadline = job_now() + (outgoing || !t->setup_done ? SETUP_SECONDS : HANDSHAKE_SECONDS);
+    handshake_init(&hs->auth, t->secret, PURPOSE, t->me, peer);
     tcp__addr_str(hs->from, sizeof hs->from, sa);
     hs->next = t->hs;
     t->hs = hs;
@@ -245,17 +223,20 @@ static void hs_incoming(tcp_rank *t, int fd, const struct sockaddr_storage *sa)
         hs_fail(t, hs, "epoll: %s", strerror(errno));
         return;
     }
-    if (auth_random(hs->mine, TCP_NONCE)) {
+    wire_challenge ch;
+    if (handshake_challenge(&hs->auth, &ch)) {
         hs_fail(t, hs, "no random nonce: %s", strerror(errno));
         return;
     }
-    unsigned char out[TCP_HDR + TCP_NONCE];
-    tcp__frame_make(out, TCP_CHALLENGE, t->me, 0, 0, TCP_NONCE, 0, 0);
-    memcpy(out + TCP_HDR, hs->mine, TCP_NONCE);
-    if (!hs_send(t, hs, out, sizeof out))
+    unsigned char out[WIRE_HDR + WIRE_NONCE];
+    wire_w w;
+    wire_w_init(&w, out + WIRE_HDR, sizeof out - WIRE_HDR);
+    wire_challenge_put(&w, &ch);
+    wire_hdr_make(out, WIRE_CHALLENGE, t->me, 0, 0, w.len, 0, 0);
+    if (!hs_send(t, hs, out, WIRE_HDR + w.len))
         return;
     hs->step = HS_RESPONSE;
-    hs->want = TCP_HDR + TCP_NONCE + AUTH_MAC_BYTES;
+    hs->want = WIRE_HDR + WIRE_NONCE + AUTH_MAC_BYTES;
 }
 
 void tcp__accept(tcp_rank *t)
@@ -277,13 +258,13 @@ void tcp__accept(tcp_rank *t)
 /* The header of the frame hs waits for is here: is it the one expected? */
 static bool hs_check_header(tcp_rank *t, tcp_hs *hs)
 {
-    tcp_frame f;
-    tcp__frame_decode(hs->buf, &f);
-    uint8_t kind = hs->step == HS_RESPONSE ? TCP_RESPONSE
-                   : hs->step == HS_CHALLENGE ? TCP_CHALLENGE : TCP_ACCEPT;
-    uint64_t len = hs->want - TCP_HDR;
-    if (f.version != TCP_VERSION) {
-        hs_fail(t, hs, "protocol version %u, not %d", f.version, TCP_VERSION);
+    wire_hdr f;
+    wire_hdr_decode(hs->buf, &f);
+    uint8_t kind = hs->step == HS_RESPONSE ? WIRE_RESPONSE
+                   : hs->step == HS_CHALLENGE ? WIRE_CHALLENGE : WIRE_ACCEPT;
+    uint64_t len = hs->want - WIRE_HDR;
+    if (f.version != WIRE_VERSION) {
+        hs_fail(t, hs, "protocol version %u, not %d", f.version, WIRE_VERSION);
         return false;
     }
     if (f.kind != kind || f.flags || f.zero) {
@@ -315,17 +296,19 @@ static bool hs_check_header(tcp_rank *t, tcp_hs *hs)
         return false;
     }
     hs->peer = (int)f.src;
+    hs->auth.peer = f.src;
     return true;
 }
 
 /* The frame hs waited for is whole: act on it. */
 static void hs_frame(tcp_rank *t, tcp_hs *hs)
 {
-    unsigned char mac[AUTH_MAC_BYTES];
+    wire_r in;
+    wire_r_init(&in, hs->buf + WIRE_HDR, hs->want - WIRE_HDR);
     if (hs->step == HS_RESPONSE) { /* we accepted: the connector proves itself */
-        const unsigned char *nonce = hs->buf + TCP_HDR, *theirs = hs->buf + TCP_HDR + TCP_NONCE;
-        hs_mac(t, CONNECT_LABEL, hs->mine, nonce, (uint32_t)hs->peer, (uint32_t)t->me, mac);
-        if (!auth_equal(mac, theirs, AUTH_MAC_BYTES)) {
+        wire_response resp;
+        wire_accept acc;
+        if (wire_response_get(&in, &resp) || handshake_check(&hs->auth, &resp, &acc)) {
             hs_fail(t, hs, "bad handshake");
             return;
         }
@@ -333,36 +316,41 @@ static void hs_frame(tcp_rank *t, tcp_hs *hs)
             hs_fail(t, hs, "it announced rank %d, which is already connected", hs->peer);
             return;
         }
-        unsigned char out[TCP_HDR + AUTH_MAC_BYTES];
-        tcp__frame_make(out, TCP_ACCEPT, t->me, 0, 0, AUTH_MAC_BYTES, 0, 0);
-        hs_mac(t, ACCEPT_LABEL, nonce, hs->mine, (uint32_t)t->me, (uint32_t)hs->peer,
-               out + TCP_HDR);
-        if (hs_send(t, hs, out, sizeof out))
+        unsigned char out[WIRE_HDR + AUTH_MAC_BYTES];
+        wire_w w;
+        wire_w_init(&w, out + WIRE_HDR, sizeof out - WIRE_HDR);
+        wire_accept_put(&w, &acc);
+        wire_hdr_make(out, WIRE_ACCEPT, t->me, 0, 0, w.len, 0, 0);
+        if (hs_send(t, hs, out, WIRE_HDR + w.len))
             hs_promote(t, hs, hs->peer);
         return;
     }
     if (hs->step == HS_CHALLENGE) { /* we connected: prove ourselves */
-        memcpy(hs->theirs, hs->buf + TCP_HDR, TCP_NONCE);
-        if (auth_random(hs->mine, TCP_NONCE)) {
+        wire_challenge ch;
+        wire_response resp;
+        if (wire_challenge_get(&in, &ch)) {
+            hs_fail(t, hs, "a bad challenge");
+            return;
+        }
+        if (handshake_respond(&hs->auth, &ch, &resp)) {
             hs_fail(t, hs, "no random nonce: %s", strerror(errno));
             return;
         }
-        unsigned char out[TCP_HDR + TCP_NONCE + AUTH_MAC_BYTES];
-        tcp__frame_make(out, TCP_RESPONSE, t->me, 0, 0, TCP_NONCE + AUTH_MAC_BYTES, 0,
-                   (uint64_t)hs->peer);
-        memcpy(out + TCP_HDR, hs->mine, TCP_NONCE);
-        hs_mac(t, CONNECT_LABEL, hs->theirs, hs->mine, (uint32_t)t->me, (uint32_t)hs->peer,
-               out + TCP_HDR + TCP_NONCE);
-        if (!hs_send(t, hs, out, sizeof out))
+        unsigned char out[WIRE_HDR + WIRE_NONCE + AUTH_MAC_BYTES];
+        wire_w w;
+        wire_w_init(&w, out + WIRE_HDR, sizeof out - WIRE_HDR);
+        wire_response_put(&w, &resp);
+        wire_hdr_make(out, WIRE_RESPONSE, t->me, 0, 0, w.len, 0, (uint64_t)hs->peer);
+        if (!hs_send(t, hs, out, WIRE_HDR + w.len))
             return;
         hs->step = HS_ACCEPT;
         hs->got = 0;
-        hs->want = TCP_HDR + AUTH_MAC_BYTES;
+        hs->want = WIRE_HDR + AUTH_MAC_BYTES;
         return;
     }
     /* HS_ACCEPT: the acceptor proves itself */
-    hs_mac(t, ACCEPT_LABEL, hs->mine, hs->theirs, (uint32_t)hs->peer, (uint32_t)t->me, mac);
-    if (!auth_equal(mac, hs->buf + TCP_HDR, AUTH_MAC_BYTES)) {
+    wire_accept acc;
+    if (wire_accept_get(&in, &acc) || handshake_finish(&hs->auth, &acc)) {
         hs_fail(t, hs, "it does not know the job's secret");
         return;
     }
@@ -387,7 +375,7 @@ void tcp__hs_event(tcp_rank *t, tcp_ev *e, uint32_t events)
         epoll_ctl(t->ep, EPOLL_CTL_MOD, hs->fd, &ev);
         hs->step = HS_CHALLENGE;
         hs->got = 0;
-        hs->want = TCP_HDR + TCP_NONCE;
+        hs->want = WIRE_HDR + WIRE_NONCE;
         return;
     }
     /* Exact reads: what follows the handshake belongs to the connection. */
@@ -406,11 +394,11 @@ void tcp__hs_event(tcp_rank *t, tcp_ev *e, uint32_t events)
         }
         size_t before = hs->got;
         hs->got += (size_t)got;
-        if (before < 4 && hs->got >= 4 && tcp__get32(hs->buf) != TCP_MAGIC) {
+        if (before < 4 && hs->got >= 4 && wire_get32(hs->buf) != WIRE_MAGIC) {
             hs_fail(t, hs, "bad magic");
             return;
         }
-        if (before < TCP_HDR && hs->got >= TCP_HDR && !hs_check_header(t, hs))
+        if (before < WIRE_HDR && hs->got >= WIRE_HDR && !hs_check_header(t, hs))
             return;
     }
     hs_frame(t, hs);
@@ -603,10 +591,10 @@ static int connect_all(tcp_rank *t, cl_diag *d)
                        SETUP_SECONDS);
             break;
         }
-        tcp__progress(t, TCP_BLOCK_MS);
+        tcp__progress(t, RANK_IDLE_MS);
     }
     if (t->x.failed)
-        return diag_set(d, t->x.failed, "rank %d: %s", t->me, t->x.base.detail);
+        return diag_set(d, t->x.failed, "rank %d: %s", t->me, t->x.base.detail.msg);
     t->setup_done = true;
     double now = job_now();
     for (tcp_hs *hs = t->hs; hs; hs = hs->next)

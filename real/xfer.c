@@ -1,6 +1,6 @@
 /*
  * xfer.c - a measured rank's messages: the pools, matching, completion and
- * records that shm and tcp share (see xfer.h).
+ * records that every real transport (shm, tcp and rdma) shares (see xfer.h).
  */
 #include "real/xfer.h"
 
@@ -53,12 +53,10 @@ void xfer_fatal(xfer_rank *x, int err, const char *fmt, ...)
     if (x->failed)
         return;
     x->failed = err;
-    char msg[300];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    diag_vfirst(&x->base.detail, err, fmt, ap);
     va_end(ap);
-    rank_detail(&x->base, "%s", msg);
 }
 
 /* ---- pools ---- */

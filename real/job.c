@@ -1,0 +1,96 @@
+/* job.c - the clock, the address slots and the slots' seqlock; see job.h. */
+#include "real/job.h"
+
+#include <assert.h>
+#include <string.h>
+#include <time.h>
+
+#include "commlab.h"
+
+double job_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- the seqlock: seq is odd while the wait is written ---- */
+
+void job_slot_wait_begin(job_slot *s, wf_op call, int iter)
+{
+    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    s->wait.call = (uint32_t)call;
+    s->wait.npending = 0;
+    s->wait.nwaiting = 0;
+    s->wait.iter = iter;
+}
+
+void job_slot_wait_add(job_slot *s, const wf_pending *op)
+{
+    if (s->wait.npending < JOB_MAX_PENDING)
+        s->wait.pending[s->wait.npending++] = *op;
+    s->wait.nwaiting++;
+}
+
+void job_slot_wait_end(job_slot *s)
+{
+    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    atomic_store_explicit(&s->seq, q + 1, memory_order_release);
+}
+
+void job_slot_wait_set(job_slot *s, const job_wait *w)
+{
+    assert(w->npending <= JOB_MAX_PENDING);
+    job_slot_wait_begin(s, (wf_op)w->call, w->iter);
+    s->wait.npending = w->npending;
+    s->wait.nwaiting = w->nwaiting;
+    memcpy(s->wait.pending, w->pending, w->npending * sizeof *w->pending);
+    job_slot_wait_end(s);
+}
+
+uint32_t job_slot_wait_read(const job_slot *s, job_wait *copy)
+{
+    for (;;) {
+        uint32_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
+        if (q & 1)
+            continue;
+        copy->call = s->wait.call;
+        copy->npending = s->wait.npending < JOB_MAX_PENDING ? s->wait.npending
+                                                            : JOB_MAX_PENDING;
+        copy->nwaiting = s->wait.nwaiting;
+        copy->iter = s->wait.iter;
+        memcpy(copy->pending, s->wait.pending, copy->npending * sizeof *copy->pending);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->seq, memory_order_relaxed) == q)
+            return q;
+    }
+}
+
+/* ---- addresses ---- */
+
+void job_addr_publish(const job *j, int rank, const void *addr, size_t len)
+{
+    assert(len <= JOB_ADDR_MAX);
+    job_addr *a = &j->addrs[rank];
+    memcpy(a->bytes, addr, len);
+    a->len = (uint32_t)len;
+    atomic_store_explicit(&a->ready, 1, memory_order_release);
+}
+
+int job_addr_wait(const job *j, int rank, void *out, size_t cap, size_t *len, double deadline)
+{
+    const job_addr *a = &j->addrs[rank];
+    while (!atomic_load_explicit(&a->ready, memory_order_acquire)) {
+        if (job_now() > deadline)
+            return CL_ETIMEOUT;
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (a->len > cap || a->len > JOB_ADDR_MAX)
+        return CL_EPROTO;
+    memcpy(out, a->bytes, a->len);
+    *len = a->len;
+    return 0;
+}
