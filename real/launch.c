@@ -18,6 +18,7 @@
 #include "core/units.h"
 #include "core/waitfor.h"
 #include "real/bind.h"
+#include "real/netlab.h"
 
 #define TICK_NS 10000000L         /* the watchdog looks every 10 ms */
 #define RECORDS_PER_RUN (1u << 20) /* records kept over all ranks with --trace */
@@ -102,6 +103,8 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     cl_diag d = {{0}};
     real_rank *r = NULL;
     int err = real_binder_apply(b, rank, &d);
+    if (!err && j->netlab) /* before the transport opens a socket */
+        err = netlab_enter(j->netlab, rank, &d);
     if (!err)
         err = t->rank_open(&r, j, rank, o, &d);
     if (!err && o->debug && (err = debug_attach(&r->comm)))
@@ -354,6 +357,10 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
         return diag_set(&res->diag, CL_EINVAL, "unknown transport '%s'", o->backend);
     if (o->nranks < 1 || o->iters < 1 || o->warmup < 0)
         return diag_set(&res->diag, CL_EINVAL, "bad run options");
+    if (o->netlab_rate > 0 && (t != &tcp_transport || o->boot || o->listen))
+        return diag_set(&res->diag, CL_EINVAL, "--netlab runs every rank of a local tcp run "
+                        "in a namespace of its own: not with %s", o->boot ? "a world of "
+                        "processes started elsewhere" : o->listen ? "--listen" : o->backend);
     res->iters = o->iters;
     res->iter_time = calloc((size_t)o->iters, sizeof(double));
     pid_t *pids = calloc((size_t)o->nranks, sizeof *pids);
@@ -400,7 +407,14 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     pid_t self = getpid();
     if (o->boot)
         boot_run_begin(o->boot, &j);
-    for (int i = 0; i < o->nranks; i++) {
+    /* --netlab: built while the signals are blocked, so a Ctrl-C now is
+     * acted on by watch() below, and torn down once every rank is reaped,
+     * whether the run ended, failed or was interrupted (real/netlab.h). */
+    netlab *nl = NULL;
+    int lab_err = o->netlab_rate > 0 ? netlab_create(&nl, o->nranks, o->netlab_rate, &res->diag)
+                                     : 0;
+    j.netlab = nl;
+    for (int i = 0; i < o->nranks && !lab_err; i++) { /* none on failure: watch() returns */
         if (j.only >= 0 && i != j.only)
             continue;
         pid_t pid = fork();
@@ -414,6 +428,7 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
         l.alive++;
     }
     watch(&l, &set);
+    netlab_destroy(nl);
     /* Signals still pending: an interrupt counts even when the ranks it
      * also reached were reaped first (a terminal's Ctrl-C hits them all). */
     struct timespec zero = {0, 0};
@@ -433,7 +448,7 @@ int real_run(const real_opts *o, cl_pattern_fn *fn, const cl_args *args, real_re
     munmap(j.map, j.map_bytes);
     real_binder_destroy(b);
     free(pids);
-    return err;
+    return lab_err ? lab_err : err;
 }
 
 void real_result_release(real_result *res)
