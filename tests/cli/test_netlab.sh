@@ -85,6 +85,9 @@ else bad "pingpong over --netlab $rate: $bw B/s, want between 40% and 100% of $r
 clean "a pingpong"
 run 0 run pingpong --backend tcp --netlab "$rate" --bytes 1MiB -i 2 --check
 has "$out" "pingpong on tcp (netlab 1 Gbit/s per port): 2 ranks"
+run 0 run pingpong --backend tcp --netlab "$rate" --bytes 64KiB -i 2 --json
+json "--netlab --json"
+has "$out" '"netlab_port_Bps": 125000000'
 clean "a checked pingpong"
 
 # Incast: 4 ranks send 16 MiB to rank 0 at once.  Each sender's own port
