@@ -33,7 +33,7 @@ struct netlab {
     int made;          /* rank namespaces added so far (0 .. made-1) */
     bool hub;          /* the hub namespace was added */
     double rate;       /* bytes per second, each way per port */
-    char (*addr)[16];  /* nranks: "169.254.100.<i+1>" */
+    char (*addr)[24];  /* nranks: "169.254.100.<i+1>" */
 };
 
 /* "clnl-P-hub" for rank < 0, else "clnl-P-<rank>". */
@@ -171,7 +171,7 @@ static void reap_stale(pid_t self)
             names = m;
             cap = ncap;
         }
-        snprintf(names[n++], sizeof *names, "%s", s);
+        memcpy(names[n++], s, strlen(s) + 1); /* fits: checked above */
     }
     closedir(dir);
     for (size_t i = 0; i < n; i++)
