@@ -33,6 +33,7 @@ typedef enum backend_opt {
     BOPT_SHM_COPY, /* --shm-copy */
     BOPT_LISTEN,   /* --listen */
     BOPT_PROVIDER, /* --provider */
+    BOPT_NETLAB,   /* --netlab */
     BOPT_COUNT
 } backend_opt;
 

@@ -17,6 +17,7 @@
 #include "core/trace.h"
 #include "core/units.h"
 #include "real/launch.h"
+#include "real/netlab.h"
 #include "real/world.h"
 #include "sim/engine.h"
 #include "sim/net.h"
@@ -63,6 +64,11 @@ const char cmd_run_usage[] =
     "                           shm only\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on (default\n"
     "                           127.0.0.1); every connection proves a per-job secret\n"
+    "      --netlab RATE        tcp, root only: every rank in a network namespace of\n"
+    "                           its own, all joined by a bridge through veth ports\n"
+    "                           limited to RATE each way with tc tbf (e.g. 1Gbit/s): a\n"
+    "                           switch whose shared ports show contention (incast);\n"
+    "                           removed at the end, on Ctrl-C and on failure\n"
     "processes started elsewhere (tcp, rdma; one process per rank):\n"
     "      --rank R --world N   this process is rank R of N; or from the environment:\n"
     "                           RANK/WORLD_SIZE (torchrun's), OMPI_COMM_WORLD_RANK/\n"
@@ -113,6 +119,7 @@ const char cmd_run_usage[] =
     "  commlab run pingpong --backend shm --sizes 8:4MiB:x8\n"
     "  commlab run deadlock --backend shm --bytes 1MiB   # measured: exit 3 too\n"
     "  commlab run pingpong --backend tcp --sizes 8:4MiB:x8\n"
+    "  sudo commlab run pingpong --backend tcp --netlab 1Gbit/s --bytes 16MiB\n"
     "  mpirun -np 4 commlab run ring --backend tcp\n"
     "  COMMLAB_SECRET=... commlab run ring --backend tcp --rank 1 --world 2 \\\n"
     "      --master node0:29500                          # on the second host\n"
@@ -131,7 +138,7 @@ enum {
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
-    OPT_DEBUG,
+    OPT_DEBUG, OPT_NETLAB,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -176,6 +183,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"world", required_argument, NULL, OPT_WORLD},
         {"join-timeout", required_argument, NULL, OPT_JOIN_TIMEOUT},
         {"provider", required_argument, NULL, OPT_PROVIDER},
+        {"netlab", required_argument, NULL, OPT_NETLAB},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -202,6 +210,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_SHM_COPY: backend_give(&o->given, BOPT_SHM_COPY, name, optarg); break;
         case OPT_LISTEN: backend_give(&o->given, BOPT_LISTEN, name, optarg); break;
         case OPT_PROVIDER: backend_give(&o->given, BOPT_PROVIDER, name, optarg); break;
+        case OPT_NETLAB: backend_give(&o->given, BOPT_NETLAB, name, optarg); break;
         }
         switch (c) {
         case 'b': o->backend = optarg; break;
@@ -255,6 +264,12 @@ static int parse_args(int argc, char **argv, run_opts *o)
             break;
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_PROVIDER: o->provider = optarg; break;
+        case OPT_NETLAB:
+            if (units_parse_bandwidth(optarg, "--netlab", &o->netlab, &d))
+                rc = cli_diag(&d, CLI_EXIT_USAGE);
+            else if (!(o->netlab >= 1000))
+                rc = cli_error("--netlab needs a rate of at least 8kbit/s, got '%s'", optarg);
+            break;
         case OPT_SHM_COPY:
             if (strcmp(optarg, "auto") == 0)
                 o->copy = SHM_COPY_AUTO;
@@ -337,6 +352,23 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     auth_sha256_finish(&h, out);
 }
 
+/* --netlab: a local tcp run only (real/netlab.h); after find_world. */
+static int validate_netlab(const run_opts *o)
+{
+    if (!o->netlab)
+        return 0;
+    if (o->listen)
+        return cli_error("--netlab gives every rank an address of its own: leave --listen "
+                         "out");
+    if (o->world.size)
+        return cli_error("--netlab forks every rank on this host: not in a world of "
+                         "processes started elsewhere (%s)", o->world.source);
+    if (o->ranks > NETLAB_MAX_RANKS)
+        return cli_error("--netlab runs at most %d ranks, got -n %d", NETLAB_MAX_RANKS,
+                         o->ranks);
+    return 0;
+}
+
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
@@ -350,6 +382,8 @@ static int validate(run_opts *o)
         return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'",
                          o->listen);
     if (measured && (rc = find_world(o)))
+        return rc;
+    if ((rc = validate_netlab(o)))
         return rc;
     if (o->iters == 0)
         o->iters = measured ? 10 : 1;
@@ -442,10 +476,15 @@ static const char *copy_name(shm_copy c)
 
 static void print_text(const run_opts *o, const run_env *env, const run_row *rows, size_t n)
 {
-    char el[UNITS_BUF];
+    char el[UNITS_BUF], lab[64] = "", rate[32];
+    if (o->netlab) {
+        netlab_rate_str(rate, sizeof rate, o->netlab);
+        snprintf(lab, sizeof lab, " (netlab %s per port)", rate);
+    }
     if (o->be->measured)
-        printf("%s on %s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
-               "warm-up\n\n", o->pattern->name, o->backend, o->ranks, env->binding, env->cores,
+        printf("%s on %s%s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
+               "warm-up\n\n", o->pattern->name, o->backend, lab, o->ranks, env->binding,
+               env->cores,
                units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
                o->warmup);
     else
@@ -504,6 +543,8 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
         json_kv_uint(&w, "cores", (uint64_t)env->cores);
         if (o->be->takes & BOPT(BOPT_SHM_COPY))
             json_kv_string(&w, "shm_copy", copy_name(o->copy));
+        if (o->netlab)
+            json_kv_number(&w, "netlab_port_Bps", o->netlab);
         json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     } else {
         json_kv_string(&w, "model", o->model);

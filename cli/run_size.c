@@ -16,6 +16,7 @@ int run_exit_code(int status, const run_env *env)
     case 0: return CLI_EXIT_OK;
     case CL_ECHECK: return CLI_EXIT_CHECK;
     case CL_EDEADLOCK: return CLI_EXIT_DEADLOCK;
+    case CL_ENOSYS: return CLI_EXIT_USAGE; /* this machine cannot (--netlab without root) */
     default: return CLI_EXIT_FAILED;
     }
 }
@@ -81,8 +82,8 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
 {
     real_opts ro = {
         .job = job_of(o, bytes, log), .backend = o->backend, .bind = o->bind, .copy = o->copy,
-        .listen = o->listen, .provider = o->provider, .deadlock_timeout = o->deadlock_timeout,
-        .warn = first ? stderr : NULL, .boot = o->boot,
+        .listen = o->listen, .provider = o->provider, .netlab_rate = o->netlab,
+        .deadlock_timeout = o->deadlock_timeout, .warn = first ? stderr : NULL, .boot = o->boot,
     };
     ro.job.payload = true;
     run_result res;

@@ -40,6 +40,7 @@ typedef struct run_opts {
     bool debug;             /* --debug: buffer misuse checks (core/debug.h) */
     shm_copy copy;
     const char *listen;     /* tcp: --listen ADDR */
+    double netlab;          /* tcp: --netlab RATE, bytes/s per port each way; 0: off */
     const char *provider;   /* rdma: --provider NAME */
     bool ranks_given;       /* -n was on the command line */
     world_args wargs;       /* tcp: --master, --rank, --world, --join-timeout */

@@ -81,6 +81,8 @@ typedef struct job {
     cl_record *recs;    /* nranks * rec_cap */
     job_addr *addrs;    /* nranks */
     void *transport;    /* the transport's shared area */
+    const struct netlab *netlab; /* --netlab: every rank's namespace and address
+                                    (real/netlab.h); NULL: none */
     void *map;          /* the one mapping all of this lives in */
     size_t map_bytes;
 } job;

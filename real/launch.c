@@ -17,6 +17,7 @@
 #include "core/units.h"
 #include "core/waitfor.h"
 #include "real/bind.h"
+#include "real/netlab.h"
 
 #define TICK_NS 10000000L         /* the watchdog looks every 10 ms */
 #define RECORDS_PER_RUN (1u << 20) /* records kept over all ranks with --trace */
@@ -101,6 +102,8 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     cl_diag d = {{0}};
     real_rank *r = NULL;
     int err = real_binder_apply(b, rank, &d);
+    if (!err && j->netlab) /* before the transport opens a socket */
+        err = netlab_enter(j->netlab, rank, &d);
     if (!err)
         err = t->rank_open(&r, j, rank, o, &d);
     if (!err && o->job.debug && (err = debug_attach(&r->comm)))
@@ -343,6 +346,10 @@ int real_run(const real_opts *o, run_result *res)
         return diag_set(&res->diag, CL_EINVAL, "unknown transport '%s'", o->backend);
     if (o->job.nranks < 1 || o->job.iters < 1 || o->job.warmup < 0 || !o->job.fn)
         return diag_set(&res->diag, CL_EINVAL, "bad run options");
+    if (o->netlab_rate > 0 && (t != &tcp_transport || o->boot || o->listen))
+        return diag_set(&res->diag, CL_EINVAL, "--netlab runs every rank of a local tcp run "
+                        "in a namespace of its own: not with %s", o->boot ? "a world of "
+                        "processes started elsewhere" : o->listen ? "--listen" : o->backend);
     pid_t *pids = calloc((size_t)o->job.nranks, sizeof *pids);
     if (run_result_init(res, o->job.iters) || !pids) {
         free(pids);
@@ -387,7 +394,15 @@ int real_run(const real_opts *o, run_result *res)
     pid_t self = getpid();
     if (o->boot)
         boot_run_begin(o->boot, &j);
-    for (int i = 0; i < o->job.nranks; i++) {
+    /* --netlab: built while the signals are blocked, so a Ctrl-C now is
+     * acted on by watch() below, and torn down once every rank is reaped,
+     * whether the run ended, failed or was interrupted (real/netlab.h). */
+    netlab *nl = NULL;
+    int lab_err = o->netlab_rate > 0
+                      ? netlab_create(&nl, o->job.nranks, o->netlab_rate, &res->diag)
+                      : 0;
+    j.netlab = nl;
+    for (int i = 0; i < o->job.nranks && !lab_err; i++) { /* none on failure: watch() returns */
         if (j.only >= 0 && i != j.only)
             continue;
         pid_t pid = fork();
@@ -401,6 +416,7 @@ int real_run(const real_opts *o, run_result *res)
         l.alive++;
     }
     watch(&l, &set);
+    netlab_destroy(nl);
     /* Signals still pending: an interrupt counts even when the ranks it
      * also reached were reaped first (a terminal's Ctrl-C hits them all). */
     struct timespec zero = {0, 0};
@@ -420,5 +436,5 @@ int real_run(const real_opts *o, run_result *res)
     munmap(j.map, j.map_bytes);
     real_binder_destroy(b);
     free(pids);
-    return err;
+    return lab_err ? lab_err : err;
 }

@@ -31,6 +31,7 @@
  * that peer is needed.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -44,6 +45,7 @@
 #include <unistd.h>
 
 #include "real/tcp.h"
+#include "real/netlab.h"
 
 #define HANDSHAKE_SECONDS 2.0    /* a stranger gets this long to prove the secret */
 #define SETUP_SECONDS 60.0       /* every connection of the job is up by then */
@@ -518,15 +520,28 @@ int tcp__shared_init(void *mem, const real_opts *o, cl_diag *d)
 
 /* Listens where the job says; *mine is the address others connect to (a
  * wildcard address is reached through the area's reach address, when it is
- * of the same family; else through loopback). */
-static int open_listener(tcp_rank *t, struct sockaddr_storage *mine, socklen_t *len, cl_diag *d)
+ * of the same family; else through loopback).  Under --netlab every rank
+ * listens on its own namespace's address instead (real/netlab.h). */
+static int open_listener(tcp_rank *t, const job *j, struct sockaddr_storage *mine,
+                         socklen_t *len, cl_diag *d)
 {
     const tcp_area *a = t->area;
-    int fd = socket(a->listen.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_storage at = a->listen;
+    socklen_t at_len = a->listen_len;
+    if (j->netlab) {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&at;
+        memset(&at, 0, sizeof at);
+        v4->sin_family = AF_INET;
+        int ok = inet_pton(AF_INET, netlab_addr(j->netlab, t->me), &v4->sin_addr);
+        assert(ok == 1 && "netlab addresses are numeric IPv4");
+        (void)ok;
+        at_len = sizeof *v4;
+    }
+    int fd = socket(at.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return diag_set(d, CL_EIO, "rank %d: cannot make a socket: %s", t->me, strerror(errno));
     t->lfd = fd;
-    if (bind(fd, (const struct sockaddr *)&a->listen, a->listen_len) < 0 ||
+    if (bind(fd, (const struct sockaddr *)&at, at_len) < 0 ||
         listen(fd, t->n + MAX_STRANGERS) < 0)
         return diag_set(d, CL_EIO, "rank %d: cannot listen: %s", t->me, strerror(errno));
     *len = sizeof *mine;
@@ -607,7 +622,7 @@ int tcp__connect(tcp_rank *t, const job *j, cl_diag *d)
 {
     struct sockaddr_storage mine;
     socklen_t len = 0;
-    int err = open_listener(t, &mine, &len, d);
+    int err = open_listener(t, j, &mine, &len, d);
     if (!err)
         err = learn_addresses(t, j, &mine, len, d);
     if (!err)

@@ -1,0 +1,172 @@
+#!/bin/sh
+# test_netlab.sh COMMLAB TOOLDIR - `run --backend tcp --netlab RATE`: every
+# rank in a network namespace of its own behind a switch of tbf-limited
+# ports (real/netlab.h).  What it shows: a pingpong's bandwidth is set by
+# the port's rate, not by loopback; senders into one rank share its one
+# port (incast); non-root and misuse are refused with exit 2; and no
+# namespace, veth or bridge is left behind, after a run, a failed run, a
+# Ctrl-C, or a launcher killed outright (reaped by the next run).  Needs
+# root, iproute2 and tbf; says so and checks nothing without them.
+. "$(dirname "$0")/lib.sh"
+
+data=$(dirname "$0")/../data
+rate=1Gbit/s
+rate_Bps=125000000
+
+probe=clnlprobe-$$ # not a clnl-PID-* name: no netlab run reaps it
+skip() {
+    echo "skip: $1"
+    finish
+    exit $?
+}
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1
+then
+    skip "--netlab needs root, ip and tc (iproute2)"
+fi
+if ! { ip netns add "$probe" && ip -n "$probe" link add name clpa type veth peer name clpb &&
+       tc -n "$probe" qdisc add dev clpa root tbf rate 1gbit burst 16k latency 50ms; } 2>"$err"
+then
+    ip netns del "$probe" 2>/dev/null
+    skip "cannot make network namespaces, veth pairs and tbf here: $(head -c 300 "$err")"
+fi
+ip netns del "$probe"
+
+# Launchers started in the background here; killed and their names
+# deleted at exit whatever happened.
+bg=
+cleanup() {
+    for p in $bg; do
+        kill -KILL "$p" 2>/dev/null
+        for ns in $(ip netns list | sed -n "s/^\(clnl-$p-[^ ]*\).*/\1/p"); do
+            ip netns del "$ns"
+        done
+    done
+    rm -rf "$out" "$err" "$tmpd"
+}
+trap cleanup EXIT
+
+# clean WHAT: no clnl-* namespace or link is left.
+clean() {
+    left=$( { ip netns list; ip -br link; } | grep -F clnl-)
+    if [ -z "$left" ]; then ok; else bad "$1 left: $left"; fi
+}
+
+# col CSVFILE NAME: the named column of the CSV's one row.
+col() {
+    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+                          NR == 2 { print $c }' "$1"
+}
+
+# started PID: waits (up to 20 s) until launcher PID's ranks run in its
+# namespaces; true when they do.
+started() {
+    i=0
+    while [ $i -lt 200 ]; do
+        if [ "$(ip netns pids "clnl-$1-0" 2>/dev/null | wc -l)" -gt 0 ] &&
+           [ "$(ip netns pids "clnl-$1-1" 2>/dev/null | wc -l)" -gt 0 ]; then
+            sleep 0.5 # into the timed iterations
+            return 0
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# A pingpong of 16 MiB: its bandwidth is the port's rate less the frames'
+# headers (about 95% of it), far below loopback's GB/s.  A loose check of
+# behaviour, not a timing assertion: below the rate and above 40% of it,
+# which a busy machine still meets (the rate caps it, the bound only
+# catches a run that never went through the ports).
+run 0 run pingpong --backend tcp --netlab "$rate" --bytes 16MiB -i 3 --warmup 1 --csv
+bw=$(col "$out" bandwidth_Bps)
+if awk -v b="$bw" -v r="$rate_Bps" 'BEGIN { exit !(b < r && b > 0.4 * r) }'; then ok
+else bad "pingpong over --netlab $rate: $bw B/s, want between 40% and 100% of $rate_Bps"; fi
+clean "a pingpong"
+run 0 run pingpong --backend tcp --netlab "$rate" --bytes 1MiB -i 2 --check
+has "$out" "pingpong on tcp (netlab 1 Gbit/s per port): 2 ranks"
+run 0 run pingpong --backend tcp --netlab "$rate" --bytes 64KiB -i 2 --json
+json "--netlab --json"
+has "$out" '"netlab_port_Bps": 125000000'
+clean "a checked pingpong"
+
+# Incast: 4 ranks send 16 MiB to rank 0 at once.  Each sender's own port
+# could carry its message in one message's time; rank 0's port out of the
+# switch carries all four, so the iteration takes about 4 times as long as
+# one sender's alone (measured 4.0x on an idle machine; 3x to 6x allowed).
+run 0 run "$data/incast.c" -n 2 --backend tcp --netlab "$rate" --bytes 16MiB -i 3 \
+    --warmup 1 --csv
+one=$(col "$out" time_median_s)
+run 0 run "$data/incast.c" -n 5 --backend tcp --netlab "$rate" --bytes 16MiB -i 3 \
+    --warmup 1 --csv
+four=$(col "$out" time_median_s)
+if awk -v a="$one" -v b="$four" 'BEGIN { exit !(a > 0 && b > 3 * a && b < 6 * a) }'; then ok
+else bad "incast: 4 senders took $four s, one took $one s: want 3 to 6 times"; fi
+clean "an incast"
+
+# A failed run (a deadlock: exit 3) takes its netlab down too.
+run 3 run deadlock --backend tcp --netlab "$rate" --bytes 1MiB --deadlock-timeout 500ms
+clean "a deadlocked run"
+
+# A netlab that cannot be finished (no tc on the PATH: the first rank's
+# port is half made) is deleted again, and the run exits 2 saying why.
+mkdir "$tmpd/bin"
+ln -s "$(command -v ip)" "$tmpd/bin/ip"
+$limit env PATH="$tmpd/bin" "$cl" run pingpong --backend tcp --netlab "$rate" >"$out" 2>"$err"
+rc=$?
+if [ "$rc" -eq 2 ]; then ok; else bad "--netlab without tc: exit $rc, want 2"; fi
+has "$err" "--netlab needs 'tc' (iproute2)"
+clean "a netlab that could not be finished"
+
+# Usage: not root, not tcp, not with --listen, not a world started elsewhere.
+if command -v setpriv >/dev/null 2>&1; then
+    $limit setpriv --reuid=65534 --regid=65534 --clear-groups "$cl" run pingpong \
+        --backend tcp --netlab "$rate" >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" -eq 2 ]; then ok; else bad "--netlab as nobody: exit $rc, want 2"; fi
+    has "$err" "--netlab needs root to create network namespaces (run as root or without --netlab)"
+fi
+run 2 run pingpong --backend shm --netlab "$rate"
+has "$err" "--netlab is an option of --backend tcp: it does not apply to --backend shm"
+run 2 run pingpong --netlab "$rate"
+has "$err" "--netlab is an option of measured runs"
+run 2 run pingpong --backend tcp --netlab "$rate" --listen 127.0.0.1
+has "$err" "leave --listen out"
+run 2 run pingpong --backend tcp --netlab "$rate" --rank 0 --world 2 --master 127.0.0.1:1
+has "$err" "--netlab forks every rank on this host"
+run 2 run pingpong --backend tcp --netlab 3
+has "$err" "--netlab"
+run 2 run pingpong --backend tcp --netlab 100B/s
+has "$err" "--netlab needs a rate of at least 8kbit/s, got '100B/s'"
+run 0 run pingpong --help
+has "$out" "--netlab RATE"
+clean "refused runs"
+
+# Ctrl-C: the launcher stops its ranks, deletes the netlab and exits 130.
+"$cl" run pingpong --backend tcp --netlab "$rate" --bytes 16MiB -i 100000 \
+    >"$tmpd/int.out" 2>"$tmpd/int.err" &
+pid=$!
+bg="$bg $pid"
+if started "$pid"; then ok; else bad "the interrupted run never started its ranks"; fi
+kill -INT "$pid"
+wait "$pid" 2>/dev/null
+rc=$?
+if [ "$rc" -eq 130 ]; then ok; else bad "Ctrl-C: exit $rc, want 130"; fi
+has "$tmpd/int.err" "interrupted (SIGINT)"
+clean "an interrupted run"
+
+# SIGKILL: the launcher cannot clean up (its ranks die with it); the next
+# netlab run deletes what it left.
+"$cl" run pingpong --backend tcp --netlab "$rate" --bytes 16MiB -i 100000 \
+    >"$tmpd/kill.out" 2>"$tmpd/kill.err" &
+pid=$!
+bg="$bg $pid"
+if started "$pid"; then ok; else bad "the killed run never started its ranks"; fi
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+if ip netns list | grep -qF "clnl-$pid-hub"; then ok
+else bad "a launcher killed outright left nothing behind: the reaping below tests nothing"; fi
+run 0 run pingpong --backend tcp --netlab "$rate" --bytes 8
+clean "a killed launcher's leftovers, after the next run"
+
+finish
