@@ -82,11 +82,11 @@ unset COMMLAB_GNUPLOT
 
 # --- run --timeline: one row per record of the last iteration ---
 # pingpong modeled, 1 iteration: each rank a barrier (before the
-# iteration), a send and a receive: 6 records.
+# iteration), the iteration, a send and a receive: 8 records, as measured.
 run 0 run pingpong --timeline pp.csv; has "$out" "timeline: pp.csv"
 has pp.csv "# commlab-plot: timeline"; has pp.csv "# side: sim"; has pp.csv "# status: ok"
 has pp.csv "pingpong, sim"; has pp.csv "2 ranks"; has pp.csv "host "
-rows pp.csv 6
+rows pp.csv 8
 run 0 plot pp.csv --term dumb --out "$tmpd/unused"  # the file reads back
 # Measured, 3 iterations: only the last (iteration 2) is kept; each rank
 # a barrier, the iteration, a send and a receive: 8 records.
@@ -94,9 +94,10 @@ run 0 run pingpong --backend shm --bind none --iters 3 --warmup 1 --bytes 4KiB -
 has ps.csv "# side: shm"; has ps.csv "# iteration: 2"; rows ps.csv 8
 run 0 run pingpong --backend tcp --bind none --iters 2 --warmup 0 --bytes 4KiB --timeline pt.csv
 has pt.csv "# side: tcp"; has pt.csv "# iteration: 1"; rows pt.csv 8
-# A deadlock's records are written too: the barrier each rank finished.
+# A deadlock's records are written too: the barrier each rank finished,
+# and the iteration each ran until the deadlock ended it.
 run 3 run deadlock --bytes 1MiB --timeline dl.csv
-has dl.csv "# status: deadlock"; rows dl.csv 2
+has dl.csv "# status: deadlock"; rows dl.csv 4
 run 2 run pingpong --sizes 8,16 --timeline x.csv; has "$err" "--timeline records one run"
 run 2 run pingpong --timeline "$tmpd/no/such/dir/x.csv"; has "$err" "cannot write"
 absent "$tmpd/no"
