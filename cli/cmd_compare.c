@@ -332,6 +332,7 @@ int cmd_compare(int argc, char **argv)
     o->eager_limit = m.eager_limit;
     /* The modeled side: one exact iteration, no warm-up. */
     run_opts sim = *o;
+    sim.sharing = SIM_SHARE_NONE; /* a machine mesh: its calibration holds it */
     sim.iters = 1;
     sim.warmup = 0;
     int status = 0;

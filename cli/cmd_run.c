@@ -86,7 +86,13 @@ const char cmd_run_usage[] =
     "                           (default nvlink; tiers from configs/tiers.yaml)\n"
     "      --topology FILE      hosts, switches and links from a YAML file instead\n"
     "  -c, --config FILE        tiers file (default configs/tiers.yaml)\n"
-    "      --model NAME         alphabeta (the default; flow is not built yet)\n"
+    "      --model NAME         alphabeta (the default)\n"
+    "      --sharing HOW        maxmin (the default): messages that cross one link\n"
+    "                           direction at the same time share its bandwidth,\n"
+    "                           max-min fair (a --tier run gives each rank one port\n"
+    "                           in and one out behind a non-blocking switch); none:\n"
+    "                           every message is priced alone.  A --model file is\n"
+    "                           always none: its calibration holds what it shares\n"
     "      --model FILE.yaml    a machine file from `commlab calibrate`: every pair of\n"
     "                           ranks costs its calibrated piecewise alpha + n/B (the\n"
     "                           rendezvous handshake is inside it); its eager limit is\n"
@@ -138,7 +144,7 @@ enum {
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
-    OPT_DEBUG, OPT_NETLAB,
+    OPT_DEBUG, OPT_NETLAB, OPT_SHARING,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -174,6 +180,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"timeline", required_argument, NULL, OPT_TIMELINE},
         {"check", no_argument, NULL, OPT_CHECK},
         {"debug", no_argument, NULL, OPT_DEBUG},
+        {"sharing", required_argument, NULL, OPT_SHARING},
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
@@ -198,7 +205,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         const char *name = c == 't' ? "tier" : c == 'c' ? "config" : opts[idx].name;
         switch (c) {
         case 't': case 'c': case OPT_TOPOLOGY: case OPT_MODEL: case OPT_HANDSHAKE:
-        case OPT_NO_PAYLOAD: case OPT_STACK:
+        case OPT_NO_PAYLOAD: case OPT_STACK: case OPT_SHARING:
             backend_give(&o->given, BOPT_MODEL, name, optarg);
             break;
         case OPT_BIND: case OPT_DEADLOCK_TIMEOUT:
@@ -254,6 +261,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_TIMELINE: o->timeline = optarg; break;
         case OPT_CHECK: o->check = true; break;
         case OPT_DEBUG: o->debug = true; break;
+        case OPT_SHARING: rc = run_parse_sharing(optarg, o); break;
         case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
         case OPT_DEADLOCK_TIMEOUT:
             if (units_parse_time(optarg, "--deadlock-timeout", &o->deadlock_timeout, &d))
@@ -402,10 +410,15 @@ static int validate(run_opts *o)
                                                          "(the handshake is in its alpha)");
     if (strcmp(o->model, "alphabeta") != 0 && !o->model_file)
         return cli_error(strcmp(o->model, "flow") == 0
-                             ? "--model flow (max-min link sharing) is not built yet; use "
-                               "alphabeta"
-                             : "unknown model '%s' (alphabeta)",
+                             ? "--model flow: link sharing is --sharing maxmin (the default) "
+                               "with --model alphabeta"
+                             : "unknown model '%s' (alphabeta, or a machine file)",
                          o->model);
+    if (o->model_file && o->sharing_given && o->sharing == SIM_SHARE_MAXMIN)
+        return cli_error("--sharing maxmin needs a --tier or a --topology: the calibration of "
+                         "--model %s already holds what its transport shares", o->model);
+    if (o->model_file)
+        o->sharing = SIM_SHARE_NONE;
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", o->pattern->name,
                          o->pattern->min_ranks, o->ranks);
@@ -488,8 +501,9 @@ static void print_text(const run_opts *o, const run_env *env, const run_row *row
                units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
                o->warmup);
     else
-        printf("%s on sim: %d ranks, %s, eager limit %s, %d iteration%s\n\n", o->pattern->name,
-               o->ranks, sim_net_describe(env->net), units_size_str(el, o->eager_limit),
+        printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n\n",
+               o->pattern->name, o->ranks, sim_net_describe(env->net),
+               run_sharing_name(o->sharing, true), units_size_str(el, o->eager_limit),
                o->iters, o->iters == 1 ? "" : "s");
     const char *h[] = {"size", "time (median)", "min", "max", "bandwidth", "messages"};
     table t;
@@ -549,6 +563,7 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
     } else {
         json_kv_string(&w, "model", o->model);
         json_kv_string(&w, "network", sim_net_describe(env->net));
+        json_kv_string(&w, "sharing", run_sharing_name(o->sharing, false));
     }
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));

@@ -67,8 +67,8 @@ int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
 {
     (void)first;
     sim_opts so = {
-        .job = job_of(o, bytes, log), .net = env->net, .handshake = o->handshake,
-        .stack_bytes = (size_t)o->stack,
+        .job = job_of(o, bytes, log), .net = env->net, .sharing = o->sharing,
+        .handshake = o->handshake, .stack_bytes = (size_t)o->stack,
     };
     run_result res;
     int err = sim_run(&so, &res, NULL);
@@ -100,6 +100,23 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
     int status = size_outcome(o, bytes, err, &res, row);
     run_result_release(&res);
     return status;
+}
+
+int run_parse_sharing(const char *text, run_opts *o)
+{
+    o->sharing_given = true;
+    if (strcmp(text, "maxmin") == 0)
+        o->sharing = SIM_SHARE_MAXMIN;
+    else if (strcmp(text, "none") == 0)
+        o->sharing = SIM_SHARE_NONE;
+    else
+        return cli_error("--sharing must be maxmin or none, got '%s'", text);
+    return 0;
+}
+
+const char *run_sharing_name(sim_sharing s, bool text)
+{
+    return s == SIM_SHARE_NONE ? "none" : text ? "max-min" : "maxmin";
 }
 
 int run_find_pattern(run_opts *o, const char *name)

@@ -20,6 +20,7 @@
 #include "core/record.h"
 #include "real/launch.h"
 #include "real/world.h"
+#include "sim/engine.h"
 #include "sim/net.h"
 
 typedef struct run_opts {
@@ -36,6 +37,8 @@ typedef struct run_opts {
     bool eager_given;       /* --eager-limit was given */
     uint64_t eager_limit, stack;
     bool handshake, payload;
+    sim_sharing sharing;    /* --sharing: how messages share links (sim/engine.h) */
+    bool sharing_given;
     bool check, bind;
     bool debug;             /* --debug: buffer misuse checks (core/debug.h) */
     shm_copy copy;
@@ -69,6 +72,11 @@ int run_find_pattern(run_opts *o, const char *name);
  * "chunk" (the long option's name).  0, or prints why and returns
  * CLI_EXIT_USAGE. */
 int run_pattern_option(const char *name, const char *text, cl_args *a);
+
+/* --sharing's value into o; or prints why and returns CLI_EXIT_USAGE. */
+int run_parse_sharing(const char *text, run_opts *o);
+/* "max-min" (text) or "maxmin" (JSON), "none". */
+const char *run_sharing_name(sim_sharing s, bool text);
 
 /* The exit status of a run whose last status is status (0, CL_E*). */
 int run_exit_code(int status, const run_env *env);

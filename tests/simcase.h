@@ -27,6 +27,7 @@ typedef struct run {
 typedef struct setup {
     const char *tier;     /* default nvlink (alpha 1 us, 300 GB/s) */
     sim_net *net;         /* instead of the tier's mesh (borrowed) */
+    bool no_sharing;      /* --sharing none (default: maxmin) */
     uint64_t eager_limit; /* default 64 KiB */
     bool no_payload;
     bool handshake;
@@ -68,6 +69,7 @@ static inline void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes,
                 .payload = !s->no_payload, .iters = s->iters ? s->iters : 1,
                 .records = s->records, .out = out, .report = rep, .debug = s->debug},
         .net = net, .handshake = s->handshake,
+        .sharing = s->no_sharing ? SIM_SHARE_NONE : SIM_SHARE_MAXMIN,
     };
     o.job.args.bytes = (size_t)bytes;
     assert_int_equal(sim_run(&o, &r->res, &r->stats), 0);

@@ -81,7 +81,7 @@ run 2 run pingpong --model "$tmpd/none.yaml"; has "$err" "none.yaml"
 run 2 run pingpong --model "$m" --tier pcie; has "$err" "--tier does not apply"
 run 2 run pingpong --model "$m" --rendezvous-handshake; has "$err" "the handshake is in its alpha"
 run 2 run pingpong --model "$m" --backend shm; has "$err" "is an option of the model"
-run 2 run pingpong --model flow; has "$err" "--model flow (max-min link sharing) is not built yet"
+run 2 run pingpong --model flow; has "$err" "link sharing is --sharing maxmin"
 
 # --- run --model FILE: the file's T(n), its eager limit ---
 run 0 run pingpong --model "$m" --sizes 8,1MiB --csv

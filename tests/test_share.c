@@ -1,0 +1,323 @@
+/* test_share.c - shared links (--sharing maxmin): messages that cross one
+ * link direction at the same time share its bandwidth, max-min fair.  The
+ * figures are the shared-links issue's, on a switch of five ranks at
+ * latency 3 us and 50 GB/s a link (ASTRA-sim's dimension form):
+ *
+ *   topology: [Switch]  npus_count: [5]  bandwidth: [50GB/s]  latency: [3us]
+ *
+ * A message from rank s to rank d crosses s's link up to the switch and
+ * d's link down from it: route alpha a = 2 x 3 us, bottleneck B = 50 GB/s.
+ * n = 256 MiB, above the eager limit: every message is a rendezvous, so
+ * its bytes move once both ends are posted (all at t = 0 below).  A flow
+ * pays a once, after its bytes: a message alone costs a + n/B exactly. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commlab.h"
+#include "core/record.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+#include "tests/simcase.h"
+#include "tests/testutil.h"
+
+#define N (256.0 * 1024 * 1024) /* bytes */
+#define B 50e9                  /* bytes per second */
+#define A 6e-6                  /* seconds: two links of 3 us */
+
+static sim_net *load(const char *yaml)
+{
+    sim_net *net;
+    cl_diag d = {{0}};
+    if (sim_net_load_string(&net, "t.yaml", yaml, NULL, &d))
+        fail_msg("%s", d.msg);
+    return net;
+}
+
+static sim_net *switch5(void)
+{
+    return load("topology: [Switch]\nnpus_count: [5]\nbandwidth: [50GB/s]\nlatency: [3us]\n");
+}
+
+/* Ranks 1..K-1 each send a->bytes x (rank if a->chunk, else 1) to rank 0,
+ * which posts every receive first and waits for all: an incast. */
+static int incast(cl_comm *c, const cl_args *a)
+{
+    int k = cl_size(c), me = cl_rank(c);
+    size_t mult = a->chunk ? (size_t)me : 1;
+    if (me > 0)
+        return cl_send(c, NULL, a->bytes * mult, 0, 0);
+    cl_request *req[8];
+    for (int i = 1; i < k; i++)
+        CL_TRY(cl_irecv(c, NULL, a->bytes * (a->chunk ? (size_t)i : 1), i, 0, &req[i - 1]));
+    return cl_waitall(c, k - 1, req, NULL);
+}
+
+/* When rank left the barrier: the start of its iteration record.  The
+ * ranks of a switch all leave it at once. */
+static double iter_start(const rec_log *log, int rank)
+{
+    for (size_t i = 0; i < log->n; i++)
+        if (log->v[i].op == REC_ITER && log->v[i].rank == rank)
+            return log->v[i].started;
+    fail_msg("no iteration record of rank %d", rank);
+    return 0;
+}
+
+/* When the receive of the message from src completed, from the start of
+ * its receiver's iteration (the records). */
+static double recv_end(const rec_log *log, int src)
+{
+    for (size_t i = 0; i < log->n; i++)
+        if (log->v[i].op == REC_RECV && log->v[i].peer == src)
+            return log->v[i].finished - iter_start(log, log->v[i].rank);
+    fail_msg("no receive from rank %d", src);
+    return 0;
+}
+
+static void run_incast(int k, bool sizes, bool sharing, rec_log *log, run *r)
+{
+    sim_net *net = switch5();
+    rec_log_init(log, 1u << 16);
+    setup s = {.net = net, .no_payload = true, .records = log, .no_sharing = !sharing};
+    cl_args a = {.chunk = sizes};
+    run_pattern(r, incast, k, (uint64_t)N, &a, &s);
+    assert_int_equal(r->res.status, 0);
+    sim_net_destroy(net);
+}
+
+/* One flow alone: a + n/B, as without sharing. */
+static void test_one_flow(void **state)
+{
+    (void)state;
+    rec_log log;
+    run r;
+    run_incast(2, false, true, &log, &r);
+    assert_near(recv_end(&log, 1), A + N / B, 1e-15);
+    run_release(&r);
+    rec_log_release(&log);
+}
+
+/* Four equal flows into rank 0 share its down link: each gets B/4, so
+ * each ends at a + 4n/B (21.48 ms + 6 us). */
+static void test_four_into_one(void **state)
+{
+    (void)state;
+    rec_log log;
+    run r;
+    run_incast(5, false, true, &log, &r);
+    for (int src = 1; src <= 4; src++)
+        assert_near(recv_end(&log, src), A + 4 * N / B, 1e-12);
+    assert_near(r.res.iter_time[0], A + 4 * N / B, 1e-12);
+    run_release(&r);
+    rec_log_release(&log);
+}
+
+/* Sizes n, 2n, 3n, 4n into rank 0: all at B/4 until the n flow ends at
+ * 4n/B; the other three, n, 2n and 3n left, at B/3 until the next ends
+ * 3n/B later (7n/B); two at B/2 with n and 2n left: 2n/B later (9n/B);
+ * the last alone, n left: n/B later (10n/B).  Plus a each. */
+static void test_sizes_into_one(void **state)
+{
+    (void)state;
+    rec_log log;
+    run r;
+    run_incast(5, true, true, &log, &r);
+    const double want[] = {4, 7, 9, 10};
+    for (int src = 1; src <= 4; src++)
+        assert_near(recv_end(&log, src), A + want[src - 1] * N / B, 1e-12);
+    run_release(&r);
+    rec_log_release(&log);
+}
+
+/* --sharing none prices every message alone, as before shared links:
+ * the four of the incast each end at a + n/B. */
+static void test_none_alone(void **state)
+{
+    (void)state;
+    rec_log log;
+    run r;
+    run_incast(5, false, false, &log, &r);
+    for (int src = 1; src <= 4; src++)
+        assert_near(recv_end(&log, src), A + N / B, 1e-15);
+    run_release(&r);
+    rec_log_release(&log);
+}
+
+/* Rank 0 sends n to each of ranks 1..4 at once. */
+static int fanout(cl_comm *c, const cl_args *a)
+{
+    if (cl_rank(c) > 0)
+        return cl_recv(c, NULL, a->bytes, 0, 0, NULL);
+    cl_request *req[4];
+    for (int i = 1; i <= 4; i++)
+        CL_TRY(cl_isend(c, NULL, a->bytes, i, 0, &req[i - 1]));
+    return cl_waitall(c, 4, req, NULL);
+}
+
+/* One sender's link (rank 0 to the switch, B) is shared by four flows to
+ * four receivers, one of whose links runs at B/8.  Max-min: that flow is
+ * held to B/8 by its own link; the other three share the rest of the
+ * sender's link, 7B/8, at 7B/24 each.  They end at n / (7B/24) = 24/7 n/B;
+ * the slow one has then moved 24/7 n/B x B/8 = 3/7 n and keeps B/8, since
+ * its own link still holds it there: it ends at 8n/B.  Latency 2 us (two
+ * links of 1 us) after the bytes. */
+static void test_slow_receiver(void **state)
+{
+    (void)state;
+    sim_net *net = load("devices: 5\n"
+                        "switches: [s]\n"
+                        "links:\n"
+                        "  - {a: 0, b: s, alpha: 1us, bandwidth: 50GB/s}\n"
+                        "  - {a: 1, b: s, alpha: 1us, bandwidth: 6.25GB/s}\n"
+                        "  - {a: 2, b: s, alpha: 1us, bandwidth: 50GB/s}\n"
+                        "  - {a: 3, b: s, alpha: 1us, bandwidth: 50GB/s}\n"
+                        "  - {a: 4, b: s, alpha: 1us, bandwidth: 50GB/s}\n");
+    rec_log log;
+    rec_log_init(&log, 1u << 16);
+    setup s = {.net = net, .no_payload = true, .records = &log};
+    run r;
+    run_pattern(&r, fanout, 5, (uint64_t)N, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    double ends[5] = {0};
+    for (size_t i = 0; i < log.n; i++)
+        if (log.v[i].op == REC_RECV)
+            ends[log.v[i].rank] = log.v[i].finished - iter_start(&log, log.v[i].rank);
+    assert_near(ends[1], 2e-6 + 8 * N / B, 1e-12);
+    for (int d = 2; d <= 4; d++)
+        assert_near(ends[d], 2e-6 + 24.0 / 7.0 * N / B, 1e-12);
+    run_release(&r);
+    rec_log_release(&log);
+    sim_net_destroy(net);
+}
+
+/* All-to-all: every rank posts a receive from every other, then sends n
+ * to every other, then waits for all. */
+static int alltoall(cl_comm *c, const cl_args *a)
+{
+    int k = cl_size(c), me = cl_rank(c), m = 0;
+    cl_request *req[2 * 16];
+    for (int i = 0; i < k; i++)
+        if (i != me)
+            CL_TRY(cl_irecv(c, NULL, a->bytes, i, 0, &req[m++]));
+    for (int i = 0; i < k; i++)
+        if (i != me)
+            CL_TRY(cl_isend(c, NULL, a->bytes, i, 0, &req[m++]));
+    return cl_waitall(c, m, req, NULL);
+}
+
+/* All-to-all of 8 ranks on one switch: each rank's up link carries its 7
+ * flows out, each down link 7 flows in: every flow gets B/7 and ends at
+ * 7n/B, so the all-to-all takes a + 7n/B (37.58 ms + 6 us): (K - 1) n/B,
+ * where pricing each message alone would say a + n/B. */
+static void test_alltoall(void **state)
+{
+    (void)state;
+    sim_net *net = load("topology: [Switch]\nnpus_count: [8]\nbandwidth: [50GB/s]\n"
+                        "latency: [3us]\n");
+    setup s = {.net = net, .no_payload = true};
+    run r;
+    run_pattern(&r, alltoall, 8, (uint64_t)N, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    assert_near(r.res.iter_time[0], A + 7 * N / B, 1e-12);
+    run_release(&r);
+    setup none = {.net = net, .no_payload = true, .no_sharing = true};
+    run_pattern(&r, alltoall, 8, (uint64_t)N, NULL, &none);
+    assert_near(r.res.iter_time[0], A + N / B, 1e-15);
+    run_release(&r);
+    sim_net_destroy(net);
+}
+
+/* The naive all-reduce with non-blocking receives at rank 0: every other
+ * rank sends its n to rank 0 (which posts all receives at once), rank 0
+ * reduces and sends the result back to each at once.  The K - 1 flows in
+ * share rank 0's down link and the K - 1 out its up link: 2 (a + (K-1)
+ * n/B), 2 (6 us + 4 x 5.37 ms) = 42.96 ms for K = 5. */
+static int naive_nonblocking(cl_comm *c, const cl_args *a)
+{
+    int k = cl_size(c), me = cl_rank(c);
+    if (me > 0) {
+        CL_TRY(cl_send(c, NULL, a->bytes, 0, 0));
+        return cl_recv(c, NULL, a->bytes, 0, 1, NULL);
+    }
+    cl_request *req[16];
+    for (int i = 1; i < k; i++)
+        CL_TRY(cl_irecv(c, NULL, a->bytes, i, 0, &req[i - 1]));
+    CL_TRY(cl_waitall(c, k - 1, req, NULL));
+    for (int i = 1; i < k; i++)
+        CL_TRY(cl_isend(c, NULL, a->bytes, i, 1, &req[i - 1]));
+    return cl_waitall(c, k - 1, req, NULL);
+}
+
+static void test_naive_allreduce(void **state)
+{
+    (void)state;
+    sim_net *net = switch5();
+    setup s = {.net = net, .no_payload = true};
+    run r;
+    run_pattern(&r, naive_nonblocking, 5, (uint64_t)N, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    assert_near(r.res.iter_time[0], 2 * (A + 4 * N / B), 1e-12);
+    run_release(&r);
+    sim_net_destroy(net);
+}
+
+/* Rank 0 isends, rank 1 irecvs, and both poll with cl_test until done:
+ * the run ends (it used to spin at one instant for ever), at a + n/B. */
+static int both_poll(cl_comm *c, const cl_args *a)
+{
+    cl_request *req;
+    if (cl_rank(c) == 0)
+        CL_TRY(cl_isend(c, NULL, a->bytes, 1, 0, &req));
+    else
+        CL_TRY(cl_irecv(c, NULL, a->bytes, 0, 0, &req));
+    bool done = false;
+    while (!done)
+        CL_TRY(cl_test(c, &req, &done, NULL));
+    return 0;
+}
+
+static void test_both_poll(void **state)
+{
+    (void)state;
+    for (int sharing = 0; sharing < 2; sharing++) {
+        sim_net *net = switch5();
+        setup s = {.net = net, .no_payload = true, .no_sharing = !sharing};
+        run r;
+        run_pattern(&r, both_poll, 2, (uint64_t)N, NULL, &s);
+        assert_int_equal(r.res.status, 0);
+        assert_near(r.res.iter_time[0], A + N / B, 1e-15);
+        run_release(&r);
+        sim_net_destroy(net);
+    }
+}
+
+/* Determinism: the same contended run twice gives the same times, bit
+ * for bit. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    rec_log a, b;
+    run ra, rb;
+    run_incast(5, true, true, &a, &ra);
+    run_incast(5, true, true, &b, &rb);
+    assert_int_equal(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++)
+        assert_true(a.v[i].finished == b.v[i].finished);
+    run_release(&ra);
+    run_release(&rb);
+    rec_log_release(&a);
+    rec_log_release(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_flow),        cmocka_unit_test(test_four_into_one),
+        cmocka_unit_test(test_sizes_into_one),  cmocka_unit_test(test_none_alone),
+        cmocka_unit_test(test_slow_receiver),   cmocka_unit_test(test_alltoall),
+        cmocka_unit_test(test_naive_allreduce), cmocka_unit_test(test_both_poll),
+        cmocka_unit_test(test_deterministic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
