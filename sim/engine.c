@@ -970,6 +970,8 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
     if (o->sharing == SIM_SHARE_MAXMIN && sim_net_can_share(o->net) &&
         sim_flow_create(&e->flows, flow_moved, e))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
+    if (e->flows)
+        sim_flow_keep_idle(e->flows);
     sim_sched_init(&e->sched);
     for (int i = 0; i < j->nranks; i++) {
         sim_rank *r = &e->ranks[i];

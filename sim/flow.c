@@ -96,7 +96,8 @@ struct sim_flow_sys {
     uint32_t res_cap; /* pool slots allocated */
     uint32_t res_hw;  /* pool slots ever handed out */
     uint32_t res_free; /* first free pool slot below res_hw, or NONE */
-    uint32_t res_used; /* resources in use */
+    uint32_t res_used; /* resources in use (with keep_idle: ever used) */
+    bool keep_idle;    /* idle resources stay in the table (sim_flow_keep_idle) */
     sim_flow *free[SIM_FLOW_MAX_ROUTE + 1]; /* pooled flows by route length */
     slab *slabs;
     size_t active;    /* flows in use */
@@ -496,7 +497,8 @@ static void flush(sim_flow_sys *s, double now)
         res *r = &s->res[idx];
         r->dirty = false;
         if (!r->nflows) {
-            res_release(s, idx);
+            if (!s->keep_idle)
+                res_release(s, idx);
             continue;
         }
         if (r->mark > base)
@@ -614,7 +616,7 @@ void sim_flow_finish(sim_flow_sys *s, double now, sim_flow *f)
         if (--r->nflows) {
             alone = false;
             seed(s, h->res);
-        } else if (!r->dirty) {
+        } else if (!r->dirty && !s->keep_idle) {
             res_release(s, h->res);
         }
     }
@@ -667,6 +669,11 @@ void *sim_flow_owner(const sim_flow *f)
 size_t sim_flow_active(const sim_flow_sys *s)
 {
     return s->active;
+}
+
+void sim_flow_keep_idle(sim_flow_sys *s)
+{
+    s->keep_idle = true;
 }
 
 size_t sim_flow_resources(const sim_flow_sys *s)

@@ -43,7 +43,8 @@
  *
  * Memory: resources exist while a flow crosses them (a hash table by id
  * and a pool, both sized by the peak number in use, never by the size of
- * the network: 64 bytes each plus 32 to 64 of table); flows are pooled by
+ * the network: 64 bytes each plus 32 to 64 of table; with
+ * sim_flow_keep_idle, by the number ever used); flows are pooled by
  * route length, 64 + 24 x route bytes each.  Nothing is given back to
  * the allocator before sim_flow_destroy.
  *
@@ -100,6 +101,12 @@ typedef struct sim_flow_stats {
 int sim_flow_create(sim_flow_sys **out, sim_flow_moved_fn *moved, void *ctx);
 /* Frees s with every flow still in it; NULL is a no-op. */
 void sim_flow_destroy(sim_flow_sys *s);
+/* From now on a resource that goes idle stays in the table instead of
+ * being released: memory follows the resources ever used, and a flow on
+ * a route used before finds its resources without inserting them (the
+ * simulator's choice: a pattern sends over the same links again and
+ * again).  sim_flow_resources then counts idle ones too.  Cannot fail. */
+void sim_flow_keep_idle(sim_flow_sys *s);
 
 /* ---- flows ---- */
 
