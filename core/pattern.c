@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, allreduce_naive,
-    allreduce_ring;
+cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, incast,
+    allreduce_naive, allreduce_ring;
 
 static const pattern_info table[] = {
     {"relay", relay, "02-point-to-point",
@@ -22,6 +22,8 @@ static const pattern_info table[] = {
      "stages pass activations forward and gradients back over microbatches", 2, 1, NULL},
     {"chunked", chunked, "02-point-to-point",
      "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 2, 1, NULL},
+    {"incast", incast, "03-cost-of-a-message",
+     "every other rank sends to rank 0 at once: they share rank 0's link", 2, 1, NULL},
     {"allreduce-naive", allreduce_naive, "04-collectives",
      "a running sum walks the ring, then the total walks back: 2(K-1) full hops", 2, 1, NULL},
     {"allreduce-ring", allreduce_ring, "04-collectives",
