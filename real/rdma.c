@@ -1,6 +1,8 @@
 /*
  * rdma.c - the rdma transport's messages, through libfabric (real/rdma.h
- * says which file does what).
+ * says which file does what): sending, control records and the progress
+ * engine here; receiving in rdma_recv.c, opening and closing in
+ * rdma_open.c.
  *
  * Every rank opens one reliable datagram endpoint (FI_EP_RDM) on the run's
  * provider, with one completion queue for what it sends and receives and an
@@ -74,40 +76,24 @@
  * Byte order: envelopes and bodies travel in the host's order; ranks of one
  * run share an architecture.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
-#include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#include "core/units.h"
-#include "real/boot.h"
 #include "real/rdma_impl.h"
-#include "real/world.h"
 #include "real/xfer.h"
 
 #define RDMA_MAGIC 0xc1d4u
-#define CTRL_RECVS 64                /* control receives kept posted (libfabric's matching) */
-#define INJECT_MAX 4096              /* bytes commlab assembles for one inject */
-#define BOUNCE_KEEP 8                /* eager copies kept for reuse ... */
-#define BOUNCE_KEEP_MAX ((size_t)1 << 20) /* ... when the largest is at most this */
+#define BOUNCE_KEEP 8                /* eager copies kept for reuse */
 #define CQ_BATCH 16                  /* completions per fi_cq_read */
-#define READ_CHUNK ((uint64_t)64 << 20) /* one fi_read moves at most this */
 #define RETRY_SECONDS 60.0           /* a provider that refuses to post this long fails */
-#define CLOSE_SECONDS 2.0            /* the closing handshake waits at most this */
 #define LOSS_GRACE_NS 500000000L     /* local runs: let the launcher name a dead rank */
-
-static const comm_ops rdma_ops;
 
 /* ---- helpers ---- */
 
@@ -129,18 +115,6 @@ static void peer_lost(rdma_rank *t, const char *fmt, ...)
     nanosleep(&ts, NULL);
 }
 
-static uint64_t ctx_bits(uint32_t ctx)
-{
-    uint32_t h = (ctx >> 1) * 0x9e3779b1u;
-    return ((uint64_t)(h >> 18) << 1 | (ctx & 1u)) & 0x7fff;
-}
-
-static uint64_t tag_of(int kind, int src, uint32_t ctx, int tag)
-{
-    return (uint64_t)kind << TAG_KIND_SHIFT | (uint64_t)(uint16_t)src << TAG_SRC_SHIFT |
-           ctx_bits(ctx) << TAG_CTX_SHIFT | ((uint64_t)(uint32_t)tag & TAG_TAG_MASK);
-}
-
 /* The envelope's second word: the full context and the message's number
  * (32 bits of it: the records use 24). */
 static uint64_t data_of(uint32_t ctx, uint64_t k)
@@ -153,10 +127,6 @@ static rdma_req *req_of_op(rdma_op *op)
     return (rdma_req *)((char *)op - offsetof(rdma_req, op));
 }
 
-/* A post refused for now (-FI_EAGAIN): progress, then try again.  False
- * once the rank failed or the provider refused for RETRY_SECONDS. */
-static int progress(rdma_rank *t, bool block);
-
 bool rdma__retry(rdma_rank *t, double *until, const char *what)
 {
     double now = job_now();
@@ -166,7 +136,7 @@ bool rdma__retry(rdma_rank *t, double *until, const char *what)
         xfer_fatal(&t->x, CL_ETIMEOUT, "the provider refused %s for %.0f s", what, RETRY_SECONDS);
         return false;
     }
-    progress(t, false);
+    rdma__progress(t, false);
     return !t->x.failed;
 }
 
@@ -291,8 +261,8 @@ static void bounce_done(rdma_rank *t, rdma_bounce *b)
     bounce_keep(t, b);
 }
 
-static int send_ctrl(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, uint64_t addr,
-                     bool track)
+int rdma__ctl_send(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, uint64_t addr,
+                   bool track)
 {
     rdma_ctl h = {.magic = RDMA_MAGIC, .kind = (uint16_t)kind, .src = t->me, .id = id,
                   .key = key, .addr = addr};
@@ -315,7 +285,7 @@ static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
     uint64_t data = data_of(ctx, t->nmsg[dst]);
     if (r->x.eager) {
         /* The sum travels only in --check runs: every rank knows whether. */
-        if (post_msg(t, dst, tag_of(KIND_MSG, t->me, ctx, tag), data, &r->x.sum,
+        if (post_msg(t, dst, rdma__tag_of(KIND_MSG, t->me, ctx, tag), data, &r->x.sum,
                      t->x.check ? sizeof r->x.sum : 0, buf, bytes, false)) {
             xfer_req_free(&t->x, &r->x);
             return t->x.failed;
@@ -346,7 +316,7 @@ static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
     t->rdv_sends = r;
     *out = &r->x.base;
     /* From here the request is the pattern's: a failure shows in its wait. */
-    post_msg(t, dst, tag_of(KIND_RTS, t->me, ctx, tag), data, &rts, sizeof rts, NULL, 0, false);
+    post_msg(t, dst, rdma__tag_of(KIND_RTS, t->me, ctx, tag), data, &rts, sizeof rts, NULL, 0, false);
     return 0;
 }
 
@@ -370,215 +340,9 @@ static void send_done(rdma_rank *t, rdma_req *r)
     xfer_complete(&t->x, &r->x, 0);
 }
 
-/* ---- the rendezvous, receiving side ---- */
-
-static void read_next(rdma_rank *t, rdma_req *r)
-{
-    uint64_t left = r->x.total - r->off;
-    uint64_t max = t->max_msg < READ_CHUNK ? t->max_msg : READ_CHUNK;
-    r->chunk = left < max ? left : max;
-    r->op.what = OP_READ;
-    double until = 0;
-    ssize_t rc;
-    struct iovec iov = {(char *)r->x.buf + r->off, (size_t)r->chunk};
-    struct fi_rma_iov rma = {r->raddr + r->off, (size_t)r->chunk, r->rkey};
-    void *desc = NULL;
-    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = r->from,
-                             .rma_iov = &rma, .rma_iov_count = 1, .context = &r->op};
-    while ((rc = fi_readmsg(t->ep, &msg, t->read_flags)) == -FI_EAGAIN &&
-           rdma__retry(t, &until, "an RDMA read"))
-        ;
-    if (rc && !t->x.failed)
-        xfer_fatal(&t->x, CL_EIO, "fi_read of %llu bytes from rank %d: %s",
-              (unsigned long long)r->chunk, r->x.base.status.source, fi_strerror((int)-rc));
-}
-
-/* Receive r (its envelope taken) matched the request to send h from src:
- * pull the data. */
-void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
-{
-    if (xfer_truncated(&t->x, &r->x, src, h->total)) {
-        send_ctrl(t, src, H_NACK, h->id, 0, 0, false);
-        xfer_complete(&t->x, &r->x, CL_ETRUNC);
-        return;
-    }
-    r->x.sum = h->sum;
-    r->send_id = h->id;
-    r->from = t->addr[src];
-    if (t->x.base.tracing)
-        r->x.started = rank_now(&t->x.base);
-    if (t->use_rma) {
-        r->raddr = h->addr;
-        r->rkey = h->key;
-        r->off = 0;
-        read_next(t, r);
-        return;
-    }
-    if (h->total > t->max_msg) {
-        xfer_fatal(&t->x, CL_EIO, "a %llu-byte message from rank %d is larger than the provider's "
-              "largest (%llu bytes) and it has no RDMA reads", (unsigned long long)h->total,
-              src, (unsigned long long)t->max_msg);
-        return;
-    }
-    r->id = ++t->next_id;
-    r->op.what = OP_DATA_RECV;
-    double until = 0;
-    ssize_t rc;
-    while ((rc = fi_trecv(t->ep, r->x.buf, (size_t)h->total, NULL, r->from,
-                          (uint64_t)KIND_DATA << TAG_KIND_SHIFT | (r->id & TAG_LOW62), 0,
-                          &r->op)) == -FI_EAGAIN &&
-           rdma__retry(t, &until, "a receive"))
-        ;
-    if (rc) {
-        if (!t->x.failed)
-            xfer_fatal(&t->x, CL_EIO, "fi_trecv: %s", fi_strerror((int)-rc));
-        return;
-    }
-    send_ctrl(t, src, H_CTS, h->id, r->id, 0, false);
-}
-
-static void read_done(rdma_rank *t, rdma_req *r)
-{
-    r->off += r->chunk;
-    rank_progressed(&t->x.base);
-    if (r->off < r->x.total) {
-        read_next(t, r);
-        return;
-    }
-    t->stats.rma_reads++;
-    double began = r->x.started;
-    uint64_t bits;
-    memcpy(&bits, &began, sizeof bits);
-    send_ctrl(t, r->x.base.status.source, H_FIN, r->send_id, 0, bits, false);
-    xfer_finish_recv(&t->x, &r->x, r->x.sum);
-}
-
-/* ---- receiving with libfabric's matching ---- */
-
-/* Receive r's pieces: the --check sum, its buffer (or r->small), and the
- * scratch area for what an eager message has beyond them. */
-static size_t recv_iov(rdma_rank *t, rdma_req *r, struct iovec *iov)
-{
-    size_t n = 0;
-    if (t->x.check)
-        iov[n++] = (struct iovec){&r->sum, sizeof r->sum};
-    size_t room = r->x.bytes <= SMALL_RECV ? SMALL_RECV : (size_t)r->x.bytes;
-    iov[n++] = (struct iovec){r->x.bytes <= SMALL_RECV ? r->small : r->x.buf, room};
-    if (room < t->eager_limit)
-        iov[n++] = (struct iovec){t->spill, (size_t)(t->eager_limit - room)};
-    return n;
-}
-
-static int post_recv(rdma_rank *t, rdma_req *r)
-{
-    int src = r->x.peer, tag = r->x.tag;
-    uint64_t want = tag_of(KIND_MSG, src < 0 ? 0 : src, r->x.ctx, tag < 0 ? 0 : tag);
-    uint64_t ignore = TAG_RTS_BIT | (src < 0 ? TAG_SRC_MASK : 0) | (tag < 0 ? TAG_TAG_MASK : 0);
-    struct iovec iov[3];
-    size_t count = recv_iov(t, r, iov);
-    void *desc[3] = {NULL, NULL, NULL};
-    r->op.what = OP_RECV;
-    double until = 0;
-    ssize_t rc;
-    while ((rc = fi_trecvv(t->ep, iov, desc, count, FI_ADDR_UNSPEC, want, ignore,
-                           &r->op)) == -FI_EAGAIN &&
-           rdma__retry(t, &until, "a receive"))
-        ;
-    if (rc && !t->x.failed)
-        xfer_fatal(&t->x, CL_EIO, "fi_trecvv: %s", fi_strerror((int)-rc));
-    return t->x.failed;
-}
-
-static int rdma_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
-                      cl_request **out)
-{
-    rdma_rank *t = c->world->backend;
-    if (t->own_match)
-        return xfer_op_irecv(c, buf, bytes, src, tag, ctx, out);
-    if (t->x.failed)
-        return t->x.failed;
-    rank_active(&t->x.base);
-    rdma_req *r = (rdma_req *)xfer_req_new(&t->x);
-    if (!r)
-        return CL_ENOMEM;
-    r->x.kind = XFER_RECV;
-    r->x.base.blocking = t->x.base.comm.blocking_call;
-    r->x.buf = buf;
-    r->x.bytes = bytes;
-    r->x.peer = src;
-    r->x.tag = tag;
-    r->x.ctx = ctx;
-    if (t->x.base.tracing)
-        r->x.posted = rank_now(&t->x.base);
-    if (post_recv(t, r)) {
-        xfer_req_free(&t->x, &r->x);
-        return t->x.failed;
-    }
-    *out = &r->x.base;
-    return 0;
-}
-
-/* The first len bytes that landed in receive r's pieces. */
-static void gather(rdma_rank *t, rdma_req *r, void *out, size_t len)
-{
-    struct iovec iov[3];
-    size_t n = recv_iov(t, r, iov), at = 0;
-    for (size_t i = 0; i < n && at < len; i++) {
-        size_t k = iov[i].iov_len < len - at ? iov[i].iov_len : len - at;
-        memcpy((char *)out + at, iov[i].iov_base, k);
-        at += k;
-    }
-}
-
-/* Receive r's message arrived, as completion e says. */
-static void recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_entry *e)
-{
-    int kind = rdma__kind_of(e->tag), src = rdma__src_of(e->tag);
-    uint32_t ctx = (uint32_t)(e->data >> 32);
-    if (!(e->flags & FI_REMOTE_CQ_DATA) || src >= t->n) {
-        xfer_fatal(&t->x, CL_EPROTO, "a message without commlab's envelope (tag %#llx, %zu bytes)",
-              (unsigned long long)e->tag, e->len);
-        return;
-    }
-    if (ctx != r->x.ctx) {
-        xfer_fatal(&t->x, CL_EPROTO, "a receive of context %#x matched a message of context %#x: the "
-              "two collide in the 15 bits a tag gives a context", r->x.ctx, ctx);
-        return;
-    }
-    uint64_t id = rank_msg_id(src, t->me, e->data & 0xffffffffu);
-    int tag = (int)(e->tag & TAG_TAG_MASK);
-    if (kind == KIND_RTS) {
-        rdma_rts h;
-        if (e->len != sizeof h) {
-            xfer_fatal(&t->x, CL_EPROTO, "rank %d sent a %zu-byte request to send", src, e->len);
-            return;
-        }
-        gather(t, r, &h, sizeof h);
-        xfer_take_envelope(&r->x, src, tag, h.total, id);
-        rdma__rendezvous(t, r, &h, src);
-        return;
-    }
-    size_t pre = t->x.check ? sizeof r->sum : 0;
-    if (e->len < pre) {
-        xfer_fatal(&t->x, CL_EPROTO, "rank %d sent %zu bytes for a message", src, e->len);
-        return;
-    }
-    uint64_t total = e->len - pre;
-    xfer_take_envelope(&r->x, src, tag, total, id);
-    if (xfer_truncated(&t->x, &r->x, src, total)) {
-        xfer_complete(&t->x, &r->x, CL_ETRUNC);
-        return;
-    }
-    if (r->x.bytes <= SMALL_RECV && total)
-        memcpy(r->x.buf, r->small, (size_t)total);
-    if (t->x.base.tracing)
-        r->x.started = rank_now(&t->x.base);
-    xfer_finish_recv(&t->x, &r->x, r->sum);
-}
-
 /* ---- control records ---- */
 
-static int post_ctrl(rdma_rank *t, rdma_ctrl *c)
+int rdma__ctrl_post(rdma_rank *t, rdma_ctrl *c)
 {
     c->op.what = OP_CTRL;
     ssize_t rc = fi_trecv(t->ep, &c->hdr, sizeof c->hdr, NULL, FI_ADDR_UNSPEC,
@@ -635,7 +399,7 @@ static void ctrl_arrived(rdma_rank *t, rdma_ctrl *c, size_t len)
     rdma_ctl h = c->hdr;
     double until = 0;
     int rc;
-    while ((rc = post_ctrl(t, c)) == -FI_EAGAIN && rdma__retry(t, &until, "a control receive"))
+    while ((rc = rdma__ctrl_post(t, c)) == -FI_EAGAIN && rdma__retry(t, &until, "a control receive"))
         ;
     if (rc && !t->x.failed)
         xfer_fatal(&t->x, CL_EIO, "fi_trecv: %s", fi_strerror(-rc));
@@ -649,10 +413,10 @@ static void completed(rdma_rank *t, const struct fi_cq_tagged_entry *e)
     rdma_op *op = e->op_context;
     switch (op->what) {
     case OP_RECV:
-        recv_arrived(t, req_of_op(op), e);
+        rdma__recv_arrived(t, req_of_op(op), e);
         break;
     case OP_READ:
-        read_done(t, req_of_op(op));
+        rdma__read_done(t, req_of_op(op));
         break;
     case OP_DATA_RECV: { /* the sender's data send completes on its own */
         rdma_req *r = req_of_op(op);
@@ -696,7 +460,7 @@ static void failed_op(rdma_rank *t, const struct fi_cq_err_entry *e)
 /* One look at the completion queue, blocking up to RANK_IDLE_MS when block
  * and the queue can.  Returns how many operations completed, or the rank's
  * fatal CL_E*. */
-static int progress(rdma_rank *t, bool block)
+int rdma__progress(rdma_rank *t, bool block)
 {
     struct fi_cq_tagged_entry e[CQ_BATCH];
     ssize_t k = block && t->cq_waits ? fi_cq_sread(t->cq, e, CQ_BATCH, NULL, RANK_IDLE_MS)
@@ -723,323 +487,9 @@ static int progress(rdma_rank *t, bool block)
     return t->x.failed ? t->x.failed : (int)k;
 }
 
-static int rdma_poll(real_rank *r)
-{
-    return progress((rdma_rank *)r, false);
-}
-
-/* rank_wait's block hook: publish the wait, then sleep on the queue. */
-static void rdma_block(real_rank *base, cl_request **reqs, int n, wf_op call)
-{
-    rank_publish_stale(base, reqs, n, call);
-    progress((rdma_rank *)base, true);
-}
-
-static const comm_ops rdma_ops = {
-    .isend = rdma_isend, .irecv = rdma_irecv, .wait = rank_op_wait, .test = rank_op_test,
+const comm_ops rdma__ops = {
+    .isend = rdma_isend, .irecv = rdma__irecv, .wait = rank_op_wait, .test = rank_op_test,
     .release = xfer_op_release, .compute = rank_op_compute, .now = rank_op_now,
     .alloc = rank_op_alloc, .print = rank_op_print, .fail = rank_op_fail, .span = rank_op_span,
     .misuse = rank_op_misuse,
-};
-
-/* ---- opening and closing ---- */
-
-static size_t rdma_shared_bytes(const real_opts *o)
-{
-    (void)o;
-    return sizeof(rdma_area);
-}
-
-static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
-{
-    rdma_area *a = mem;
-    if (o->job.nranks > RDMA_MAX_RANKS)
-        return diag_set(d, CL_EINVAL, "the rdma backend runs at most %d ranks, got %d",
-                        RDMA_MAX_RANKS, o->job.nranks);
-    const char *want = o->provider && *o->provider ? o->provider : "auto";
-    int err = rdma_provider_check(want, d);
-    if (err)
-        return err;
-    /* A world whose rendezvous is reached through a non-loopback address
-     * may span hosts: its endpoints bind to that address's interface (the
-     * loopback one that local runs pick would be unreachable), and auto
-     * picks a NIC provider. */
-    const char *reach = o->boot ? boot_listen_addr(o->boot) : NULL;
-    bool multi_host = reach && !world_is_loopback(reach);
-    if (multi_host)
-        snprintf(a->source, sizeof a->source, "%s", reach);
-    if (strcmp(want, "auto") == 0)
-        err = rdma_provider_auto(a->provider, sizeof a->provider, multi_host, d);
-    else
-        snprintf(a->provider, sizeof a->provider, "%s", want);
-    if (err)
-        return err;
-    /* Whose matching: commlab's where the provider's is known to lose
-     * messages (rdma_info.c), or where the run asks. */
-    a->own_match = o->rdma_own_match || rdma__own_match(a->provider);
-    /* With RDMA reads if the provider has them. */
-    struct fi_info *hints = rdma__hints(a->provider, true, a->own_match), *list = NULL;
-    if (!hints)
-        return diag_set(d, CL_ENOMEM, "out of memory");
-    int ret = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list);
-    fi_freeinfo(hints);
-    bool has_rma = ret == 0 && list;
-    if (list)
-        fi_freeinfo(list);
-    a->use_rma = has_rma && !o->rdma_no_rma;
-    if (!has_rma && o->warn)
-        fprintf(o->warn, "commlab: provider '%s' has no RDMA reads: messages above the eager "
-                "limit move as tagged messages after a clear-to-send\n", a->provider);
-    a->nranks = (uint32_t)o->job.nranks;
-    /* Names no other run can have: the launcher's pid and 64 random bits. */
-    unsigned long long nonce = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(&nonce, sizeof nonce, 1, f) != 1)
-        nonce = (unsigned long long)(job_now() * 1e9);
-    if (f)
-        fclose(f);
-    snprintf(a->region_prefix, sizeof a->region_prefix, "commlab-%d-%016llx", (int)getpid(),
-             nonce);
-    return 0;
-}
-
-/* What a killed rank's shm provider left in /dev/shm goes. */
-static void rdma_shared_release(void *mem, const real_opts *o)
-{
-    rdma_area *a = mem;
-    if (!a->region_prefix[0])
-        return;
-    for (int i = 0; i < o->job.nranks; i++) {
-        char name[96];
-        snprintf(name, sizeof name, "%s-%d", a->region_prefix, i);
-        shm_unlink(name);
-    }
-}
-
-static void rdma_rank_close(real_rank *base);
-
-static int open_fail(rdma_rank *t, int err)
-{
-    t->closing = true;
-    rdma_rank_close(&t->x.base);
-    return err;
-}
-
-static int open_endpoint(rdma_rank *t, cl_diag *d)
-{
-    struct fi_info *hints = rdma__hints(t->area->provider, t->area->use_rma, t->own_match);
-    struct fi_info *list = NULL;
-    if (!hints)
-        return diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me);
-    const char *source = t->area->source[0] ? t->area->source : NULL;
-    int ret = fi_getinfo(RDMA_FI_VERSION, source, NULL, source ? FI_SOURCE : 0, hints, &list);
-    fi_freeinfo(hints);
-    if (ret || !list)
-        return rdma__fail(d, CL_EIO, "fi_getinfo", ret ? ret : -FI_ENODATA,
-                          "rank %d: provider '%s'%s%s", t->me, t->area->provider,
-                          source ? " on " : "", source ? source : "");
-    t->info = fi_dupinfo(source ? list : rdma__pick(list));
-    fi_freeinfo(list);
-    if (!t->info)
-        return diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me);
-    struct fi_info *fi = t->info;
-    rdma__prov_name(fi, t->prov, sizeof t->prov);
-    t->inject = fi->tx_attr->inject_size < INJECT_MAX ? fi->tx_attr->inject_size : INJECT_MAX;
-    t->max_msg = fi->ep_attr->max_msg_size ? fi->ep_attr->max_msg_size : READ_CHUNK;
-    if (fi->rx_attr->iov_limit < 3)
-        return diag_set(d, CL_EINVAL, "rank %d: provider '%s' takes %zu pieces per receive; "
-                        "commlab needs three (a header, the data, what overflows)", t->me,
-                        t->prov, fi->rx_attr->iov_limit);
-    if ((ret = fi_fabric(fi->fabric_attr, &t->fabric, NULL)))
-        return rdma__fail(d, CL_EIO, "fi_fabric", ret, "rank %d", t->me);
-    if ((ret = fi_domain(t->fabric, fi, &t->domain, NULL)))
-        return rdma__fail(d, CL_EIO, "fi_domain", ret, "rank %d", t->me);
-    rdma__mr_init(&t->mrs, t->domain, fi->domain_attr->mr_mode);
-    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_UNSPEC,
-                            .size = 4096};
-    t->cq_waits = true;
-    if (fi_cq_open(t->domain, &cq, &t->cq, NULL)) {
-        cq.wait_obj = FI_WAIT_NONE; /* poll, with short sleeps when blocked */
-        t->cq_waits = false;
-        if ((ret = fi_cq_open(t->domain, &cq, &t->cq, NULL)))
-            return rdma__fail(d, CL_EIO, "fi_cq_open", ret, "rank %d", t->me);
-    }
-    struct fi_av_attr av = {.type = FI_AV_TABLE, .count = (size_t)t->n};
-    if ((ret = fi_av_open(t->domain, &av, &t->av, NULL)))
-        return rdma__fail(d, CL_EIO, "fi_av_open", ret, "rank %d", t->me);
-    if ((ret = fi_endpoint(t->domain, fi, &t->ep, NULL)))
-        return rdma__fail(d, CL_EIO, "fi_endpoint", ret, "rank %d", t->me);
-    if ((ret = fi_ep_bind(t->ep, &t->cq->fid, FI_TRANSMIT | FI_RECV)) ||
-        (ret = fi_ep_bind(t->ep, &t->av->fid, 0)))
-        return rdma__fail(d, CL_EIO, "fi_ep_bind", ret, "rank %d", t->me);
-    if (strcmp(t->prov, "shm") == 0) {
-        /* A region name the launcher knows, so it can remove what a
-         * killed rank leaves in /dev/shm. */
-        char name[96];
-        snprintf(name, sizeof name, "%s-%d", t->area->region_prefix, t->me);
-        if ((ret = fi_setname(&t->ep->fid, name, strlen(name) + 1)))
-            return rdma__fail(d, CL_EIO, "fi_setname", ret, "rank %d", t->me);
-    }
-    t->read_flags = FI_COMPLETION;
-    if ((ret = fi_enable(t->ep)))
-        return rdma__fail(d, CL_EIO, "fi_enable", ret, "rank %d", t->me);
-    if (t->own_match) {
-        /* A pool buffer is given back once it has no room for the largest
-         * message: none is ever truncated.  (After fi_enable: libfabric
-         * 1.17's shm provider crashes on it before.) */
-        size_t min = t->pool_msg_max;
-        if ((ret = fi_setopt(&t->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min,
-                             sizeof min)))
-            return rdma__fail(d, CL_EIO, "fi_setopt(FI_OPT_MIN_MULTI_RECV)", ret, "rank %d",
-                              t->me);
-    }
-    return 0;
-}
-
-/* Publishes this rank's endpoint address in the job's address slot and
- * inserts every rank's into the address vector (the launcher relays the
- * slots of other hosts: real/boot.h). */
-static int exchange_addresses(rdma_rank *t, const job *j, cl_diag *d)
-{
-    unsigned char addr[JOB_ADDR_MAX] = {0};
-    size_t len = sizeof addr;
-    int ret = fi_getname(&t->ep->fid, addr, &len);
-    if (ret)
-        return rdma__fail(d, CL_EIO, "fi_getname", ret, "rank %d", t->me);
-    job_addr_publish(j, t->me, addr, len);
-    double deadline = job_now() + BOOT_SECONDS;
-    for (int i = 0; i < t->n; i++) {
-        int err = job_addr_wait(j, i, addr, sizeof addr, &len, deadline);
-        if (err)
-            return diag_set(d, err, "rank %d: rank %d %s", t->me, i,
-                            err == CL_ETIMEOUT ? "published no address in time"
-                                               : "published a bad address");
-        ret = fi_av_insert(t->av, addr, 1, &t->addr[i], 0, NULL);
-        if (ret != 1)
-            return rdma__fail(d, CL_EIO, "fi_av_insert", ret < 0 ? ret : -FI_EINVAL,
-                              "rank %d: the address of rank %d", t->me, i);
-    }
-    return 0;
-}
-
-/* The receives every rank keeps posted: control receives (libfabric's
- * matching) or the pool buffers (commlab's). */
-static int post_standing(rdma_rank *t, cl_diag *d)
-{
-    if (t->own_match)
-        return rdma__pool_post_all(t, d);
-    for (int i = 0; i < CTRL_RECVS; i++) {
-        int ret = post_ctrl(t, &t->ctrl[i]);
-        if (ret)
-            return rdma__fail(d, CL_EIO, "fi_trecv", ret, "rank %d: a control receive", t->me);
-    }
-    return 0;
-}
-
-static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_opts *o, cl_diag *d)
-{
-    rdma_rank *t = calloc(1, sizeof *t);
-    if (!t)
-        return diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
-    size_t n = (size_t)j->nranks;
-    xfer_init(&t->x, &rdma_ops, j, rank, o->job.check, sizeof(rdma_req), sizeof(rdma_msg),
-              rdma__pool_pull);
-    t->x.base.poll = rdma_poll;
-    t->x.base.block = rdma_block;
-    t->area = j->transport;
-    t->own_match = t->area->own_match;
-    t->n = (int)n;
-    t->me = rank;
-    t->eager_limit = o->job.eager_limit;
-    size_t largest = sizeof(rdma_env) + sizeof(uint64_t) + (size_t)o->job.eager_limit;
-    if (largest < sizeof(rdma_env) + sizeof(rdma_ctl))
-        largest = sizeof(rdma_env) + sizeof(rdma_ctl);
-    t->bounce_cap = largest <= BOUNCE_KEEP_MAX ? largest : 0;
-    t->use_rma = t->area->use_rma;
-    if (!(t->addr = calloc(n, sizeof *t->addr)) || !(t->nmsg = calloc(n, sizeof *t->nmsg)) ||
-        !(t->spill = malloc(o->job.eager_limit ? (size_t)o->job.eager_limit : 1)) ||
-        (t->own_match ? rdma__pool_create(t) : !(t->ctrl = calloc(CTRL_RECVS, sizeof *t->ctrl)))) {
-        diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
-        return open_fail(t, CL_ENOMEM);
-    }
-    int err = open_endpoint(t, d);
-    if (!err)
-        err = exchange_addresses(t, j, d);
-    if (!err)
-        err = post_standing(t, d);
-    if (err)
-        return open_fail(t, err);
-    *out = &t->x.base;
-    return 0;
-}
-
-/* Every rank says BYE to every other and waits for theirs (bounded), so no
- * endpoint closes under a message still on its way. */
-static void say_bye(rdma_rank *t)
-{
-    for (int i = 0; i < t->n && !t->x.failed; i++)
-        if (i != t->me && send_ctrl(t, i, H_BYE, 0, 0, 0, true))
-            break;
-    double until = job_now() + CLOSE_SECONDS;
-    while (!t->x.failed && (t->byes < t->n - 1 || t->bounces_out > 0) && job_now() < until)
-        progress(t, false);
-}
-
-static void rdma_rank_close(real_rank *base)
-{
-    rdma_rank *t = (rdma_rank *)base;
-    bool clean = !t->x.failed && t->ep &&
-                 atomic_load_explicit(&t->x.base.slot->state, memory_order_acquire) == JOB_DONE;
-    if (clean)
-        say_bye(t);
-    t->closing = true;
-    if (t->ep)
-        fi_close(&t->ep->fid);
-    if (t->av)
-        fi_close(&t->av->fid);
-    if (t->cq)
-        fi_close(&t->cq->fid);
-    rdma__mr_release(&t->mrs);
-    if (t->domain)
-        fi_close(&t->domain->fid);
-    if (t->fabric)
-        fi_close(&t->fabric->fid);
-    if (t->info)
-        fi_freeinfo(t->info);
-    for (int list = 0; list < 2; list++)
-        for (rdma_bounce *b = list ? t->bounce_free : t->bounces, *next; b; b = next) {
-            next = b->next;
-            free(b);
-        }
-    /* Rendezvous sends still listed are the pattern's requests. */
-    xfer_release(&t->x);
-    free(t->ctrl);
-    rdma__pool_destroy(t);
-    free(t->spill);
-    free(t->addr);
-    free(t->nmsg);
-    free(t);
-}
-
-const rdma_stats *rdma_stats_of(const cl_comm *c)
-{
-    if (!c || !c->world || c->world->ops != &rdma_ops)
-        return NULL;
-    return &((const rdma_rank *)c->world->backend)->stats;
-}
-
-const char *rdma_provider_of(const cl_comm *c)
-{
-    if (!c || !c->world || c->world->ops != &rdma_ops)
-        return NULL;
-    return ((const rdma_rank *)c->world->backend)->prov;
-}
-
-const real_transport rdma_transport = {
-    .name = "rdma",
-    .shared_bytes = rdma_shared_bytes,
-    .shared_init = rdma_shared_init,
-    .shared_release = rdma_shared_release,
-    .rank_open = rdma_rank_open,
-    .rank_close = rdma_rank_close,
 };

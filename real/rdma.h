@@ -3,18 +3,25 @@
  * portable RDMA API (InfiniBand verbs, AWS EFA, Slingshot on a cluster; the
  * shm and tcp providers on any machine).
  *
- * Four files, one idea each (endpoint addresses go through the job's
+ * Six files, one idea each (endpoint addresses go through the job's
  * address slots, real/job.h, like tcp's):
  *   rdma_info.c  which providers libfabric offers here, what they can do,
  *                and which one a run uses ("auto" or a name); the fi_info
  *                hints every part of commlab asks with.
  *   rdma_mr.c    the registration cache: buffers registered for remote
  *                reads, kept for the buffers a pattern sends again.
- *   rdma.c       messages: endpoints, tagged eager sends, the rendezvous
- *                by RDMA read, the progress engine, comm_ops.
+ *   rdma.c       messages: the envelope and the protocols, tagged eager
+ *                sends, requests to send, control records, the progress
+ *                engine, comm_ops.
+ *   rdma_recv.c  receiving: the rendezvous's receiving side (RDMA reads,
+ *                or a tagged receive after a clear-to-send) and receives
+ *                matched by libfabric.
  *   rdma_pool.c  commlab's own matching, from FI_MULTI_RECV receive
  *                buffers, for providers whose tagged matching loses
  *                messages.
+ *   rdma_open.c  opening and closing: the launcher's shared area, a
+ *                rank's endpoint, the address exchange, the closing
+ *                handshake.
  *
  * What the cli needs is the rdma_* part below; rdma__* is internal to real/.
  * Every function that talks to libfabric reports failure as a CL_E* code

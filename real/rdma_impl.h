@@ -100,7 +100,10 @@ uint64_t rdma__mr_addr(const rdma_mr_cache *c, const rdma_mr *m, const void *buf
 /* Closes every registration.  Cannot fail. */
 void rdma__mr_release(rdma_mr_cache *c);
 
-/* ---- rdma.c and rdma_pool.c: messages ---- */
+/* ---- messages (rdma.c, rdma_recv.c, rdma_pool.c, rdma_open.c) ---- */
+
+#define INJECT_MAX 4096                 /* bytes commlab assembles for one inject */
+#define READ_CHUNK ((uint64_t)64 << 20) /* one fi_read moves at most this */
 
 /* The envelope's fields. */
 #define SMALL_RECV 64 /* receives up to this land in the request, copied out */
@@ -217,7 +220,7 @@ typedef struct rdma_rank {
     uint64_t max_msg;          /* bytes one message or read may have */
     uint64_t next_id;
     bool use_rma;
-    uint64_t read_flags;       /* fi_readmsg's flags (see open_endpoint) */
+    uint64_t read_flags;       /* fi_readmsg's flags (see rdma_open.c's open_endpoint) */
     bool closing;
     int n, me;
     char prov[RDMA_PROV_MAX];
@@ -225,15 +228,19 @@ typedef struct rdma_rank {
     unsigned char *spill;      /* eager_limit bytes: where what overflows a receive goes */
 } rdma_rank;
 
-/* A post refused for now (-FI_EAGAIN): progress, then try again.  False
- * once the rank failed or the provider refused for RETRY_SECONDS (*until
- * starts at 0). */
-bool rdma__retry(rdma_rank *t, double *until, const char *what);
-/* A control record of len bytes arrived (FIN, NACK, CTS or BYE). */
-void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len);
-/* Receive r (its envelope taken) matched the request to send h from src:
- * pull the data (or refuse it, NACK, when r is too small). */
-void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src);
+/* A context's 15 bits in a tag: its even/odd bit and 14 of a hash. */
+static inline uint64_t rdma__ctx_bits(uint32_t ctx)
+{
+    uint32_t h = (ctx >> 1) * 0x9e3779b1u;
+    return ((uint64_t)(h >> 18) << 1 | (ctx & 1u)) & 0x7fff;
+}
+
+/* The envelope's first word (rdma.c says its layout). */
+static inline uint64_t rdma__tag_of(int kind, int src, uint32_t ctx, int tag)
+{
+    return (uint64_t)kind << TAG_KIND_SHIFT | (uint64_t)(uint16_t)src << TAG_SRC_SHIFT |
+           rdma__ctx_bits(ctx) << TAG_CTX_SHIFT | ((uint64_t)(uint32_t)tag & TAG_TAG_MASK);
+}
 
 static inline int rdma__kind_of(uint64_t tag)
 {
@@ -244,6 +251,46 @@ static inline int rdma__src_of(uint64_t tag)
 {
     return (int)((tag & TAG_SRC_MASK) >> TAG_SRC_SHIFT);
 }
+
+/* ---- rdma.c: sending, control records, the progress engine ---- */
+
+/* The comm_ops every rdma rank runs with. */
+extern const comm_ops rdma__ops;
+
+/* A post refused for now (-FI_EAGAIN): progress, then try again.  False
+ * once the rank failed or the provider refused for RETRY_SECONDS (*until
+ * starts at 0). */
+bool rdma__retry(rdma_rank *t, double *until, const char *what);
+/* One look at the completion queue, blocking up to RANK_IDLE_MS when block
+ * and the queue can.  Returns how many operations completed, or the rank's
+ * fatal CL_E*. */
+int rdma__progress(rdma_rank *t, bool block);
+/* Sends the control record kind (H_*) to rank dst; track: its completion
+ * is awaited (closing counts t->bounces_out).  0, or the rank failed. */
+int rdma__ctl_send(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, uint64_t addr,
+                   bool track);
+/* Posts control receive c (libfabric's matching).  0 or libfabric's
+ * negative error (-FI_EAGAIN: try again); nothing is posted then. */
+int rdma__ctrl_post(rdma_rank *t, rdma_ctrl *c);
+/* A control record of len bytes arrived (FIN, NACK, CTS or BYE). */
+void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len);
+
+/* ---- rdma_recv.c: receiving ---- */
+
+/* comm_ops' irecv: with libfabric's matching a posted fi_trecvv, with
+ * commlab's xfer's.  0, or CL_ENOMEM or the rank's failure with nothing
+ * posted. */
+int rdma__irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
+                cl_request **out);
+/* Receive r (libfabric's matching) completed as e says: a message, or its
+ * request to send (then the rendezvous begins). */
+void rdma__recv_arrived(rdma_rank *t, rdma_req *r, const struct fi_cq_tagged_entry *e);
+/* Receive r (its envelope taken) matched the request to send h from src:
+ * pull the data (or refuse it, NACK, when r is too small). */
+void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src);
+/* Rendezvous receive r's read of r->chunk bytes completed: the next one,
+ * or FIN and the receive completes. */
+void rdma__read_done(rdma_rank *t, rdma_req *r);
 
 /* ---- rdma_pool.c: commlab's matching ---- */
 

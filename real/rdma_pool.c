@@ -11,10 +11,10 @@
  * unexpected at the libfabric level.  commlab matches the envelope with
  * core/match.h (xfer_arrive, as shm and tcp do) and copies an eager
  * payload from the buffer into the receive's, or keeps a copy until a
- * receive wants it; a request to send goes to rdma.c's rendezvous.  The
+ * receive wants it; a request to send goes to rdma_recv.c's rendezvous.  The
  * provider hands a buffer back (FI_MULTI_RECV in a completion's flags)
  * once it has less room than the largest message (FI_OPT_MIN_MULTI_RECV,
- * set by rdma.c), and it is posted again at once.
+ * set by rdma_open.c), and it is posted again at once.
  *
  * The limit, named: a burst of more messages than the buffers hold within
  * one progress pass (POOL_BUFS buffers of at least POOL_MIN_MSGS largest
