@@ -46,21 +46,36 @@ const backend_info *backend_default(void)
     return &table[0];
 }
 
-const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep)
+/* Whether b is one of those asked for: measured ones only when
+ * measured_only, those taking the groups of `takes` (BOPT bits). */
+static bool wanted(const backend_info *b, bool measured_only, unsigned takes)
 {
-    size_t n = 0, k = 0;
+    return (!measured_only || b->measured) && (b->takes & takes) == takes;
+}
+
+/* The names of the built backends wanted, "a, b<last_sep>c", appended to
+ * buf at *used. */
+static void join_names(char *buf, size_t len, int *used, bool measured_only, unsigned takes,
+                       const char *last_sep)
+{
     const backend_info *b;
+    size_t n = 0, k = 0;
     for (size_t i = 0; (b = backend_at(i)) != NULL; i++)
-        n += !measured_only || b->measured;
-    int used = 0;
-    buf[0] = 0;
+        n += wanted(b, measured_only, takes);
     for (size_t i = 0; (b = backend_at(i)) != NULL; i++) {
-        if (measured_only && !b->measured)
+        if (!wanted(b, measured_only, takes))
             continue;
-        const char *sep = k == 0 ? "" : k + 1 == n ? last_sep : ", ";
-        cli_appendf(buf, len, &used, "%s%s", sep, b->name);
+        cli_appendf(buf, len, used, "%s%s", k == 0 ? "" : k + 1 == n ? last_sep : ", ",
+                    b->name);
         k++;
     }
+}
+
+const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep)
+{
+    int used = 0;
+    buf[0] = 0;
+    join_names(buf, len, &used, measured_only, 0, last_sep);
     return buf;
 }
 
@@ -88,19 +103,9 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
 /* "--backend tcp and rdma": the built backends that take group g. */
 static const char *takers(char *buf, size_t len, backend_opt g)
 {
-    const backend_info *b;
-    size_t n = 0, k = 0;
-    for (size_t i = 0; (b = backend_at(i)) != NULL; i++)
-        n += (b->takes & BOPT(g)) != 0;
     int used = 0;
     cli_appendf(buf, len, &used, "--backend ");
-    for (size_t i = 0; (b = backend_at(i)) != NULL; i++) {
-        if (!(b->takes & BOPT(g)))
-            continue;
-        cli_appendf(buf, len, &used, "%s%s", k == 0 ? "" : k + 1 == n ? " and " : ", ",
-                    b->name);
-        k++;
-    }
+    join_names(buf, len, &used, false, BOPT(g), " and ");
     return buf;
 }
 

@@ -389,7 +389,7 @@ static int validate(run_opts *o)
         inet_pton(AF_INET6, o->listen, addr) != 1)
         return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'",
                          o->listen);
-    if (measured && (rc = find_world(o)))
+    if ((rc = find_world(o)))
         return rc;
     if ((rc = validate_netlab(o)))
         return rc;

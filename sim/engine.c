@@ -62,7 +62,6 @@ struct sim_msg {
     int32_t src, dst;  /* world ranks */
     bool eager;
     bool in_pattern;   /* sent by the pattern, not by the barrier between iterations */
-    bool landed;       /* shared links: an eager message's bytes have all arrived */
 };
 
 typedef struct alloc_hdr {
@@ -357,6 +356,16 @@ static void flow_moved(void *ctx, sim_flow *f, double end)
     push_flow_event(ctx, sim_flow_owner(f), EV_FLOW_END, end);
 }
 
+/* Starts and ends of flows at this instant join its batch. */
+static void batch_join(sim_engine *e)
+{
+    if (!e->batch_open) {
+        sim_flow_batch_begin(e->flows, e->now);
+        e->batch_open = true;
+        e->batch_time = e->now;
+    }
+}
+
 /* m's bytes start moving now. */
 static void flow_begin(sim_engine *e, sim_msg *m)
 {
@@ -369,11 +378,7 @@ static void flow_begin(sim_engine *e, sim_msg *m)
         return;
     }
     sim_net_cost(e->o->net, m->src, m->dst, m->bytes, &m->alpha, &bw, &hops);
-    if (!e->batch_open) {
-        sim_flow_batch_begin(e->flows, e->now);
-        e->batch_open = true;
-        e->batch_time = e->now;
-    }
+    batch_join(e);
     int err = sim_flow_start(e->flows, e->now, ids, cap, nres, (double)m->bytes, m, &m->flow);
     if (err) {
         engine_fail(e, err, "cannot start the flow of a message from rank %d to rank %d: %s",
@@ -392,11 +397,7 @@ static void msg_free(sim_engine *e, sim_msg *m);
  * alpha later, at its receive if it has one. */
 static void flow_end(sim_engine *e, sim_msg *m)
 {
-    if (!e->batch_open) {
-        sim_flow_batch_begin(e->flows, e->now);
-        e->batch_open = true;
-        e->batch_time = e->now;
-    }
+    batch_join(e);
     sim_flow_finish(e->flows, e->now, m->flow);
     m->flow = NULL;
     double arrival = e->now + m->alpha;
@@ -412,8 +413,7 @@ static void flow_end(sim_engine *e, sim_msg *m)
         resolve(e, m->rreq, arrival);
         msg_free(e, m);
     } else {
-        m->landed = true; /* it waits, unexpected, for its receive */
-        m->arrival = arrival;
+        m->arrival = arrival; /* it waits, unexpected, for its receive */
     }
 }
 
@@ -503,6 +503,41 @@ static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
 
 /* ---- operations (run on the rank's coroutine) ---- */
 
+static sim_req *req_of(match_link *l);
+
+/* The eager message m, from buf, reaches its receiver's queues with its
+ * bytes starting to move at start: a receive posted already takes it
+ * (*recv, its bytes copied now; NULL when their sizes clash, which fails
+ * the run), else it waits unexpected with a copy of its payload.  Returns
+ * 1 (taken by a receive), 0 (unexpected) or CL_ENOMEM (then m is in no
+ * queue). */
+static int eager_arrive(sim_engine *e, sim_msg *m, const void *buf, double start,
+                        sim_req **recv)
+{
+    match_queues *mq = &e->ranks[m->dst].mq;
+    *recv = NULL;
+    match_link *l = match_arrive(mq, &m->link);
+    if (l) {
+        sim_req *r = req_of(l);
+        if (take(e, r, m)) {
+            if (r->buf && buf && m->bytes)
+                memcpy(r->buf, buf, (size_t)m->bytes);
+            r->started = start;
+            *recv = r;
+        }
+        return 1;
+    }
+    if (buf && m->bytes && e->job->payload) {
+        m->data = malloc((size_t)m->bytes);
+        if (!m->data) {
+            match_remove(mq, &m->link);
+            return CL_ENOMEM;
+        }
+        memcpy(m->data, buf, (size_t)m->bytes);
+    }
+    return 0;
+}
+
 static sim_req *req_of(match_link *l)
 {
     return (sim_req *)((char *)l - offsetof(sim_req, link));
@@ -564,33 +599,23 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         engine_fail(e, CL_ETIMEOUT, "stopped after %llu messages (the run's message budget)",
                     (unsigned long long)e->o->max_messages);
     sim_rank *peer = &e->ranks[dst];
+    sim_req *r;
     if (m->eager && shared(e, m)) {
         /* Its receive, if posted, completes when the flow has landed. */
         m->sreq = s;
         m->started = e->now;
-        match_link *l = match_arrive(&peer->mq, &m->link);
-        if (l) {
-            sim_req *r = req_of(l);
-            if (!take(e, r, m)) {
-                msg_free(e, m);
-                *out = &s->base;
-                return 0; /* the run is failing: nothing more to price */
-            }
-            if (r->buf && buf)
-                memcpy(r->buf, buf, bytes);
-            r->started = e->now;
-            m->rreq = r;
-        } else if (buf && e->job->payload) {
-            m->data = malloc(bytes);
-            if (!m->data) {
-                match_remove(&peer->mq, &m->link);
-                msg_free(e, m);
-                req_free(e, s);
-                return CL_ENOMEM;
-            }
-            memcpy(m->data, buf, bytes);
+        int got = eager_arrive(e, m, buf, e->now, &r);
+        if (got < 0) {
+            msg_free(e, m);
+            req_free(e, s);
+            return CL_ENOMEM;
         }
-        flow_begin(e, m);
+        if (got && !r) {
+            msg_free(e, m); /* the run is failing: nothing more to price */
+        } else {
+            m->rreq = r;
+            flow_begin(e, m);
+        }
     } else if (m->eager) {
         double travel, inject, alpha;
         cost(e, src, dst, bytes, &travel, &inject, &alpha);
@@ -598,25 +623,16 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         travel = travel_time(e, m, start, travel);
         m->started = s->started = start;
         m->arrival = start + travel;
-        match_link *l = match_arrive(&peer->mq, &m->link);
-        if (l) {
-            sim_req *r = req_of(l);
-            if (take(e, r, m)) {
-                if (r->buf && buf && bytes)
-                    memcpy(r->buf, buf, bytes);
-                r->started = start;
-                resolve(e, r, m->arrival);
-            }
+        int got = eager_arrive(e, m, buf, start, &r);
+        if (got < 0) {
             msg_free(e, m);
-        } else if (buf && bytes && e->job->payload) {
-            m->data = malloc(bytes);
-            if (!m->data) {
-                match_remove(&peer->mq, &m->link);
-                msg_free(e, m);
-                req_free(e, s);
-                return CL_ENOMEM;
-            }
-            memcpy(m->data, buf, bytes);
+            req_free(e, s);
+            return CL_ENOMEM;
+        }
+        if (got) {
+            if (r)
+                resolve(e, r, m->arrival);
+            msg_free(e, m);
         }
         resolve(e, s, start + fmin(inject, travel));
     } else {
@@ -796,7 +812,8 @@ static void *sim_alloc(cl_comm *c, size_t bytes)
 static void sim_print(cl_comm *c, const char *line)
 {
     sim_rank *me = c->backend;
-    fprintf(me->eng->job->out ? me->eng->job->out : stdout, "rank %d: %s\n", (int)(me - me->eng->ranks), line);
+    FILE *out = me->eng->job->out ? me->eng->job->out : stdout;
+    fprintf(out, "rank %d: %s\n", (int)(me - me->eng->ranks), line);
 }
 
 static void sim_fail(cl_comm *c, const char *msg)
@@ -1043,8 +1060,8 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         for (;;) {
             /* Flows started or ended at one instant are solved before time
              * moves on (their ends may come before events already queued). */
-            const sim_event *next = sim_queue_peek(e.q);
-            if (e.batch_open && (!next || next->time > e.batch_time)) {
+            const sim_event *next;
+            if (e.batch_open && (!(next = sim_queue_peek(e.q)) || next->time > e.batch_time)) {
                 e.batch_open = false;
                 sim_flow_batch_end(e.flows);
                 continue;

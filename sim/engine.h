@@ -5,10 +5,14 @@
  * one event queue ordered by (time, insertion) and resumes ranks as their
  * operations complete, so a run is deterministic: the same input prints the
  * same bytes.  Each rank runs core/run.h's iteration driver, and an
- * iteration's time is run_iter_times' definition, as on measured backends.  The network is an alpha-beta model over sim/net routes:
+ * iteration's time is run_iter_times' definition, as on measured backends.
+ * The network is an alpha-beta model over sim/net routes:
  *
- *   a message of n bytes from s to d arrives  alpha(s,d) + n / B(s,d)
- *   after it starts moving.  Up to the eager limit it starts when posted
+ *   a message of n bytes from s to d, alone on its links, arrives
+ *   alpha(s,d) + n / B(s,d) after it starts moving; messages that cross one
+ *   link direction at once share its bandwidth max-min fairly (sim/flow.h,
+ *   SIM_SHARE_MAXMIN), and their completions move as flows start and end.
+ *   Up to the eager limit it starts when posted
  *   and the send completes once injected (n / B after posting, or the
  *   machine model's gap when it has one, sim/net.h); above it
  *   (rendezvous) it starts when both the send and the matching receive are

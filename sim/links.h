@@ -1,5 +1,6 @@
 /*
- * links.h - when each directed link of the model is free again.
+ * links.h - when each directed link of the model is free again, under
+ * --sharing none (with maxmin, sim/flow.h shares links instead).
  *
  * The alpha-beta model prices one message alone: alpha + n / B.  A link
  * still carries one message's bytes at a time, so messages that share a
@@ -12,7 +13,7 @@
  * A link is keyed by (src, dst) rank pair: with --tier each pair has its own
  * link, and with a topology the route between a pair is treated as one
  * dedicated circuit; contention between different pairs that share a
- * physical link is what a flow model adds (not built yet).
+ * physical link is what --sharing maxmin adds.
  *
  * Open addressing on 64-bit keys; grows at 1/2 load; memory is the number
  * of pairs that ever exchanged a message.

@@ -50,7 +50,7 @@
  *    (from the tiers file) and/or `alpha` and `bandwidth` (which override
  *    the tier's), optional `lanes: K` (bandwidth x K) and `duplex: full`
  *    (default: each direction has the whole bandwidth) or `half` (both
- *    directions share it; only a flow model sees the difference).  Link
+ *    directions share it; only --sharing maxmin sees the difference).  Link
  *    ids: host attachment links in host and device order, then `links:` in
  *    order.  Routes are fewest hops by BFS; ties go to the lowest link id
  *    (neighbours are visited in link id order).  Every device must reach
