@@ -28,10 +28,24 @@ enum { RANK_READY, RANK_BLOCKED, RANK_COMPUTING, RANK_DONE };
 typedef struct sim_engine sim_engine;
 typedef struct sim_msg sim_msg;
 
+/* One resource of the shared-links model (sim_net_flow_route's id): the
+ * flows the solver holds on it, or the one message whose bytes cross it
+ * alone, priced without the solver (see "shared links" below). */
+typedef struct sim_port {
+    double until;         /* the lone flow's bytes are out then */
+    struct sim_req *lone; /* its send, or NULL; stale (maybe freed) once until <= now */
+    uint32_t flows;       /* flows in the solver (then lone is NULL or stale) */
+} sim_port;
+
 typedef struct sim_req {
     struct cl_request base; /* first: core/comm reads it */
     match_link link;        /* a posted receive's entry in its rank's queue */
-    void *buf;              /* user buffer (recv: destination) */
+    union {
+        void *buf;          /* a receive: its destination */
+        struct sim_req *recv; /* a send whose bytes are a lone flow: its receive
+                               (lone_queued false) ... */
+        sim_msg *msg;       /* ... or its message, unexpected (lone_queued) */
+    } u;
     uint64_t bytes;         /* send: size; recv: capacity */
     uint64_t msg_id;        /* for records: the message it sent or received */
     double posted;          /* seconds */
@@ -41,7 +55,9 @@ typedef struct sim_req {
     int32_t peer;           /* dst, or src / CL_ANY_SOURCE */
     int32_t tag;
     uint32_t ctx;
+    uint32_t rec;           /* its record's index + 1 in the log, or 0 */
     bool waited;            /* in its owner's current wait set */
+    bool lone_queued;       /* see u */
 } sim_req;
 
 struct sim_msg {
@@ -52,6 +68,7 @@ struct sim_msg {
     sim_flow *flow;    /* shared links: its bytes in flight (sim/flow.h), or NULL */
     uint64_t gen;      /* shared links: its flow's current end event */
     double alpha;      /* shared links: the route's latency, paid after the bytes */
+    double lone_until; /* shared links: a lone flow's end (0: not one) */
     void *data;        /* eager: a copy of the payload (malloc'd), or NULL */
     const void *sbuf;  /* rendezvous: the sender's buffer */
     uint64_t bytes;
@@ -85,6 +102,7 @@ typedef struct sim_rank {
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
+    uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
     cl_request *poll_req; /* the request its last failed cl_test polled ... */
     double poll_at;      /* ... and when */
     uint8_t wait_call;   /* a wf_op */
@@ -105,7 +123,12 @@ struct sim_engine {
     sim_queue *q;
     sim_stacks *stacks;
     sim_links links;     /* --sharing none: when each pair's link is free */
-    sim_flow_sys *flows; /* --sharing maxmin: the flows in flight */
+    sim_flow_sys *flows; /* --sharing maxmin: the flows in flight ... */
+    sim_port *ports;     /* ... and every link resource's lone flow */
+    /* flow_begin's route: here and not on the rank's stack, where it
+     * would land on lines gone cold since the rank last ran. */
+    int64_t route_ids[SIM_FLOW_MAX_ROUTE];
+    double route_cap[SIM_FLOW_MAX_ROUTE];
     bool batch_open;     /* flows started or ended at batch_time, not solved yet */
     double batch_time;
     sim_sched sched;
@@ -207,23 +230,40 @@ static bool user_ctx(uint32_t ctx)
     return (ctx & 1u) == 0;
 }
 
-static void record(sim_engine *e, rec_op op, int rank, int peer, int tag, uint64_t bytes,
-                   uint64_t msg, double posted, double started, double finished, bool blocking)
+/* Returns the record's index + 1 in the log, or 0 (dropped, or past
+ * what a request keeps: a request settled again then adds a record). */
+static uint32_t record_add(sim_engine *e, rec_op op, int rank, int peer, int tag, uint64_t bytes,
+                         uint64_t msg, double posted, double started, double finished,
+                         bool blocking)
 {
-    if (!e->job->records)
-        return;
+    rec_log *log = e->job->records;
     cl_record r = {
         .posted = posted, .started = started, .finished = finished, .bytes = bytes,
         .msg = msg, .rank = rank, .peer = peer, .tag = tag,
         .iter = e->ranks[rank].run.iter, .op = (uint8_t)op, .blocking = blocking,
     };
-    if (rec_log_add(e->job->records, &r))
+    size_t n = log->n;
+    if (rec_log_add(log, &r))
         engine_fail(e, CL_ENOMEM, "out of memory keeping records");
+    return log->n > n && log->n <= UINT32_MAX ? (uint32_t)log->n : 0;
 }
 
-static void push(sim_engine *e, double t, uint32_t type, uint32_t rank, void *ptr)
+/* record_add when the run keeps records, else 0: inlined, the check costs
+ * a load where a run keeps none. */
+static inline uint32_t record(sim_engine *e, rec_op op, int rank, int peer, int tag,
+                            uint64_t bytes, uint64_t msg, double posted, double started,
+                            double finished, bool blocking)
 {
-    sim_event ev = {.time = t, .type = type, .rank = rank, .ptr = ptr};
+    if (!e->job->records)
+        return 0;
+    return record_add(e, op, rank, peer, tag, bytes, msg, posted, started, finished, blocking);
+}
+
+/* Wakes rank at t, unless its wait is reopened before then (unresolve). */
+static void wake_at(sim_engine *e, double t, int rank)
+{
+    sim_event ev = {.time = t, .type = EV_WAKE, .rank = (uint32_t)rank,
+                    .arg = e->ranks[rank].wake_gen};
     if (sim_queue_push(e->q, &ev))
         engine_fail(e, CL_ENOMEM, "out of memory in the event queue");
 }
@@ -328,14 +368,34 @@ static void resume(sim_engine *e, sim_rank *r)
  * route); sim/flow.h gives every flow its max-min fair rate and predicts
  * its end.  The flow starts when the bytes may move (an eager send: when
  * posted; a rendezvous: when both ends are posted, after the handshake if
- * it is on) and its end is an event, moved whenever another flow starting
- * or ending changes its rate (a new event with a new generation; the old
- * one is ignored).  At the end the bytes are out: an eager send completes,
- * and the message lands alpha later (the route's latency, paid once).
- * Until then nothing about the message is settled.  A zero-byte message
- * and a message to oneself use no link: they are priced as without
- * sharing.  Flows that start or end at one instant are solved together
- * (a batch, closed before time moves on). */
+ * it is on).  At the end the bytes are out: an eager send completes, and
+ * the message lands alpha later (the route's latency, paid once).  A
+ * zero-byte message and a message to oneself use no link: they are priced
+ * as without sharing.
+ *
+ * Lone flows.  Most flows cross only resources nobody else uses (every
+ * course pattern but the incast and the all-to-all), and such a flow's end
+ * is known when it starts: bytes / the smallest capacity.  So a flow that
+ * finds its ports free is priced on the spot, as without sharing: its
+ * requests are resolved at once (provisionally), its message goes as it
+ * would without sharing, and its ports name its send until its end
+ * (sim_port.lone; the send keeps its receive, or its message while that
+ * waits unexpected) instead of the solver holding it and an event ending
+ * it.  A later flow that meets a lone flow still moving hands it to the
+ * solver as if it had been there from the start (adopt: sim_flow_adopt,
+ * bit for bit), reopens its requests (unresolve: waits blocked on them
+ * wait again, their records are rewritten when they resolve) and is then
+ * solved with it.  Its rate can only drop, so nothing that already
+ * happened depended on the provisional times: a request is not complete
+ * before its time (so not released: the send a port names is alive while
+ * the flow moves), and a wait reopened is one whose wake-up had not come.
+ * tests/test_share.c checks random traffic against the solver alone
+ * (sim_opts.solver_only), record for record.
+ *
+ * Solver flows.  A flow's end is an event, moved whenever another flow
+ * starting or ending changes its rate (a new event with a new generation;
+ * the old one is ignored).  Flows that start or end at one instant are
+ * solved together (a batch, closed before time moves on). */
 
 static bool shared(const sim_engine *e, const sim_msg *m)
 {
@@ -366,49 +426,51 @@ static void batch_join(sim_engine *e)
     }
 }
 
-/* m's bytes start moving now. */
-static void flow_begin(sim_engine *e, sim_msg *m)
+/* n, sim_net_flow_route's answer for m, or 0 after failing the run. */
+static int route_checked(sim_engine *e, const sim_msg *m, int n)
 {
-    int64_t ids[SIM_FLOW_MAX_ROUTE];
-    double cap[SIM_FLOW_MAX_ROUTE], bw;
-    int hops, nres = sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap, SIM_FLOW_MAX_ROUTE);
-    if (nres < 0) {
+    if (n < 0) {
         engine_fail(e, CL_ERANGE, "the route from rank %d to rank %d crosses more than %d links, "
                     "more than shared links can price", m->src, m->dst, SIM_FLOW_MAX_ROUTE);
-        return;
+        return 0;
     }
-    sim_net_cost(e->o->net, m->src, m->dst, m->bytes, &m->alpha, &bw, &hops);
-    batch_join(e);
-    int err = sim_flow_start(e->flows, e->now, ids, cap, nres, (double)m->bytes, m, &m->flow);
-    if (err) {
-        engine_fail(e, err, "cannot start the flow of a message from rank %d to rank %d: %s",
-                    m->src, m->dst, cl_strerror(err));
-        return;
-    }
-    double end = sim_flow_end(m->flow);
-    if (isfinite(end))
-        push_flow_event(e, m, EV_FLOW_END, end);
+    return n;
+}
+
+/* m's route into ids/cap (and its latency into *alpha unless NULL); its
+ * length, or 0 after failing the run. */
+static int flow_route(sim_engine *e, const sim_msg *m, int64_t *ids, double *cap, double *alpha)
+{
+    return route_checked(e, m, sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap,
+                                                  SIM_FLOW_MAX_ROUTE, alpha));
 }
 
 static void resolve(sim_engine *e, sim_req *r, double t);
-static void msg_free(sim_engine *e, sim_msg *m);
 
-/* m's bytes are all out: an eager send completes; the message lands
- * alpha later, at its receive if it has one. */
-static void flow_end(sim_engine *e, sim_msg *m)
+/* r, resolved provisionally, is not settled after all (its flow was handed
+ * to the solver): a wait blocked on it waits for it again. */
+static void unresolve(sim_engine *e, sim_req *r)
 {
-    batch_join(e);
-    sim_flow_finish(e->flows, e->now, m->flow);
-    m->flow = NULL;
-    double arrival = e->now + m->alpha;
+    r->done_at = INFINITY;
+    if (r->waited) {
+        sim_rank *owner = &e->ranks[r->owner];
+        if (owner->wait_unknown++ == 0)
+            owner->wake_gen++; /* the wake-up already queued is void */
+    }
+}
+
+/* m's bytes are all out at end: an eager send completes; the message
+ * lands alpha later, at its receive if it has one. */
+static void flow_done(sim_engine *e, sim_msg *m, double end)
+{
+    double arrival = end + m->alpha;
     if (!m->eager) {
         resolve(e, m->sreq, arrival);
         resolve(e, m->rreq, arrival);
         msg_free(e, m);
         return;
     }
-    resolve(e, m->sreq, e->now);
-    m->sreq = NULL;
+    resolve(e, m->sreq, end);
     if (m->rreq) {
         resolve(e, m->rreq, arrival);
         msg_free(e, m);
@@ -417,20 +479,135 @@ static void flow_end(sim_engine *e, sim_msg *m)
     }
 }
 
+/* The lone flow of send s, still moving, goes to the solver (see above);
+ * its message is made anew unless it waits unexpected. */
+static void adopt(sim_engine *e, sim_req *s)
+{
+    sim_msg *m = s->lone_queued ? s->u.msg : NULL;
+    if (!m) {
+        if (!(m = msg_new(e))) {
+            engine_fail(e, CL_ENOMEM, "out of memory sharing a link");
+            return;
+        }
+        m->id = s->msg_id;
+        m->src = s->owner;
+        m->dst = s->peer;
+        m->bytes = s->bytes;
+        m->eager = s->bytes <= e->job->eager_limit;
+        m->sreq = s;
+        m->rreq = s->u.recv;
+    }
+    m->lone_until = 0;
+    s->u.recv = NULL;
+    s->lone_queued = false;
+    int64_t ids[SIM_FLOW_MAX_ROUTE];
+    double cap[SIM_FLOW_MAX_ROUTE];
+    int n = flow_route(e, m, ids, cap, &m->alpha);
+    for (int i = 0; i < n; i++) {
+        e->ports[ids[i]].lone = NULL;
+        e->ports[ids[i]].flows++;
+    }
+    int err = sim_flow_adopt(e->flows, s->started, e->now, ids, cap, n, (double)m->bytes, m,
+                             &m->flow);
+    if (err) {
+        engine_fail(e, err, "cannot share the link of a message from rank %d to rank %d: %s",
+                    m->src, m->dst, cl_strerror(err));
+        return;
+    }
+    e->stats.adopted++;
+    push_flow_event(e, m, EV_FLOW_END, sim_flow_end(m->flow));
+    unresolve(e, s);
+    if (m->rreq)
+        unresolve(e, m->rreq);
+}
+
+/* m's bytes start moving now (its send's `started`): alone on free
+ * ports, priced at once; otherwise in the solver, with the lone flows it
+ * meets. */
+static void flow_begin(sim_engine *e, sim_msg *m)
+{
+    int64_t *ids = e->route_ids; /* adopt() routes on its own arrays */
+    double *cap = e->route_cap, rate = INFINITY;
+    /* Called here, not through flow_route: one stack frame less on the
+     * rank's cold stack, per message. */
+    int n = sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap, SIM_FLOW_MAX_ROUTE, &m->alpha);
+    if (n <= 0 && !route_checked(e, m, n))
+        return;
+    bool alone = true;
+    for (int i = 0; i < n; i++) {
+        sim_port *p = &e->ports[ids[i]];
+        if (p->lone && p->until <= e->now)
+            p->lone = NULL; /* ended: stale */
+        alone = alone && !p->flows && !p->lone;
+        if (cap[i] < rate)
+            rate = cap[i];
+    }
+    e->stats.flows++;
+    if (alone && !e->o->solver_only) {
+        /* As sim_flow_start prices a flow on idle resources. */
+        double end = e->now + (double)m->bytes / rate;
+        for (int i = 0; i < n; i++) {
+            e->ports[ids[i]].lone = m->sreq;
+            e->ports[ids[i]].until = end;
+        }
+        if (m->rreq)
+            m->sreq->u.recv = m->rreq;
+        else
+            m->sreq->u.msg = m;
+        m->sreq->lone_queued = !m->rreq;
+        m->lone_until = end;
+        e->stats.lone++;
+        flow_done(e, m, end);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (e->ports[ids[i]].lone)
+            adopt(e, e->ports[ids[i]].lone);
+    batch_join(e);
+    int err = sim_flow_start(e->flows, e->now, ids, cap, n, (double)m->bytes, m, &m->flow);
+    if (err) {
+        engine_fail(e, err, "cannot start the flow of a message from rank %d to rank %d: %s",
+                    m->src, m->dst, cl_strerror(err));
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        e->ports[ids[i]].flows++;
+    double end = sim_flow_end(m->flow);
+    if (isfinite(end))
+        push_flow_event(e, m, EV_FLOW_END, end);
+}
+
+/* The solver's flow of m has ended. */
+static void flow_end(sim_engine *e, sim_msg *m)
+{
+    int64_t ids[SIM_FLOW_MAX_ROUTE];
+    double cap[SIM_FLOW_MAX_ROUTE];
+    int n = flow_route(e, m, ids, cap, NULL);
+    for (int i = 0; i < n; i++)
+        e->ports[ids[i]].flows--;
+    batch_join(e);
+    sim_flow_finish(e->flows, e->now, m->flow);
+    m->flow = NULL;
+    flow_done(e, m, e->now);
+}
+
 /* Settles r to complete at time t; wakes its owner's wait when r was the
- * last request of the wait set with an unknown time. */
+ * last request of the wait set with an unknown time.  A request settled
+ * again (unresolve) has its record rewritten. */
 static void resolve(sim_engine *e, sim_req *r, double t)
 {
     r->done_at = t;
-    if (user_ctx(r->ctx))
-        record(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
-               r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes, r->msg_id,
-               r->posted, r->started, t, r->base.blocking);
+    if (r->rec)
+        e->job->records->v[r->rec - 1].finished = t;
+    else if (user_ctx(r->ctx))
+        r->rec = record(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
+                        r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes,
+                        r->msg_id, r->posted, r->started, t, r->base.blocking);
     if (r->waited) {
         sim_rank *owner = &e->ranks[r->owner];
         owner->wait_until = fmax(owner->wait_until, t);
         if (--owner->wait_unknown == 0)
-            push(e, owner->wait_until, EV_WAKE, (uint32_t)r->owner, NULL);
+            wake_at(e, owner->wait_until, r->owner);
     }
 }
 
@@ -464,8 +641,8 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
     if (e->o->handshake)
         ready = fmax(m->posted + alpha, recv_posted) + alpha;
     if (shared(e, m)) {
-        if (m->sbuf && recv->buf)
-            memcpy(recv->buf, m->sbuf, (size_t)m->bytes);
+        if (m->sbuf && recv->u.buf)
+            memcpy(recv->u.buf, m->sbuf, (size_t)m->bytes);
         recv->started = m->sreq->started = ready;
         m->rreq = recv;
         if (ready > e->now)
@@ -476,8 +653,8 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
     }
     double start = reserve(e, m->src, m->dst, ready, inject);
     travel = travel_time(e, m, start, travel);
-    if (m->sbuf && recv->buf && m->bytes)
-        memcpy(recv->buf, m->sbuf, (size_t)m->bytes);
+    if (m->sbuf && recv->u.buf && m->bytes)
+        memcpy(recv->u.buf, m->sbuf, (size_t)m->bytes);
     recv->started = m->sreq->started = start;
     resolve(e, m->sreq, start + travel);
     resolve(e, recv, start + travel);
@@ -487,15 +664,20 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
 /* A receive takes an eager message that waited unexpected. */
 static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
 {
-    if (m->data && recv->buf)
-        memcpy(recv->buf, m->data, (size_t)m->bytes);
+    if (m->data && recv->u.buf)
+        memcpy(recv->u.buf, m->data, (size_t)m->bytes);
     recv->started = fmax(m->started, recv->posted); /* already here: starts when posted */
+    m->rreq = recv;
     if (m->flow) {
         /* Still in flight: it lands at its flow's end (flow_end). */
         free(m->data);
         m->data = NULL;
-        m->rreq = recv;
         return;
+    }
+    if (m->lone_until > e->now) {
+        /* Its lone flow still moves: a hand-over reopens this receive. */
+        m->sreq->u.recv = recv;
+        m->sreq->lone_queued = false;
     }
     resolve(e, recv, fmax(m->arrival, e->now));
     msg_free(e, m);
@@ -520,8 +702,8 @@ static int eager_arrive(sim_engine *e, sim_msg *m, const void *buf, double start
     if (l) {
         sim_req *r = req_of(l);
         if (take(e, r, m)) {
-            if (r->buf && buf && m->bytes)
-                memcpy(r->buf, buf, (size_t)m->bytes);
+            if (r->u.buf && buf && m->bytes)
+                memcpy(r->u.buf, buf, (size_t)m->bytes);
             r->started = start;
             *recv = r;
         }
@@ -556,7 +738,7 @@ static void req_init(sim_engine *e, sim_req *r, int owner, int peer, int tag, ui
     r->peer = peer;
     r->tag = tag;
     r->ctx = ctx;
-    r->buf = buf;
+    r->u.buf = buf;
     r->bytes = bytes;
     r->posted = r->started = e->now;
     r->done_at = INFINITY;
@@ -691,12 +873,13 @@ static int sim_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
         sim_req *r = (sim_req *)reqs[i];
         if (!r)
             continue;
-        if (r->done_at == INFINITY) {
-            r->waited = true;
+        /* Marked: not complete yet, so this wait blocks on it (a settled
+         * time may reopen: unresolve). */
+        r->waited = r->done_at > e->now;
+        if (r->done_at == INFINITY)
             unknown++;
-        } else {
-            until = fmax(until, r->done_at);
-        }
+        else if (r->done_at > until)
+            until = r->done_at;
     }
     if (unknown || until > e->now) {
         me->wait_reqs = reqs;
@@ -707,7 +890,7 @@ static int sim_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
         me->wait_start = e->now;
         me->state = RANK_BLOCKED;
         if (!unknown)
-            push(e, until, EV_WAKE, (uint32_t)(me - e->ranks), NULL);
+            wake_at(e, until, (int)(me - e->ranks));
         sim_coro_yield(&e->sched, &me->co);
         me->wait_reqs = NULL;
         if (e->aborting)
@@ -756,7 +939,7 @@ static int sim_test(cl_comm *c, cl_request *req, bool *done)
         return sim_wait(c, 1, set, WF_WAIT); /* only this can end it; deadlock otherwise */
     }
     double t = next ? fmin(next->time, r->done_at) : r->done_at;
-    push(e, t, EV_WAKE, (uint32_t)(me - e->ranks), NULL);
+    wake_at(e, t, (int)(me - e->ranks));
     me->state = RANK_COMPUTING;
     sim_coro_yield(&e->sched, &me->co);
     return e->aborting ? CL_EPEER : 0;
@@ -778,7 +961,7 @@ static int sim_compute(cl_comm *c, double seconds)
         return 0;
     int rank = (int)(me - e->ranks);
     double start = e->now;
-    push(e, e->now + seconds, EV_WAKE, (uint32_t)rank, NULL);
+    wake_at(e, e->now + seconds, rank);
     me->state = RANK_COMPUTING;
     sim_coro_yield(&e->sched, &me->co);
     if (e->aborting)
@@ -943,7 +1126,8 @@ static void handle(sim_engine *e, const sim_event *ev)
     sim_msg *m = ev->ptr;
     switch (ev->type) {
     case EV_WAKE:
-        resume(e, &e->ranks[ev->rank]);
+        if (ev->arg == e->ranks[ev->rank].wake_gen)
+            resume(e, &e->ranks[ev->rank]);
         break;
     case EV_FLOW_START:
         if (ev->arg == m->gen)
@@ -985,7 +1169,8 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     sim_links_init(&e->links);
     if (o->sharing == SIM_SHARE_MAXMIN && sim_net_can_share(o->net) &&
-        sim_flow_create(&e->flows, flow_moved, e))
+        (sim_flow_create(&e->flows, flow_moved, e) ||
+         !(e->ports = calloc((size_t)sim_net_flow_ids(o->net), sizeof *e->ports))))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     if (e->flows)
         sim_flow_keep_idle(e->flows);
@@ -1034,6 +1219,7 @@ static void engine_release(sim_engine *e)
             debug_detach(&e->ranks[i].comm);
     sim_links_release(&e->links);
     sim_flow_destroy(e->flows);
+    free(e->ports);
     sim_queue_destroy(e->q);
     sim_stacks_destroy(e->stacks);
     free(e->ranks);
@@ -1084,7 +1270,6 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
         if (e.flows) {
             const sim_flow_stats *fs = sim_flow_stats_get(e.flows);
-            e.stats.flows = fs->starts;
             e.stats.solves = fs->solves;
             e.stats.solve_s = fs->solve_s;
         }

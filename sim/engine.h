@@ -53,6 +53,8 @@ typedef struct sim_opts {
     bool handshake;       /* rendezvous pays the RTS/CTS round trip */
     size_t stack_bytes;   /* per-rank coroutine stack; 0: default */
     uint64_t max_messages; /* stop (CL_ETIMEOUT) after this many; 0: no limit */
+    bool solver_only;     /* tests: every flow goes to the max-min solver, none
+                             is priced alone on free ports (same figures) */
 } sim_opts;
 
 /* What the engine did, beside the run's result. */
@@ -61,6 +63,8 @@ typedef struct sim_stats {
     uint64_t events;     /* events processed */
     double end_time;     /* virtual seconds when the run ended */
     uint64_t flows;      /* shared links: flows started */
+    uint64_t lone;       /* ... of which priced alone on free ports */
+    uint64_t adopted;    /* ... of those, handed to the solver when met */
     uint64_t solves;     /* shared links: max-min recomputations */
     double solve_s;      /* shared links: wall seconds inside them */
 } sim_stats;

@@ -526,11 +526,14 @@ static void seed(sim_flow_sys *s, uint32_t idx)
 
 /* ---- flows ---- */
 
-int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res_ids, const double *cap,
-                   int nres, double work, void *owner, sim_flow **out)
+/* sim_flow_start and sim_flow_adopt: a flow whose bytes began to move at
+ * since (<= now). */
+static int start(sim_flow_sys *s, double since, double now, const int64_t *res_ids,
+                 const double *cap, int nres, double work, void *owner, sim_flow **out)
 {
     if (nres < 1 || nres > SIM_FLOW_MAX_ROUTE || !res_ids || !cap || !out ||
-        !(work >= 0) || !isfinite(work) || !(now >= 0) || !isfinite(now))
+        !(work >= 0) || !isfinite(work) || !(now >= 0) || !isfinite(now) ||
+        !(since >= 0) || since > now)
         return CL_EINVAL;
     assert(now >= s->last_now);
     assert(!s->batching || now == s->last_now);
@@ -552,6 +555,8 @@ int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res_ids, const do
                 return CL_EINVAL;
         }
     }
+    if (since < now && !alone)
+        return CL_EINVAL; /* sim_flow_adopt: only onto idle resources */
     if (reserve(s, fresh))
         return CL_ENOMEM;
     sim_flow *f = flow_alloc(s, nres);
@@ -559,7 +564,7 @@ int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res_ids, const do
         return CL_ENOMEM;
     /* Nothing can fail from here on. */
     s->last_now = now;
-    *f = (sim_flow){.u.owner = owner, .work = work, .work0 = work, .t = now,
+    *f = (sim_flow){.u.owner = owner, .work = work, .work0 = work, .t = since,
                     .end = INFINITY, .mark = 0, .nres = (uint8_t)nres};
     double rate = INFINITY;
     for (int i = 0; i < nres; i++) {
@@ -585,7 +590,7 @@ int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res_ids, const do
     if (alone) {
         s->stats.fast_starts++;
         f->rate = rate;
-        f->end = now + work / rate;
+        f->end = since + work / rate;
         return 0;
     }
     for (int i = 0; i < nres; i++)
@@ -596,6 +601,18 @@ int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res_ids, const do
         s->quiet = NULL;
     }
     return 0;
+}
+
+int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res_ids, const double *cap,
+                   int nres, double work, void *owner, sim_flow **out)
+{
+    return start(s, now, now, res_ids, cap, nres, work, owner, out);
+}
+
+int sim_flow_adopt(sim_flow_sys *s, double since, double now, const int64_t *res_ids,
+                   const double *cap, int nres, double work, void *owner, sim_flow **out)
+{
+    return start(s, since, now, res_ids, cap, nres, work, owner, out);
 }
 
 void sim_flow_finish(sim_flow_sys *s, double now, sim_flow *f)

@@ -119,6 +119,15 @@ void sim_flow_keep_idle(sim_flow_sys *s);
  * error nothing is changed and *out is untouched. */
 int sim_flow_start(sim_flow_sys *s, double now, const int64_t *res, const double *cap,
                    int nres, double work, void *owner, sim_flow **out);
+/* A flow that started at since (<= now) over resources that carry no
+ * flow, and has moved alone at their smallest capacity ever since: the
+ * state sim_flow_start(since, ...) would have left, bit for bit (rate,
+ * end, work advanced by the next solve).  A caller that prices a lone
+ * flow itself hands it over this way once another flow comes to share
+ * its resources.  CL_EINVAL also when since > now or (since < now and)
+ * a resource carries a flow; otherwise as sim_flow_start. */
+int sim_flow_adopt(sim_flow_sys *s, double since, double now, const int64_t *res, const double *cap,
+                   int nres, double work, void *owner, sim_flow **out);
 /* Removes f at now (normally its end: the caller got its completion) and
  * gives its share to the flows it met.  f is invalid afterwards.  Cannot
  * fail. */

@@ -422,7 +422,13 @@ bool sim_net_can_share(const sim_net *n)
     return !n->machine;
 }
 
-int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max)
+int64_t sim_net_flow_ids(const sim_net *n)
+{
+    return n->kind == NET_MESH ? 2 * (int64_t)n->ranks : 2 * n->nlinks;
+}
+
+int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max,
+                       double *alpha)
 {
     assert(src != dst && src >= 0 && dst >= 0 && src < n->ranks && dst < n->ranks);
     if (n->machine)
@@ -433,7 +439,14 @@ int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, 
         ids[0] = 2 * (int64_t)src;
         ids[1] = 2 * (int64_t)dst + 1;
         cap[0] = cap[1] = n->bw;
+        if (alpha)
+            *alpha = n->alpha;
         return 2;
+    }
+    if (alpha) {
+        double bw;
+        int h;
+        sim_net_path(n, src, dst, alpha, &bw, &h);
     }
     const sim_link_dir *hops;
     size_t h;

@@ -186,9 +186,13 @@ int sim_net_route(sim_net *n, int src, int dst, const sim_link_dir **hops, size_
  * direction of each link a resource (id 2 link + dir), both directions
  * one (id 2 link) when the link is half duplex.  A machine mesh has no
  * such resources (its calibration already holds what sharing it
- * measured): CL_ENOSYS. */
-int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max);
+ * measured): CL_ENOSYS.  alpha, unless NULL, gets the route's latency
+ * (sim_net_path's). */
+int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max,
+                       double *alpha);
 /* Whether n can share links (sim_net_flow_route works). */
 bool sim_net_can_share(const sim_net *n);
+/* The ids sim_net_flow_route gives are below this. */
+int64_t sim_net_flow_ids(const sim_net *n);
 
 #endif

@@ -28,6 +28,7 @@ typedef struct setup {
     const char *tier;     /* default nvlink (alpha 1 us, 300 GB/s) */
     sim_net *net;         /* instead of the tier's mesh (borrowed) */
     bool no_sharing;      /* --sharing none (default: maxmin) */
+    bool solver_only;     /* maxmin without lone flows (sim_opts.solver_only) */
     uint64_t eager_limit; /* default 64 KiB */
     bool no_payload;
     bool handshake;
@@ -70,6 +71,7 @@ static inline void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes,
                 .records = s->records, .out = out, .report = rep, .debug = s->debug},
         .net = net, .handshake = s->handshake,
         .sharing = s->no_sharing ? SIM_SHARE_NONE : SIM_SHARE_MAXMIN,
+        .solver_only = s->solver_only,
     };
     o.job.args.bytes = (size_t)bytes;
     assert_int_equal(sim_run(&o, &r->res, &r->stats), 0);
