@@ -52,7 +52,7 @@ TESTS        := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TESTS_SAN    := $(patsubst tests/%.c,$(BUILD)/tests-san/%,$(TEST_SRC))
 TOOLS        := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRC))
 
-.PHONY: all deps test unit-test cli-test san-test demo bench install clean
+.PHONY: all deps test unit-test cli-test san-test demo bench bench-deps install clean
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/commlab
@@ -112,7 +112,22 @@ $(BUILD)/mpi_pingpong: real/mpi/mpi_pingpong.c | deps
 
 MPI_BENCH := $(if $(shell command -v mpicc 2>/dev/null),$(BUILD)/mpi_pingpong)
 
-bench: all $(MPI_BENCH)
+# The SimGrid reference `commlab bench sim` compares the simulator's speed
+# with (Debian's libsimgrid-dev, installed by `make bench` only: nothing
+# else needs it).  Where it cannot be installed, bench says so.
+BENCH_DEB_PKGS := libsimgrid-dev
+
+bench-deps:
+	@sh cli/deps.sh $(BENCH_DEB_PKGS) || echo "commlab: bench runs without the SimGrid reference"
+
+$(BUILD)/simgrid_ring: sim/simgrid/ring_allreduce.c | bench-deps
+	@mkdir -p $(@D)
+	$(Q)if pkg-config --exists simgrid; then \
+	    printf '  %-5s %s\n' CC $@; \
+	    $(CC) -O2 -std=c11 -Wall -Wextra -Werror -o $@ $< $$(pkg-config --cflags --libs simgrid); \
+	fi
+
+bench: all $(MPI_BENCH) $(BUILD)/simgrid_ring
 	$(BUILD)/commlab bench all
 
 install: all

@@ -27,7 +27,11 @@ const char cmd_bench_usage[] =
     "in a child process so its peak memory is its own.  Then the contended case,\n"
     "an all-to-all at 64 and 1,024 ranks whose messages share every port, with\n"
     "the max-min solver's share of the time, and the solver alone (all-to-all\n"
-    "flows solved one at a time and in one batch, disjoint flows' fast path).\n"
+    "flows solved one at a time and in one batch, disjoint flows' fast path),\n"
+    "and the reference: the ring all-reduce at 1,000 ranks run to the end next\n"
+    "to SimGrid 3.32 simulating it with exact alpha-beta flags (same simulated\n"
+    "time; sim/simgrid/ring_allreduce.c, built by `make bench` where Debian's\n"
+    "libsimgrid-dev installs), with the ratio of their wall times.\n"
     "\n"
     "shm: one-way latency and bandwidth (windows of 64 non-blocking sends) of\n"
     "the shared-memory transport from 1 B to 4 MiB, next to Open MPI's shared\n"
@@ -43,7 +47,7 @@ const char cmd_bench_usage[] =
     "is asserted.\n"
     "\n"
     "      --quick   sim: only 1,000 and 10,000 ranks, 2 million messages at most,\n"
-    "                the all-to-all at 64 ranks, not the solver alone;\n"
+    "                the all-to-all at 64 ranks, not the solver alone nor SimGrid;\n"
     "                shm, tcp, rdma: sizes up to 64 KiB\n";
 
 static double wall(void)
@@ -89,6 +93,7 @@ typedef struct bench_row {
     double seconds;    /* wall time of the run */
     double messages;   /* messages simulated */
     double solve_s;    /* wall seconds in the max-min solver */
+    double simulated;  /* virtual seconds of the (first) iteration */
     int status;        /* 0 or CL_ETIMEOUT (budget reached) */
 } bench_row;
 
@@ -137,6 +142,7 @@ static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, int fd)
                 row.seconds = wall() - t0;
                 row.messages = (double)st.total_messages;
                 row.solve_s = st.solve_s;
+                row.simulated = res.iter_time ? res.iter_time[0] : 0;
                 row.status = res.status;
             }
             run_result_release(&res);
@@ -148,11 +154,14 @@ static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, int fd)
         _exit(1);
 }
 
-static void bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget)
+/* Runs fn at `ranks` in a child process (its peak memory its own) into
+ * *row and *ru; false when it failed. */
+static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bench_row *row,
+                       struct rusage *ru)
 {
     int fds[2];
     if (pipe(fds))
-        return;
+        return false;
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
@@ -161,19 +170,80 @@ static void bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget)
         _exit(0);
     }
     close(fds[1]);
-    bench_row row = {0};
-    ssize_t got = pid > 0 ? read(fds[0], &row, sizeof row) : -1;
+    *row = (bench_row){0};
+    ssize_t got = pid > 0 ? read(fds[0], row, sizeof *row) : -1;
     close(fds[0]);
     int st;
+    return pid > 0 && wait4(pid, &st, 0, ru) == pid && got == (ssize_t)sizeof *row &&
+           row->seconds > 0;
+}
+
+static void bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget)
+{
+    bench_row row;
     struct rusage ru;
-    if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || got != (ssize_t)sizeof row ||
-        row.seconds <= 0) {
+    if (!bench_fork(fn, ranks, budget, &row, &ru)) {
         printf("%10d  (run failed)\n", ranks);
         return;
     }
     printf("%10d  %12.0f  %8.2f  %10.2f  %9.1f  %7.1f%%  %s\n", ranks, row.messages,
            row.seconds, row.messages / row.seconds / 1e6, (double)ru.ru_maxrss / 1024.0,
            100 * row.solve_s / row.seconds, row.status ? "stopped at the budget" : "complete");
+}
+
+/* The reference: SimGrid simulating the same ring all-reduce (1,000
+ * ranks, 1 MiB, tier infiniband; sim/simgrid/ring_allreduce.c, built by
+ * `make bench`), run after commlab's, one at a time, both to the end. */
+static void bench_simgrid(void)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return;
+    exe[len] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    char prog[4200];
+    snprintf(prog, sizeof prog, "%s/simgrid_ring", exe);
+    printf("\nreference: ring all-reduce, 1,000 ranks, 1 MiB, tier infiniband, to the end\n");
+    if (access(prog, X_OK) != 0) {
+        printf("SimGrid: skipped, %s is missing (`make bench` builds it where Debian's "
+               "libsimgrid-dev can be installed)\n", prog);
+        return;
+    }
+    tier_set ts;
+    if (cli_load_tiers(&ts, NULL, "infiniband"))
+        return;
+    double alpha = ts.tiers[0].alpha, bw = ts.tiers[0].bandwidth;
+    tier_set_release(&ts);
+    bench_row row;
+    struct rusage ru;
+    if (!bench_fork(pattern_find("allreduce-ring")->fn, 1000, 0, &row, &ru)) {
+        printf("commlab: run failed\n");
+        return;
+    }
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "'%s' 1000 1048576 %.17g %.17g 2>&1", prog, alpha, bw);
+    fflush(stdout);
+    FILE *p = popen(cmd, "r");
+    char line[256];
+    int ranks = 0;
+    long msgs = 0;
+    double sim_s = 0, wall_s = 0;
+    bool got = false;
+    while (p && fgets(line, sizeof line, p))
+        got = got || sscanf(line, "simgrid %d %ld %lg %lg", &ranks, &msgs, &sim_s, &wall_s) == 4;
+    if (!p || pclose(p) != 0 || !got || wall_s <= 0) {
+        printf("SimGrid: skipped, %s failed\n", prog);
+        return;
+    }
+    printf("%-22s  %8s  %10s  %14s\n", "", "wall (s)", "Mmsg/s", "simulated (ms)");
+    printf("%-22s  %8.2f  %10.2f  %14.6f\n", "commlab (maxmin)", row.seconds,
+           row.messages / row.seconds / 1e6, row.simulated * 1e3);
+    printf("%-22s  %8.2f  %10.2f  %14.6f\n", "SimGrid 3.32 (CM02)", wall_s,
+           (double)msgs / wall_s / 1e6, sim_s * 1e3);
+    printf("commlab is %.1fx faster (goal: 25x)\n", wall_s / row.seconds);
 }
 
 int bench_sim(bool quick)
@@ -196,6 +266,7 @@ int bench_sim(bool quick)
         bench_run(alltoall, a2a[i], budget);
     if (quick)
         return CLI_EXIT_OK;
+    bench_simgrid();
     printf("\nthe max-min solver alone (sim/flow.h), flows of 256 MiB at 50 GB/s:\n");
     fflush(stdout);
     int err = sim_flow_bench(stdout);
