@@ -587,13 +587,13 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
 }
 
 
-int cmd_run(int argc, char **argv)
+static int run_command(int argc, char **argv, const char *secret)
 {
     run_opts o = {
         .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
         .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT, .bind = true,
         .deadlock_timeout = 2.0, .args = {.microbatches = 4},
-        .wargs = {.rank = -1, .world = -1},
+        .wargs = {.rank = -1, .world = -1, .secret = secret},
     };
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {
@@ -677,6 +677,17 @@ out:
     world_release(&o.world);
     student_unload(&o.student);
     free(o.sizes);
+    return rc;
+}
+
+/* COMMLAB_SECRET leaves the environment before anything is started (the
+ * compiler of a pattern file, the ranks, the pattern itself): only the
+ * rendezvous reads it (real/world.h). */
+int cmd_run(int argc, char **argv)
+{
+    char *secret = cli_env_take("COMMLAB_SECRET");
+    int rc = run_command(argc, argv, secret);
+    cli_env_free(secret);
     return rc;
 }
 

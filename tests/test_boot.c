@@ -33,10 +33,13 @@ static const char *fake_getenv(const char *name)
     return NULL;
 }
 
+/* The secret comes as the command line takes it out of the environment. */
 static int detect(real_world *w, const world_args *a, const char *const *env, cl_diag *d)
 {
     fake_env = env;
-    return world_detect(w, a, fake_getenv, d);
+    world_args with = *a;
+    with.secret = fake_getenv("COMMLAB_SECRET");
+    return world_detect(w, &with, fake_getenv, d);
 }
 
 static const world_args no_args = {.rank = -1, .world = -1};
@@ -92,7 +95,7 @@ static void test_across_hosts_needs_a_secret(void **state)
                                  "MASTER_PORT=29500", NULL};
     assert_int_equal(detect(&w, &no_args, local, &d), 0);
     assert_int_equal(w.rdv, WORLD_RDV_UNIX);
-    assert_non_null(strstr(w.unix_name, "port-29500"));
+    assert_non_null(strstr(w.unix_path, "port-29500"));
 }
 
 static void test_open_mpi_one_host(void **state)
@@ -107,7 +110,7 @@ static void test_open_mpi_one_host(void **state)
     assert_int_equal(w.rank, 1);
     assert_int_equal(w.size, 2);
     assert_int_equal(w.rdv, WORLD_RDV_UNIX);
-    assert_non_null(strstr(w.unix_name, "1955921921"));
+    assert_non_null(strstr(w.unix_path, "1955921921"));
     assert_non_null(strstr(w.source, "Open MPI"));
     /* Over two hosts, nothing says where rank 0 is. */
     const char *const two[] = {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=4",
@@ -127,7 +130,7 @@ static void test_slurm_and_pmi(void **state)
     assert_int_equal(detect(&w, &no_args, slurm, &d), 0);
     assert_int_equal(w.rank, 2);
     assert_int_equal(w.size, 3);
-    assert_non_null(strstr(w.unix_name, "42.0"));
+    assert_non_null(strstr(w.unix_path, "42.0"));
     const char *const pmi[] = {"PMI_RANK=0", "PMI_SIZE=2", "MASTER_ADDR=127.0.0.1",
                                "MASTER_PORT=4000", NULL};
     assert_int_equal(detect(&w, &no_args, pmi, &d), 0);
