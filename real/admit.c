@@ -317,10 +317,13 @@ static int admit_all(admission *a, double join_deadline)
         for (int k = 1; k < n && !a->err; k++)
             if (pfd[k].revents && of[k]->fd >= 0)
                 step(a, of[k]);
-        if (pfd[0].revents & POLLIN) {
-            int fd;
-            while (!a->err && (fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
-                take_connection(a, fd, join_deadline);
+        /* At most a table's worth of new connections a round: a flood
+         * cannot keep the joiners already in from being heard. */
+        for (int k = 0; k < BOOT_JOINING_MAX && !a->err && (pfd[0].revents & POLLIN); k++) {
+            int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd < 0)
+                break;
+            take_connection(a, fd, join_deadline);
         }
     }
     return a->err;
