@@ -32,14 +32,12 @@
 
 #include "real/handshake.h"
 
-#define JOIN_BODY (8 + DIAG_MAX) /* bytes: the largest body of the join (REJECT) */
-
 typedef struct joiner {
     int fd;             /* -1: a free entry */
     bool proven;        /* its proof held: HELLO awaited (else RESPONSE) */
     double deadline;    /* job_now() seconds */
     handshake hs;       /* nonces of the challenge-response */
-    unsigned char frame[WIRE_HDR + JOIN_BODY]; /* the frame being read */
+    unsigned char frame[WIRE_HDR + BOOT_JOIN_BODY]; /* the frame being read */
     size_t got;         /* bytes of it read */
 } joiner;
 
@@ -77,8 +75,8 @@ static void refuse(admission *a, joiner *jn, const char *why)
 /* One whole frame, now, without blocking; 0 or CL_EIO. */
 static int send_now(const boot *b, int fd, int kind, const void *body, size_t len)
 {
-    unsigned char buf[WIRE_HDR + JOIN_BODY];
-    if (len > JOIN_BODY)
+    unsigned char buf[WIRE_HDR + BOOT_JOIN_BODY];
+    if (len > BOOT_JOIN_BODY)
         return CL_EIO;
     wire_hdr_make(buf, (uint8_t)kind, b->w.rank, 0, 0, len, 0, 0);
     if (len)
@@ -90,7 +88,7 @@ static int send_now(const boot *b, int fd, int kind, const void *body, size_t le
 
 static void send_reject(const boot *b, int fd, const char *msg)
 {
-    unsigned char body[JOIN_BODY];
+    unsigned char body[BOOT_JOIN_BODY];
     wire_fail no = {.status = CL_EINVAL};
     diag_set(&no.why, 0, "%s", msg);
     wire_w out;
@@ -175,7 +173,7 @@ static int read_frame(admission *a, joiner *jn, int kind, wire_hdr *h, const cha
                 *why = "bad magic";
                 return -1;
             }
-            if (h->kind != kind || h->len > JOIN_BODY ||
+            if (h->kind != kind || h->len > BOOT_JOIN_BODY ||
                 h->len > boot__body_max(a->b, h->kind)) {
                 *why = "an unexpected frame";
                 return -1;

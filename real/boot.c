@@ -20,7 +20,6 @@
 #include "real/handshake.h"
 
 #define RETRY_NS 100000000L /* an agent retries its connect every 100 ms */
-#define JOIN_BODY (8 + DIAG_MAX) /* bytes: the largest body of the join (REJECT) */
 
 const char BOOT_PURPOSE[] = "commlab-boot";
 
@@ -237,6 +236,14 @@ static void job_key(boot *b)
     auth_hmac_finish(&m, b->job_key);
 }
 
+static void master_unlisten(boot *b, int lfd)
+{
+    close(lfd); /* nobody joins later: strangers find nothing */
+    if (b->unix_bound)
+        unlink(b->w.unix_path);
+    b->unix_bound = false;
+}
+
 /* Rank 0 listens on the rendezvous.  A Unix socket's file left by a rank 0
  * that was killed (nobody answers on it) is replaced; one that answers is
  * another run's. */
@@ -250,7 +257,7 @@ static int master_listen(boot *b, int *out, cl_diag *d)
     if (err || (b->w.rdv == WORLD_RDV_UNIX && (err = private_dir(b, d))))
         return err;
     int lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    int one = 1, e = errno;
+    int one = 1;
     if (lfd >= 0 && family != AF_UNIX)
         setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     bool bound = lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, salen) == 0;
@@ -265,12 +272,11 @@ static int master_listen(boot *b, int *out, cl_diag *d)
         else
             errno = EADDRINUSE;
     }
-    if (bound && family == AF_UNIX)
-        b->unix_bound = true;
+    b->unix_bound = bound && family == AF_UNIX;
     if (!bound || listen(lfd, 64) < 0) {
-        e = errno;
+        int e = errno;
         if (lfd >= 0)
-            close(lfd);
+            master_unlisten(b, lfd);
         return diag_set(d, CL_EIO, "rank 0: cannot hold the rendezvous on %s: %s%s",
                         boot__rdv_name(b, name, sizeof name), strerror(e),
                         e == EADDRINUSE ? " (another run is using it?)" : "");
@@ -281,14 +287,6 @@ static int master_listen(boot *b, int *out, cl_diag *d)
                   b->listen_addr, sizeof b->listen_addr);
     *out = lfd;
     return 0;
-}
-
-static void master_unlisten(boot *b, int lfd)
-{
-    close(lfd); /* nobody joins later: strangers find nothing */
-    if (b->unix_bound)
-        unlink(b->w.unix_path);
-    b->unix_bound = false;
 }
 
 static int master_join(boot *b, cl_diag *d)
@@ -371,7 +369,7 @@ static int agent_join(boot *b, cl_diag *d)
     if (err)
         return err;
     double deadline = job_now() + b->w.join_timeout;
-    unsigned char body[JOIN_BODY];
+    unsigned char body[BOOT_JOIN_BODY];
     wire_hdr h;
     wire_r in;
     wire_w out;

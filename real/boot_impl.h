@@ -25,6 +25,7 @@
 
 #define BOOT_HANDSHAKE_SECONDS 2.0 /* a stranger gets this long, no more */
 #define BOOT_JOINING_MAX 64        /* handshakes rank 0 carries on at once */
+#define BOOT_JOIN_BODY (8 + DIAG_MAX) /* bytes: the largest body of the join (REJECT) */
 
 extern const char BOOT_PURPOSE[]; /* "commlab-boot": bound into the handshake's MACs */
 
