@@ -66,6 +66,14 @@ void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
  * d naming the places looked at. */
 int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d);
 
+/* Takes the variable name out of the environment: a copy of its value
+ * (NULL when unset, or out of memory), the original bytes wiped, so that
+ * neither a child nor /proc/PID/environ shows it.  Free the copy with
+ * cli_env_free. */
+char *cli_env_take(const char *name);
+/* Wipes and frees what cli_env_take returned; NULL is fine. */
+void cli_env_free(char *value);
+
 /* Loads the tiers file (config, or configs/tiers.yaml when NULL) and keeps
  * the comma-separated tiers of list (all when NULL).  0, or the printed
  * error's exit code (CLI_EXIT_USAGE) with nothing left to release. */

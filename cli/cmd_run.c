@@ -75,8 +75,9 @@ const char cmd_run_usage[] =
     "                           SIZE (mpirun), PMI_RANK/SIZE, SLURM_PROCID/NTASKS (srun)\n"
     "      --master HOST:PORT   rank 0's rendezvous (or MASTER_ADDR and MASTER_PORT);\n"
     "                           not needed when mpirun or srun put every rank on this\n"
-    "                           host.  Across hosts, set COMMLAB_SECRET (16+ chars,\n"
-    "                           the same everywhere): every process proves it\n"
+    "                           host.  Across hosts, set COMMLAB_SECRET (the same\n"
+    "                           everywhere, random, 128+ bits: openssl rand -hex 16):\n"
+    "                           every process proves it\n"
     "      --join-timeout TIME  how long rank 0 waits for the others (default 60s)\n"
     "      --provider NAME      rdma: the libfabric provider: auto (shm on one host;\n"
     "                           the default), shm, tcp, verbs, efa, ... (`commlab\n"
@@ -587,13 +588,13 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
 }
 
 
-int cmd_run(int argc, char **argv)
+static int run_command(int argc, char **argv, const char *secret)
 {
     run_opts o = {
         .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
         .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT, .bind = true,
         .deadlock_timeout = 2.0, .args = {.microbatches = 4},
-        .wargs = {.rank = -1, .world = -1},
+        .wargs = {.rank = -1, .world = -1, .secret = secret},
     };
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {
@@ -677,6 +678,17 @@ out:
     world_release(&o.world);
     student_unload(&o.student);
     free(o.sizes);
+    return rc;
+}
+
+/* COMMLAB_SECRET leaves the environment before anything is started (the
+ * compiler of a pattern file, the ranks, the pattern itself): only the
+ * rendezvous reads it (real/world.h). */
+int cmd_run(int argc, char **argv)
+{
+    char *secret = cli_env_take("COMMLAB_SECRET");
+    int rc = run_command(argc, argv, secret);
+    cli_env_free(secret);
     return rc;
 }
 

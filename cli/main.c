@@ -124,6 +124,13 @@ int main(int argc, char **argv)
                 name[0] == '-' ? "unknown option" : "unknown command", name);
         return CLI_EXIT_USAGE;
     }
+    /* COMMLAB_SECRET is for `run`'s rendezvous alone, which takes it out of
+     * the environment itself (cmd_run.c); every other command drops it
+     * here, so that nothing commlab starts inherits it. */
+    if (c->run != cmd_run) {
+        char *secret = cli_env_take("COMMLAB_SECRET");
+        cli_env_free(secret);
+    }
     opterr = 0;
     return c->run(argc - 1, argv + 1);
 }

@@ -10,6 +10,7 @@
 
 #include "commlab.h"
 #include "core/tier.h"
+#include "real/auth.h"
 
 int cli_error(const char *fmt, ...)
 {
@@ -57,6 +58,25 @@ int cli_no_extra(const char *cmd, int argc, char **argv)
 static bool readable(const char *p)
 {
     return access(p, R_OK) == 0;
+}
+
+char *cli_env_take(const char *name)
+{
+    char *value = getenv(name);
+    if (!value)
+        return NULL;
+    char *copy = strdup(value);
+    auth_wipe(value, strlen(value)); /* the process's first environment is in /proc */
+    unsetenv(name);
+    return copy;
+}
+
+void cli_env_free(char *value)
+{
+    if (!value)
+        return;
+    auth_wipe(value, strlen(value));
+    free(value);
 }
 
 int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d)

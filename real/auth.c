@@ -176,6 +176,33 @@ void auth_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t le
     auth_hmac_finish(&m, mac);
 }
 
+/* ---- PBKDF2 (RFC 8018) ---- */
+
+void auth_pbkdf2_sha256(const void *password, size_t len, const void *salt, size_t saltlen,
+                        unsigned rounds, unsigned char out[AUTH_HASH_BYTES])
+{
+    /* The key's two padded blocks are hashed once; every round starts from
+     * a copy of that state. */
+    auth_hmac keyed, m;
+    auth_hmac_init(&keyed, password, len);
+    static const unsigned char block_one[4] = {0, 0, 0, 1}; /* INT(1): the first block */
+    unsigned char u[AUTH_MAC_BYTES];
+    m = keyed;
+    auth_hmac_add(&m, salt, saltlen);
+    auth_hmac_add(&m, block_one, sizeof block_one);
+    auth_hmac_finish(&m, u);
+    memcpy(out, u, AUTH_HASH_BYTES);
+    for (unsigned i = 1; i < rounds; i++) {
+        m = keyed;
+        auth_hmac_add(&m, u, sizeof u);
+        auth_hmac_finish(&m, u);
+        for (int k = 0; k < AUTH_HASH_BYTES; k++)
+            out[k] ^= u[k];
+    }
+    auth_wipe(&keyed, sizeof keyed);
+    auth_wipe(u, sizeof u);
+}
+
 /* ---- helpers ---- */
 
 bool auth_equal(const void *a, const void *b, size_t n)

@@ -53,6 +53,13 @@ void auth_hmac_finish(auth_hmac *m, unsigned char mac[AUTH_MAC_BYTES]);
 void auth_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
                       unsigned char mac[AUTH_MAC_BYTES]);
 
+/* ---- PBKDF2-HMAC-SHA256 (RFC 8018, 5.2), one block: a key from a
+ * password, slowed by `rounds` HMACs so each guess of a weak password
+ * costs as much.  rounds >= 1.  Cannot fail. ---- */
+
+void auth_pbkdf2_sha256(const void *password, size_t len, const void *salt, size_t saltlen,
+                        unsigned rounds, unsigned char out[AUTH_HASH_BYTES]);
+
 /* ---- helpers ---- */
 
 /* Whether a and b hold the same n bytes.  Its time depends on n only,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,9 +20,8 @@
 #include "real/handshake.h"
 
 #define RETRY_NS 100000000L /* an agent retries its connect every 100 ms */
-#define JOIN_BODY (8 + DIAG_MAX) /* bytes: the largest body of the join (REJECT) */
 
-static const char PURPOSE[] = "commlab-boot"; /* bound into the handshake's MACs */
+const char BOOT_PURPOSE[] = "commlab-boot";
 
 void boot__conn_drop(boot_conn *c)
 {
@@ -96,8 +96,8 @@ static int recv_all(int fd, void *buf, size_t len, double deadline)
     return 0;
 }
 
-static int send_frame(const boot *b, int fd, int kind, const void *body, size_t len,
-                      double deadline)
+int boot__send_frame(const boot *b, int fd, int kind, const void *body, size_t len,
+                     double deadline)
 {
     unsigned char h[WIRE_HDR];
     wire_hdr_make(h, (uint8_t)kind, b->w.rank, 0, b->run, len, 0, 0);
@@ -136,16 +136,15 @@ static int recv_frame(const boot *b, int fd, int want, unsigned char *body, size
 
 /* ---- joining ---- */
 
-static int rdv_addr(const boot *b, struct sockaddr_storage *sa, socklen_t *len, int *family,
-                    cl_diag *d)
+int boot__rdv_addr(const boot *b, struct sockaddr_storage *sa, socklen_t *len, int *family,
+                   cl_diag *d)
 {
     memset(sa, 0, sizeof *sa);
     if (b->w.rdv == WORLD_RDV_UNIX) {
         struct sockaddr_un *un = (struct sockaddr_un *)sa;
         un->sun_family = AF_UNIX;
-        size_t n = strlen(b->w.unix_name);
-        memcpy(un->sun_path + 1, b->w.unix_name, n); /* abstract: no file */
-        *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+        snprintf(un->sun_path, sizeof un->sun_path, "%s", b->w.unix_path);
+        *len = (socklen_t)sizeof *un;
         *family = AF_UNIX;
         return 0;
     }
@@ -166,16 +165,16 @@ static int rdv_addr(const boot *b, struct sockaddr_storage *sa, socklen_t *len, 
     return 0;
 }
 
-static const char *rdv_name(const boot *b, char *buf, size_t cap)
+const char *boot__rdv_name(const boot *b, char *buf, size_t cap)
 {
     if (b->w.rdv == WORLD_RDV_UNIX)
-        snprintf(buf, cap, "the local socket @%s", b->w.unix_name);
+        snprintf(buf, cap, "the local socket %s", b->w.unix_path);
     else
         snprintf(buf, cap, "%s:%s", b->w.master_host, b->w.master_port);
     return buf;
 }
 
-static void peer_name(int fd, char *buf, size_t cap)
+void boot__peer_name(int fd, char *buf, size_t cap)
 {
     struct sockaddr_storage sa;
     socklen_t len = sizeof sa;
@@ -194,91 +193,117 @@ static void peer_name(int fd, char *buf, size_t cap)
     }
 }
 
-/* The master's side of one joiner: proves it, and takes its HELLO.
- * Returns its rank, or -1 with *why saying why it was refused (*fatal:
- * a real rank of another run, which stops the join; detail says why). */
-static int admit(boot *b, int fd, double deadline, const char **why, cl_diag *detail,
-                 bool *fatal)
+/* The folder of a Unix rendezvous: made if missing, and it must be this
+ * user's alone (a directory, ours, no access for group or others), or
+ * another user could have put a socket of theirs in it. */
+static int private_dir(const boot *b, cl_diag *d)
 {
-    unsigned char body[JOIN_BODY];
-    wire_hdr h;
-    wire_r in;
-    wire_w out;
-    handshake hs;
-    wire_challenge ch;
-    wire_response resp;
-    wire_accept acc;
-    *fatal = false;
-    handshake_init(&hs, b->secret, PURPOSE, 0, -1);
-    if (handshake_challenge(&hs, &ch)) {
-        *why = "no random bytes";
-        return -1;
+    const char *dir = b->w.unix_dir;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return diag_set(d, CL_EIO, "rank %d: cannot make the rendezvous folder %s: %s",
+                        b->w.rank, dir, strerror(errno));
+    struct stat st;
+    if (lstat(dir, &st) < 0)
+        return diag_set(d, CL_EIO, "rank %d: the rendezvous folder %s: %s", b->w.rank, dir,
+                        strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+        return diag_set(d, CL_EIO, "rank %d: the rendezvous folder %s is %s: it must be a "
+                        "folder only this user (uid %u) can enter; remove it", b->w.rank, dir,
+                        !S_ISDIR(st.st_mode) ? "not a folder"
+                        : st.st_uid != geteuid() ? "another user's"
+                                                 : "open to other users",
+                        (unsigned)geteuid());
+    return 0;
+}
+
+/* The other end of a Unix rendezvous must be a process of this user; the
+ * kernel says whose it is (SO_PEERCRED). */
+static int peer_is_me(int fd, struct ucred *cred)
+{
+    socklen_t cl = sizeof *cred;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &cl) == 0 && cred->uid == geteuid();
+}
+
+/* The per-job key the transports use: the base key bound to the job's id,
+ * which rank 0 draws and sends with GO, so that two jobs given one secret
+ * never accept each other's connections. */
+static void job_key(boot *b)
+{
+    auth_hmac m;
+    auth_hmac_init(&m, b->secret, sizeof b->secret);
+    auth_hmac_add(&m, "commlab-job", 12);
+    auth_hmac_add(&m, b->job_id, sizeof b->job_id);
+    auth_hmac_finish(&m, b->job_key);
+}
+
+static void master_unlisten(boot *b, int lfd)
+{
+    close(lfd); /* nobody joins later: strangers find nothing */
+    if (b->unix_bound)
+        unlink(b->w.unix_path);
+    b->unix_bound = false;
+}
+
+/* Rank 0 listens on the rendezvous.  A Unix socket's file left by a rank 0
+ * that was killed (nobody answers on it) is replaced; one that answers is
+ * another run's. */
+static int master_listen(boot *b, int *out, cl_diag *d)
+{
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    int family;
+    char name[300];
+    int err = boot__rdv_addr(b, &sa, &salen, &family, d);
+    if (err || (b->w.rdv == WORLD_RDV_UNIX && (err = private_dir(b, d))))
+        return err;
+    int lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    if (lfd >= 0 && family != AF_UNIX)
+        setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    bool bound = lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, salen) == 0;
+    if (lfd >= 0 && !bound && errno == EADDRINUSE && family == AF_UNIX) {
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        bool stale = probe >= 0 && connect(probe, (struct sockaddr *)&sa, salen) < 0 &&
+                     errno == ECONNREFUSED;
+        if (probe >= 0)
+            close(probe);
+        if (stale && unlink(b->w.unix_path) == 0)
+            bound = bind(lfd, (struct sockaddr *)&sa, salen) == 0;
+        else
+            errno = EADDRINUSE;
     }
-    wire_w_init(&out, body, sizeof body);
-    wire_challenge_put(&out, &ch);
-    if (send_frame(b, fd, WIRE_CHALLENGE, body, out.len, deadline) ||
-        recv_frame(b, fd, WIRE_RESPONSE, body, sizeof body, &h, &in, deadline, why))
-        return *why ? -1 : (*why = "the connection closed", -1);
-    if (h.kind != WIRE_RESPONSE || h.b != 0 || wire_response_get(&in, &resp)) {
-        *why = "a bad response";
-        return -1;
+    b->unix_bound = bound && family == AF_UNIX;
+    if (!bound || listen(lfd, 64) < 0) {
+        int e = errno;
+        if (lfd >= 0)
+            master_unlisten(b, lfd);
+        return diag_set(d, CL_EIO, "rank 0: cannot hold the rendezvous on %s: %s%s",
+                        boot__rdv_name(b, name, sizeof name), strerror(e),
+                        e == EADDRINUSE ? " (another run is using it?)" : "");
     }
-    hs.peer = h.src;
-    if (b->w.rdv == WORLD_RDV_UNIX) {
-        struct ucred cred;
-        socklen_t cl = sizeof cred;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
-            *why = "another user's process";
-            return -1;
-        }
-        memcpy(acc.mac, b->secret, sizeof acc.mac); /* the user is trusted: hand it over */
-    } else if (handshake_check(&hs, &resp, &acc)) {
-        wire_fail no = {.status = CL_EINVAL};
-        diag_set(&no.why, 0, "its COMMLAB_SECRET is not rank 0's");
-        wire_w_init(&out, body, sizeof body);
-        wire_fail_put(&out, &no);
-        send_frame(b, fd, WIRE_REJECT, body, out.len, deadline);
-        *why = "a wrong secret";
-        return -1;
-    }
-    wire_w_init(&out, body, sizeof body);
-    wire_accept_put(&out, &acc);
-    auth_wipe(&acc, sizeof acc);
-    int err = send_frame(b, fd, WIRE_ACCEPT, body, out.len, deadline);
-    auth_wipe(body, sizeof body);
-    auth_wipe(&hs, sizeof hs);
-    if (err || recv_frame(b, fd, WIRE_HELLO, body, sizeof body, &h, &in, deadline, why))
-        return -1;
-    wire_hello hello;
-    if (h.kind != WIRE_HELLO || wire_hello_get(&in, &hello) || h.src != hello.rank) {
-        *why = "a bad hello";
-        return -1;
-    }
-    uint32_t rank = hello.rank, size = hello.size;
-    *why = NULL;
-    if (size != (uint32_t)b->w.size)
-        diag_set(detail, 0, "rank %u (host %s) was started in a world of %u ranks, rank 0 "
-                 "in one of %d", rank, hello.host, size, b->w.size);
-    else if (rank == 0 || rank >= size)
-        diag_set(detail, 0, "a process on %s says it is rank %u: not a rank 1..%d can be",
-                 hello.host, rank, b->w.size - 1);
-    else if (b->conns[rank].fd >= 0)
-        diag_set(detail, 0, "rank %u joined twice (hosts %s and %s): is another run using "
-                 "the same rendezvous?", rank, b->conns[rank].host, hello.host);
-    else if (!auth_equal(hello.digest, b->digest, AUTH_HASH_BYTES))
-        diag_set(detail, 0, "rank %u (host %s) was started with other options than rank 0: "
-                 "every process must run the same command", rank, hello.host);
-    else {
-        memcpy(b->conns[rank].host, hello.host, WIRE_HOST_MAX);
-        b->conns[rank].pid = hello.pid;
-        return (int)rank;
-    }
-    wire_fail no = {.status = CL_EINVAL, .why = *detail};
-    wire_w_init(&out, body, sizeof body);
-    wire_fail_put(&out, &no);
-    send_frame(b, fd, WIRE_REJECT, body, out.len, deadline);
-    *fatal = true;
-    return -1;
+    if (family == AF_INET || family == AF_INET6)
+        inet_ntop(family, family == AF_INET ? (void *)&((struct sockaddr_in *)&sa)->sin_addr
+                                            : (void *)&((struct sockaddr_in6 *)&sa)->sin6_addr,
+                  b->listen_addr, sizeof b->listen_addr);
+    *out = lfd;
+    return 0;
+}
+
+static int master_join(boot *b, cl_diag *d)
+{
+    int lfd;
+    int err = master_listen(b, &lfd, d);
+    if (err)
+        return err;
+    if (!(err = boot__admit(b, lfd, d)) && auth_random(b->job_id, sizeof b->job_id))
+        err = diag_set(d, CL_EIO, "rank 0: no random bytes for the job's id");
+    master_unlisten(b, lfd);
+    for (int r = 1; r < b->w.size && !err; r++)
+        if (boot__send_frame(b, b->conns[r].fd, WIRE_GO, b->job_id, sizeof b->job_id,
+                             job_now() + BOOT_HANDSHAKE_SECONDS))
+            err = diag_set(d, CL_EPEER, "rank 0: rank %d (host %s) went away while joining", r,
+                           b->conns[r].host);
+    return err;
 }
 
 static int set_nonblock(int fd)
@@ -287,88 +312,14 @@ static int set_nonblock(int fd)
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-static int master_join(boot *b, cl_diag *d)
+static int agent_connect(boot *b, int *out, cl_diag *d)
 {
     struct sockaddr_storage sa;
     socklen_t salen;
     int family;
     char name[300];
-    int err = rdv_addr(b, &sa, &salen, &family, d);
-    if (err)
-        return err;
-    int lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    int one = 1;
-    if (lfd >= 0 && family != AF_UNIX)
-        setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, salen) < 0 || listen(lfd, 64) < 0) {
-        int e = errno;
-        if (lfd >= 0)
-            close(lfd);
-        return diag_set(d, CL_EIO, "rank 0: cannot hold the rendezvous on %s: %s%s",
-                        rdv_name(b, name, sizeof name), strerror(e),
-                        e == EADDRINUSE ? " (another run is using it?)" : "");
-    }
-    if (family == AF_INET || family == AF_INET6)
-        inet_ntop(family, family == AF_INET ? (void *)&((struct sockaddr_in *)&sa)->sin_addr
-                                            : (void *)&((struct sockaddr_in6 *)&sa)->sin6_addr,
-                  b->listen_addr, sizeof b->listen_addr);
-    double deadline = job_now() + b->w.join_timeout;
-    int joined = 0;
-    bool logged = false;
-    err = 0;
-    while (joined < b->w.size - 1) {
-        if (boot__wait_fd(lfd, POLLIN, deadline)) {
-            int missing = 1;
-            while (missing < b->w.size && b->conns[missing].fd >= 0)
-                missing++;
-            err = diag_set(d, CL_ETIMEOUT, "rank 0: %d of %d ranks reached the rendezvous on "
-                           "%s within %.0f s; rank %d did not", joined + 1, b->w.size,
-                           rdv_name(b, name, sizeof name), b->w.join_timeout, missing);
-            break;
-        }
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0)
-            continue;
-        const char *why = NULL;
-        cl_diag detail = {{0}};
-        bool fatal;
-        double hs_deadline = fmin(deadline, job_now() + BOOT_HANDSHAKE_SECONDS);
-        int rank = admit(b, fd, hs_deadline, &why, &detail, &fatal);
-        if (rank > 0) {
-            b->conns[rank].fd = fd;
-            joined++;
-            continue;
-        }
-        if (fatal) {
-            close(fd);
-            err = diag_set(d, CL_EINVAL, "rank 0: %s", detail.msg);
-            break;
-        }
-        if (!logged) {
-            char who[80];
-            peer_name(fd, who, sizeof who);
-            fprintf(stderr, "commlab: rank 0: refused a connection to the rendezvous from %s: "
-                    "%s\n", who, why ? why : "refused");
-            logged = true;
-        }
-        close(fd);
-    }
-    close(lfd); /* nobody joins later: strangers find nothing */
-    for (int r = 1; r < b->w.size && !err; r++)
-        if (send_frame(b, b->conns[r].fd, WIRE_GO, NULL, 0, job_now() + BOOT_HANDSHAKE_SECONDS))
-            err = diag_set(d, CL_EPEER, "rank 0: rank %d (host %s) went away while joining", r,
-                           b->conns[r].host);
-    return err;
-}
-
-static int agent_join(boot *b, cl_diag *d)
-{
-    struct sockaddr_storage sa;
-    socklen_t salen;
-    int family;
-    char name[300];
-    int err = rdv_addr(b, &sa, &salen, &family, d);
-    if (err)
+    int err = boot__rdv_addr(b, &sa, &salen, &family, d);
+    if (err || (b->w.rdv == WORLD_RDV_UNIX && (err = private_dir(b, d))))
         return err;
     double deadline = job_now() + b->w.join_timeout;
     int fd = -1, last = 0;
@@ -383,12 +334,17 @@ static int agent_join(boot *b, cl_diag *d)
         fd = -1;
         if (job_now() > deadline)
             return diag_set(d, CL_ETIMEOUT, "rank %d: cannot reach rank 0's rendezvous on %s "
-                            "within %.0f s: %s", b->w.rank, rdv_name(b, name, sizeof name),
+                            "within %.0f s: %s", b->w.rank, boot__rdv_name(b, name, sizeof name),
                             b->w.join_timeout, strerror(last));
         struct timespec ts = {0, RETRY_NS};
         nanosleep(&ts, NULL);
     }
     b->conns[0].fd = fd;
+    struct ucred cred = {0};
+    if (family == AF_UNIX && !peer_is_me(fd, &cred))
+        return diag_set(d, CL_EIO, "rank %d: %s is held by another user's process (uid %u, "
+                        "pid %d), not by rank 0: refused to join it", b->w.rank,
+                        boot__rdv_name(b, name, sizeof name), (unsigned)cred.uid, (int)cred.pid);
     set_nonblock(fd); /* every read below is bounded by the deadline */
     if (family != AF_UNIX) {
         int one = 1;
@@ -401,7 +357,19 @@ static int agent_join(boot *b, cl_diag *d)
                                               : (void *)&((struct sockaddr_in6 *)&me)->sin6_addr,
                       b->listen_addr, sizeof b->listen_addr);
     }
-    unsigned char body[JOIN_BODY];
+    *out = fd;
+    return 0;
+}
+
+static int agent_join(boot *b, cl_diag *d)
+{
+    int fd = -1;
+    char name[300];
+    int err = agent_connect(b, &fd, d);
+    if (err)
+        return err;
+    double deadline = job_now() + b->w.join_timeout;
+    unsigned char body[BOOT_JOIN_BODY];
     wire_hdr h;
     wire_r in;
     wire_w out;
@@ -410,7 +378,7 @@ static int agent_join(boot *b, cl_diag *d)
     wire_challenge ch;
     wire_response resp;
     wire_accept acc;
-    handshake_init(&hs, b->secret, PURPOSE, b->w.rank, 0);
+    handshake_init(&hs, b->secret, BOOT_PURPOSE, b->w.rank, 0);
     if (recv_frame(b, fd, WIRE_CHALLENGE, body, sizeof body, &h, &in, deadline, &why))
         goto refused;
     if (h.kind == WIRE_REJECT)
@@ -437,7 +405,7 @@ static int agent_join(boot *b, cl_diag *d)
     } else if (handshake_finish(&hs, &acc)) {
         return diag_set(d, CL_EPROTO, "rank %d: the rendezvous on %s does not know "
                         "COMMLAB_SECRET: is it another run's?", b->w.rank,
-                        rdv_name(b, name, sizeof name));
+                        boot__rdv_name(b, name, sizeof name));
     }
     auth_wipe(&acc, sizeof acc);
     auth_wipe(body, sizeof body);
@@ -447,11 +415,14 @@ static int agent_join(boot *b, cl_diag *d)
     gethostname(hello.host, WIRE_HOST_MAX - 1);
     wire_w_init(&out, body, sizeof body);
     wire_hello_put(&out, &hello);
-    if (send_frame(b, fd, WIRE_HELLO, body, out.len, deadline) ||
+    if (boot__send_frame(b, fd, WIRE_HELLO, body, out.len, deadline) ||
         recv_frame(b, fd, WIRE_GO, body, sizeof body, &h, &in, deadline, &why))
         goto refused;
     if (h.kind == WIRE_REJECT)
         goto rejected;
+    if (wire_r_left(&in) != sizeof b->job_id)
+        goto refused;
+    wire_r_bytes(&in, b->job_id, sizeof b->job_id);
     return 0;
 rejected: {
         wire_fail no;
@@ -462,7 +433,7 @@ rejected: {
     }
 refused:
     return diag_set(d, CL_EPEER, "rank %d: joining rank 0's rendezvous on %s failed: %s",
-                    b->w.rank, rdv_name(b, name, sizeof name),
+                    b->w.rank, boot__rdv_name(b, name, sizeof name),
                     why ? why : "it answered something unexpected");
 }
 
@@ -501,6 +472,9 @@ int boot_open(boot **out, const real_world *w, const unsigned char digest[AUTH_H
             diag_set(d, CL_EIO, "rank 0: no random bytes for the job's secret");
         else if (w->size > 1)
             err = master_join(b, d);
+        else
+            err = auth_random(b->job_id, sizeof b->job_id) ? diag_set(d, CL_EIO, "rank 0: no "
+                                                                      "random bytes") : 0;
     } else {
         if (w->rdv == WORLD_RDV_TCP)
             memcpy(b->secret, w->secret, sizeof b->secret);
@@ -510,6 +484,7 @@ int boot_open(boot **out, const real_world *w, const unsigned char digest[AUTH_H
         boot_close(b);
         return err;
     }
+    job_key(b);
     *out = b;
     return 0;
 }
@@ -524,6 +499,7 @@ void boot_close(boot *b)
     free(b->pfd);
     free(b->pidx);
     auth_wipe(b->secret, sizeof b->secret);
+    auth_wipe(b->job_key, sizeof b->job_key);
     auth_wipe(b->w.secret, sizeof b->w.secret);
     free(b);
 }
@@ -537,7 +513,7 @@ void boot_forget(boot *b)
 
 const unsigned char *boot_secret(const boot *b)
 {
-    return b->secret;
+    return b->job_key;
 }
 
 const char *boot_listen_addr(const boot *b)

@@ -28,15 +28,21 @@
  *
  * Trust.  Joining proves the secret over TCP (real/handshake.h's
  * challenge-response, the one the tcp transport's connections use) or, on
- * a Unix socket, the peer's user id (SO_PEERCRED); then the master hands
- * out the job's secret.  A stranger who fails that is refused and logged
- * once.  Every frame is real/wire.h's (a 48-byte big-endian header whose
+ * a Unix socket in the user's private folder (real/world.h), the peer's
+ * user id (SO_PEERCRED), which each end checks before a byte is said; then
+ * the master hands out the job's secret.  The master carries on every
+ * joiner's handshake at once, each with BOOT_HANDSHAKE_SECONDS
+ * (real/admit.c), so idle strangers delay nobody.  A stranger who fails is
+ * refused and logged once.  With GO the master sends a random job id;
+ * boot_secret() is the key bound to it, so two jobs given one secret never
+ * accept each other's transport connections.  Every frame is real/wire.h's (a 48-byte big-endian header whose
  * ctx is the run, then a body wire.h encodes and decodes); a length is
  * checked against its kind's maximum before a byte of the body is read,
  * and every rank, size and count in a body is checked before use.
  *
- * Files: boot.c joins (boot_open and the handshake), relay.c carries the
- * runs (boot_run_begin .. boot_run_end); boot_impl.h is what they share.
+ * Files: boot.c joins (boot_open and the handshake), admit.c is the
+ * master's side of it, relay.c carries the runs (boot_run_begin ..
+ * boot_run_end); boot_impl.h is what they share.
  *
  * Records carry each host's own clock: a trace over several hosts shows
  * each rank's timeline on its own time base.
@@ -65,7 +71,8 @@ void boot_close(boot *b);
 /* In a forked rank: closes the inherited sockets (nothing is sent). */
 void boot_forget(boot *b);
 
-/* The job's secret, shared by every rank after boot_open. */
+/* The job's key, shared by every rank after boot_open: the secret bound
+ * to the job's id. */
 const unsigned char *boot_secret(const boot *b);
 /* The numeric address this process's ranks should listen on so the others
  * reach them: the local end of its connection to the master ("127.0.0.1"

@@ -4,6 +4,7 @@
  *
  *   boot.c   joining: the star of connections to the master, each proven
  *            (real/handshake.h) and introduced (HELLO), once per command.
+ *   admit.c  the master's side of it: every joiner's handshake at once.
  *   relay.c  a run: addresses, states, failures and results relayed
  *            between the agents and the master's job.
  *
@@ -14,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +24,10 @@
 #include "real/wire.h"
 
 #define BOOT_HANDSHAKE_SECONDS 2.0 /* a stranger gets this long, no more */
+#define BOOT_JOINING_MAX 64        /* handshakes rank 0 carries on at once */
+#define BOOT_JOIN_BODY (8 + DIAG_MAX) /* bytes: the largest body of the join (REJECT) */
+
+extern const char BOOT_PURPOSE[]; /* "commlab-boot": bound into the handshake's MACs */
 
 typedef struct boot_conn {
     int fd;                 /* -1: none or lost */
@@ -39,7 +45,11 @@ typedef struct boot_conn {
 struct boot {
     real_world w;
     unsigned char digest[AUTH_HASH_BYTES];
-    unsigned char secret[AUTH_KEY_BYTES];
+    unsigned char secret[AUTH_KEY_BYTES];  /* the base key: stretched COMMLAB_SECRET, or
+                                              drawn by rank 0 on a Unix rendezvous */
+    unsigned char job_id[WIRE_NONCE];      /* drawn by rank 0, sent with GO */
+    unsigned char job_key[AUTH_KEY_BYTES]; /* secret bound to job_id: boot_secret() */
+    bool unix_bound;                       /* rank 0 made the Unix socket's file */
     char listen_addr[INET6_ADDRSTRLEN];
     boot_conn *conns;       /* master: size (conns[0] unused); agent: 1, the master */
     int nconns;
@@ -67,5 +77,21 @@ void boot__conn_drop(boot_conn *c);
 int boot__wait_fd(int fd, short events, double deadline);
 /* The most a body of kind may hold in b's world and current run. */
 size_t boot__body_max(const boot *b, int kind);
+/* One frame, blocking up to the job_now() deadline.  0, CL_ETIMEOUT or
+ * CL_EIO. */
+int boot__send_frame(const boot *b, int fd, int kind, const void *body, size_t len,
+                     double deadline);
+/* The rendezvous's socket address, or CL_EINVAL with d saying why. */
+int boot__rdv_addr(const boot *b, struct sockaddr_storage *sa, socklen_t *len, int *family,
+                   cl_diag *d);
+/* "HOST:PORT" or "the local socket PATH", into buf. */
+const char *boot__rdv_name(const boot *b, char *buf, size_t cap);
+/* The other end of fd, printable ("a local process" when unknown). */
+void boot__peer_name(int fd, char *buf, size_t cap);
+
+/* admit.c: rank 0 takes every other rank in through the listening socket
+ * lfd (the caller closes it), up to the join timeout.  0, or a CL_E* with
+ * d saying why (CL_EINVAL: a rank started wrong, which was told). */
+int boot__admit(boot *b, int lfd, cl_diag *d);
 
 #endif

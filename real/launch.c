@@ -94,6 +94,9 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != launcher)
         _exit(2);
+    /* A process group of its own (the launcher sets it too, whichever runs
+     * first): what the pattern forks stays in it and goes with it. */
+    setpgid(0, 0);
     boot_forget(o->boot); /* the launcher's sockets are its own */
     signal(SIGINT, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
@@ -127,6 +130,7 @@ typedef struct launcher {
     const real_opts *o;
     job *j;
     pid_t *pids;     /* 0 once reaped */
+    pid_t *groups;   /* each rank's process group (its pid), 0: none; kept after reaping */
     int alive;
     int failed_rank; /* the first rank that failed, -1 */
     run_result *res;
@@ -134,11 +138,13 @@ typedef struct launcher {
     double last_change;
 } launcher;
 
+/* Every rank and whatever it started: its process group outlives the rank
+ * as long as a process is left in it. */
 static void kill_all(launcher *l)
 {
     for (int i = 0; i < l->o->job.nranks; i++)
-        if (l->pids[i] > 0)
-            kill(l->pids[i], SIGKILL);
+        if (l->groups[i] > 0)
+            kill(-l->groups[i], SIGKILL);
 }
 
 static void fail(launcher *l, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -350,7 +356,7 @@ int real_run(const real_opts *o, run_result *res)
         return diag_set(&res->diag, CL_EINVAL, "--netlab runs every rank of a local tcp run "
                         "in a namespace of its own: not with %s", o->boot ? "a world of "
                         "processes started elsewhere" : o->listen ? "--listen" : o->backend);
-    pid_t *pids = calloc((size_t)o->job.nranks, sizeof *pids);
+    pid_t *pids = calloc(2 * (size_t)o->job.nranks, sizeof *pids); /* and the groups */
     if (run_result_init(res, o->job.iters) || !pids) {
         free(pids);
         return diag_set(&res->diag, CL_ENOMEM, "out of memory");
@@ -389,7 +395,8 @@ int real_run(const real_opts *o, run_result *res)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
     fflush(NULL);
-    launcher l = {.o = o, .j = &j, .pids = pids, .failed_rank = -1, .res = res,
+    launcher l = {.o = o, .j = &j, .pids = pids, .groups = pids + o->job.nranks,
+                  .failed_rank = -1, .res = res,
                   .last_progress = UINT64_MAX, .last_change = job_now()};
     pid_t self = getpid();
     if (o->boot)
@@ -412,10 +419,12 @@ int real_run(const real_opts *o, run_result *res)
             fail(&l, CL_EPEER, "cannot start rank %d: %s", i, strerror(errno));
             break;
         }
-        pids[i] = pid;
+        setpgid(pid, pid);
+        pids[i] = l.groups[i] = pid;
         l.alive++;
     }
     watch(&l, &set);
+    kill_all(&l); /* what a pattern forked and left running: no rank is left to run it */
     netlab_destroy(nl);
     /* Signals still pending: an interrupt counts even when the ranks it
      * also reached were reaped first (a terminal's Ctrl-C hits them all). */

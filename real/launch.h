@@ -8,8 +8,12 @@
  * rank's status slot: when every unfinished rank is blocked and nothing
  * progressed for the deadlock timeout it prints the wait-for report of
  * core/waitfor and stops the ranks; a rank that dies is reported by rank
- * and cause and the others are stopped.  No process outlives the call, and
- * nothing it made has a name anywhere.
+ * and cause and the others are stopped.  No process outlives the call:
+ * every rank leads a process group of its own, and the launcher kills the
+ * groups when the run ends, so what a pattern forks ends with it (unless
+ * it leaves the group with setsid).  Nothing it made has a name anywhere,
+ * except the rdma shm provider's regions in /dev/shm: named after the
+ * launcher's pid, so a later run removes those of a launcher that died.
  *
  * Transports (shm, tcp, rdma) plug in through real_transport.
  *

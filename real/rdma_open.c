@@ -5,10 +5,16 @@
  * address vector, the address exchange through the job's slots, the
  * receives every rank keeps posted, and the closing handshake (BYE).
  */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rdma/fi_cm.h>
@@ -23,6 +29,55 @@
 #define CTRL_RECVS 64                /* control receives kept posted (libfabric's matching) */
 #define BOUNCE_KEEP_MAX ((size_t)1 << 20) /* eager copies are kept when the largest is at most this */
 #define CLOSE_SECONDS 2.0            /* the closing handshake waits at most this */
+
+/* ---- the shm provider's regions in /dev/shm ---- */
+
+#define SHM_DIR "/dev/shm"
+
+/* The launcher's pid in a region name of ours, "commlab-PID-NONCE-RANK"
+ * (NONCE: 16 hex digits), or 0 when name is not one. */
+static pid_t region_owner(const char *name)
+{
+    const char *p = name;
+    if (strncmp(p, "commlab-", 8) != 0)
+        return 0;
+    p += 8;
+    long pid = 0;
+    for (; isdigit((unsigned char)*p) && pid < 1L << 30; p++)
+        pid = pid * 10 + (*p - '0');
+    if (pid <= 0 || *p++ != '-')
+        return 0;
+    for (int i = 0; i < 16; i++, p++)
+        if (!isxdigit((unsigned char)*p))
+            return 0;
+    if (*p++ != '-' || !isdigit((unsigned char)*p))
+        return 0;
+    while (isdigit((unsigned char)*p))
+        p++;
+    return *p ? 0 : (pid_t)pid;
+}
+
+/* Removes this user's regions whose launcher is gone (killed outright, it
+ * could not remove them; its ranks died with it).  A launcher's pid taken
+ * by another process since keeps its regions until that one ends: never
+ * a live run's.  Cannot fail: what cannot be removed stays. */
+static void reap_orphan_regions(void)
+{
+    DIR *dir = opendir(SHM_DIR);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        pid_t owner = region_owner(e->d_name);
+        struct stat st;
+        if (!owner || fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        if (kill(owner, 0) < 0 && errno == ESRCH)
+            shm_unlink(e->d_name);
+    }
+    closedir(dir);
+}
 
 /* ---- opening and closing ---- */
 
@@ -73,7 +128,9 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
         fprintf(o->warn, "commlab: provider '%s' has no RDMA reads: messages above the eager "
                 "limit move as tagged messages after a clear-to-send\n", a->provider);
     a->nranks = (uint32_t)o->job.nranks;
-    /* Names no other run can have: the launcher's pid and 64 random bits. */
+    reap_orphan_regions();
+    /* Names no other run can have: the launcher's pid (by which a later
+     * run knows whether these are orphans) and 64 random bits. */
     unsigned long long nonce = 0;
     FILE *f = fopen("/dev/urandom", "rb");
     if (!f || fread(&nonce, sizeof nonce, 1, f) != 1)

@@ -180,7 +180,7 @@ size_t wire_body_max(int kind, int nranks, int iters, size_t rec_cap)
     case WIRE_FAIL:
     case WIRE_ABORT: return FAIL_HEAD + DIAG_MAX - 1;
     case WIRE_HELLO: return HELLO_BYTES;
-    case WIRE_GO: return 0;
+    case WIRE_GO: return WIRE_NONCE;
     case WIRE_ADDR: return 8 + JOB_ADDR_MAX;
     case WIRE_TABLE: return (size_t)nranks * (4 + JOB_ADDR_MAX);
     case WIRE_STATE: return STATE_HEAD + JOB_MAX_PENDING * PENDING_BYTES;

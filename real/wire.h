@@ -50,7 +50,7 @@ enum {
     /* the rendezvous (real/boot.h) */
     WIRE_REJECT = 32,    /* master: refused: wire_fail (why) */
     WIRE_HELLO,          /* joiner: wire_hello */
-    WIRE_GO,             /* master: everyone is here; no body */
+    WIRE_GO,             /* master: everyone is here; the job's id (WIRE_NONCE bytes) */
     WIRE_ADDR,           /* agent: wire_addr, its rank's address */
     WIRE_TABLE,          /* master: every rank's address (wire_table_put) */
     WIRE_STATE,          /* agent: wire_state */

@@ -3,6 +3,7 @@
 #include "real/world.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +21,12 @@ typedef struct launcher_env {
     const char *local_rank;
     const char *local_size; /* == size: one host (NULL: cannot tell this way) */
     const char *nodes;      /* == 1: one host (NULL: cannot tell this way) */
-    const char *job, *step; /* names the job for the local socket */
+    const char *job, *step; /* name the job: the local socket, the key's salt */
 } launcher_env;
 
 static const launcher_env launchers[] = {
     {"torchrun's variables (RANK, WORLD_SIZE)", "RANK", "WORLD_SIZE", "LOCAL_RANK",
-     "LOCAL_WORLD_SIZE", NULL, NULL, NULL},
+     "LOCAL_WORLD_SIZE", NULL, "TORCHELASTIC_RUN_ID", NULL},
     {"Open MPI (OMPI_COMM_WORLD_RANK)", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
      "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", NULL, "OMPI_MCA_ess_base_jobid",
      NULL},
@@ -146,18 +147,45 @@ static bool one_host(const launcher_env *l, world_getenv_fn *get, int size)
     return false;
 }
 
+/* The launcher's job and step, as one id ("" by hand or when unset). */
+static void find_job_id(real_world *w, const launcher_env *l, world_getenv_fn *get)
+{
+    const char *job = l && l->job ? get(l->job) : NULL;
+    const char *step = l && l->step ? get(l->step) : NULL;
+    if (job)
+        snprintf(w->job_id, sizeof w->job_id, "%.60s%s%.20s", job, step ? "." : "",
+                 step ? step : "");
+}
+
 static int take_secret(real_world *w, const char *text, cl_diag *d)
 {
     if (strlen(text) < SECRET_MIN_CHARS)
         return diag_set(d, CL_EINVAL, "COMMLAB_SECRET must have at least %d characters "
-                        "(every process of the run is given the same one)", SECRET_MIN_CHARS);
-    auth_sha256 h;
-    auth_sha256_init(&h);
-    auth_sha256_add(&h, "commlab-secret", 14);
-    auth_sha256_add(&h, text, strlen(text));
-    auth_sha256_finish(&h, w->secret);
+                        "(every process of the run is given the same one; a random one of "
+                        "128 bits: `openssl rand -hex 16`)", SECRET_MIN_CHARS);
+    char salt[16 + sizeof w->job_id];
+    int n = snprintf(salt, sizeof salt, "commlab-secret|%s", w->job_id);
+    auth_pbkdf2_sha256(text, strlen(text), salt, (size_t)n, WORLD_KDF_ROUNDS, w->secret);
     w->have_secret = true;
     return 0;
+}
+
+/* The private folder and the socket's path in it, named `what` (only
+ * letters, digits, '.', '-' and '_' are kept; others become '_'). */
+static void unix_place(real_world *w, world_getenv_fn *get, const char *what)
+{
+    const char *xdg = get("XDG_RUNTIME_DIR");
+    if (xdg && xdg[0] == '/' && strlen(xdg) < 48)
+        snprintf(w->unix_dir, sizeof w->unix_dir, "%s/commlab", xdg);
+    else
+        snprintf(w->unix_dir, sizeof w->unix_dir, "/tmp/commlab-%u", (unsigned)geteuid());
+    char name[48];
+    snprintf(name, sizeof name, "%s", what);
+    for (char *c = name; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
+            *c = '_';
+    snprintf(w->unix_path, sizeof w->unix_path, "%.60s/%.46s", w->unix_dir, name);
+    w->rdv = WORLD_RDV_UNIX;
 }
 
 int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_diag *d)
@@ -173,8 +201,8 @@ int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_di
         return err;
     }
     w->join_timeout = a->join_timeout > 0 ? a->join_timeout : JOIN_TIMEOUT_DEFAULT;
-    const char *secret = get("COMMLAB_SECRET");
-    if (secret && take_secret(w, secret, d))
+    find_job_id(w, env, get);
+    if (a->secret && take_secret(w, a->secret, d))
         return CL_EINVAL;
     const char *maddr = get("MASTER_ADDR"), *mport = get("MASTER_PORT");
     if (a->master) {
@@ -191,11 +219,10 @@ int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_di
         err = parse_count("MASTER_PORT", mport, 1, 65535, &port, d);
         if (!err)
             snprintf(w->master_port, sizeof w->master_port, "%d", port);
-    } else if (one_host(env, get, w->size) && env->job && get(env->job)) {
-        w->rdv = WORLD_RDV_UNIX;
-        snprintf(w->unix_name, sizeof w->unix_name, "commlab-%u-%.40s%s%.20s",
-                 (unsigned)getuid(), get(env->job), env->step ? "." : "",
-                 env->step ? get(env->step) : "");
+    } else if (one_host(env, get, w->size) && w->job_id[0]) {
+        char what[sizeof w->job_id + 8];
+        snprintf(what, sizeof what, "job-%s", w->job_id);
+        unix_place(w, get, what);
         return 0;
     } else {
         return diag_set(d, CL_EINVAL, "rank %d of %d (from %s) does not know where rank 0 is: "
@@ -212,9 +239,9 @@ int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_di
                             "e.g. from `openssl rand -hex 16`) - master %s is not a loopback "
                             "address", w->master_host);
         /* This host only: a private local socket named after the port. */
-        w->rdv = WORLD_RDV_UNIX;
-        snprintf(w->unix_name, sizeof w->unix_name, "commlab-%u-port-%s", (unsigned)getuid(),
-                 w->master_port);
+        char what[16];
+        snprintf(what, sizeof what, "port-%s", w->master_port);
+        unix_place(w, get, what);
     }
     return 0;
 }

@@ -20,11 +20,25 @@
  * in a challenge-response; a run whose master is not a loopback address
  * refuses to start without it.  With no secret and a loopback master, or
  * with no master under a launcher that placed every rank on this host
- * (Open MPI's local size, Slurm's node count), the rendezvous is a private
- * local socket (an abstract Unix socket named after the user and the
- * launcher's job, or the port) whose peers' user id is checked by the
- * kernel, and rank 0 draws the job's secret and hands it out there.
+ * (Open MPI's local size, Slurm's node count), the rendezvous is a Unix
+ * socket named after the launcher's job, or the port, in a folder only
+ * this user can enter ($XDG_RUNTIME_DIR/commlab, else /tmp/commlab-UID,
+ * made 0700 and checked by real/boot.c): another user can neither take
+ * its name nor reach it, and each side checks the other's user id
+ * (SO_PEERCRED) before anything is said.  Rank 0 then draws the job's
+ * secret and hands it out there.
  *
+ * The key.  COMMLAB_SECRET is stretched by PBKDF2-HMAC-SHA256 (real/auth.h,
+ * WORLD_KDF_ROUNDS rounds) salted with the launcher's job id (Slurm's job
+ * and step, Open MPI's job, PMI's name space, torchrun's run id; none by
+ * hand), so that guessing a weak secret from a recorded handshake costs
+ * that much per guess, and two jobs of one launcher given one secret
+ * derive different keys.  A random secret of 128 bits or more (`openssl
+ * rand -hex 16`) is what the documentation asks for; the stretching does
+ * not make a guessable one safe.  The caller takes COMMLAB_SECRET out of
+ * the environment (world_args.secret), so that nothing it starts inherits
+ * it.
+
  * Nothing here has global state: the environment is read through the
  * caller's lookup function, so tests can pass their own.
  */
@@ -38,10 +52,12 @@
 #include "real/auth.h"
 
 #define WORLD_MAX_RANKS 4096
+#define WORLD_KDF_ROUNDS 200000 /* PBKDF2 rounds: about 0.2 s once per process */
+#define WORLD_UNIX_PATH 108     /* bytes of a Unix socket's path, its NUL included */
 
 typedef enum world_rdv {
     WORLD_RDV_TCP,  /* rank 0 listens on master_host:master_port */
-    WORLD_RDV_UNIX, /* an abstract Unix socket called unix_name, this host only */
+    WORLD_RDV_UNIX, /* a Unix socket at unix_path, in the private unix_dir: this host only */
 } world_rdv;
 
 typedef struct real_world {
@@ -51,8 +67,10 @@ typedef struct real_world {
     world_rdv rdv;
     char master_host[256];
     char master_port[8];
-    char unix_name[100];   /* without the leading NUL */
-    bool have_secret;      /* secret holds COMMLAB_SECRET's hash (TCP) */
+    char unix_dir[64];               /* the folder only this user may enter */
+    char unix_path[WORLD_UNIX_PATH]; /* the socket, a file in unix_dir */
+    char job_id[96];       /* the launcher's job ("" by hand): salts the key */
+    bool have_secret;      /* secret holds the key stretched from COMMLAB_SECRET (TCP) */
     unsigned char secret[AUTH_KEY_BYTES];
     double join_timeout;   /* seconds for every rank to reach the rendezvous */
 } real_world;
@@ -62,11 +80,14 @@ typedef struct world_args {
     int rank, world;
     const char *master;     /* "HOST:PORT" or "[V6]:PORT" */
     double join_timeout;    /* 0: the default, 60 s */
+    const char *secret;     /* COMMLAB_SECRET, taken out of the environment by the
+                               caller; NULL: none */
 } world_args;
 
 typedef const char *world_getenv_fn(const char *name);
 
-/* Fills *w from a and the environment.  Returns 0 with w->size == 0 when
+/* Fills *w from a and the environment (get; a->secret for the secret).
+ * Returns 0 with w->size == 0 when
  * nothing names a world (a plain local run), 0 with w filled for a world,
  * or CL_EINVAL with d saying which variable or option is wrong or missing. */
 int world_detect(real_world *w, const world_args *a, world_getenv_fn *get, cl_diag *d);

@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commlab.h"
@@ -399,6 +401,67 @@ static void test_rank_killed(void **state)
     }
 }
 
+/* ---- what a pattern forks ends with the run ---- */
+
+static int forked_pid_fd = -1; /* the write end of a pipe rank 0 reports its child on */
+
+/* Rank 0 forks once (in its first iteration) a child that would wait for
+ * ever, holding the rank's descriptors (tcp: its listening socket). */
+static int forker(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    static bool forked; /* per rank process */
+    if (cl_rank(c) == 0 && !forked) {
+        forked = true;
+        pid_t pid = fork();
+        if (pid < 0)
+            return cl_fail(c, "fork: %s", strerror(errno));
+        if (pid == 0)
+            for (;;)
+                pause();
+        if (write(forked_pid_fd, &pid, sizeof pid) != sizeof pid)
+            return cl_fail(c, "write: %s", strerror(errno));
+    }
+    return cl_barrier(c);
+}
+
+/* The child is gone after the run: the launcher killed the rank's process
+ * group.  This process adopts the orphan (a subreaper) so that it can wait
+ * for it; the wait is bounded only to turn a leak into a failure. */
+static void test_forked_child_ends_with_run(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    forked_pid_fd = p[1];
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    run r;
+    run_pattern(&r, forker, 2, 8, NULL, NULL);
+    close(p[1]);
+    if (r.res.status)
+        fail_msg("status %s: %s", cl_errname(r.res.status), r.res.diag.msg);
+    run_release(&r);
+    pid_t kid = 0;
+    assert_int_equal(read(p[0], &kid, sizeof kid), sizeof kid);
+    close(p[0]);
+    int st = 0;
+    pid_t got = 0;
+    for (int tries = 0; tries < 1000 && got == 0; tries++) {
+        got = waitpid(kid, &st, WNOHANG);
+        if (got == 0)
+            nanosleep(&(struct timespec){0, 10000000L}, NULL);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    if (got != kid) {
+        kill(kid, SIGKILL);
+        waitpid(kid, NULL, 0);
+        fail_msg("the pattern's child (pid %d) outlived the run by 10 s", (int)kid);
+    }
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGKILL);
+    assert_no_children();
+}
+
 /* ---- failed data checks and failed calls ---- */
 
 static int liar(cl_comm *c, const cl_args *a)
@@ -622,7 +685,8 @@ static void test_bad_opts(void **state)
     cmocka_unit_test(test_patterns_check_data), cmocka_unit_test(test_relay_prints),    \
         cmocka_unit_test(test_deadlock), cmocka_unit_test(test_recv_nobody_sends),      \
         cmocka_unit_test(test_polling_deadlock), cmocka_unit_test(test_truncation),     \
-        cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_check_fails),         \
+        cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_forked_child_ends_with_run), \
+        cmocka_unit_test(test_check_fails),                                             \
         cmocka_unit_test(test_pattern_error), cmocka_unit_test(test_records),           \
         cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_iteration_definition), \
         cmocka_unit_test(test_bad_opts)

@@ -1,5 +1,5 @@
-/* test_auth.c - SHA-256 and HMAC-SHA256 against their published test
- * vectors, and the behaviour of the constant-time compare. */
+/* test_auth.c - SHA-256, HMAC-SHA256 and PBKDF2-HMAC-SHA256 against their
+ * published test vectors, and the behaviour of the constant-time compare. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +150,18 @@ static void test_hmac_sensitivity(void **state)
 
 /* auth_equal answers like memcmp() == 0 wherever the difference is, one
  * flipped bit included, and looks at nothing past n. */
+/* RFC 7914, section 11 (PBKDF2-HMAC-SHA256 test vectors): the first 32
+ * bytes of each 64-byte key, one block. */
+static void test_pbkdf2_rfc7914(void **state)
+{
+    (void)state;
+    unsigned char k[AUTH_HASH_BYTES];
+    auth_pbkdf2_sha256("passwd", 6, "salt", 4, 1, k);
+    assert_digest(k, 32, "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc");
+    auth_pbkdf2_sha256("Password", 8, "NaCl", 4, 80000, k);
+    assert_digest(k, 32, "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56");
+}
+
 static void test_equal(void **state)
 {
     (void)state;
@@ -190,7 +202,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_vectors), cmocka_unit_test(test_sha256_pieces),
         cmocka_unit_test(test_hmac_rfc4231),   cmocka_unit_test(test_hmac_sensitivity),
-        cmocka_unit_test(test_equal),          cmocka_unit_test(test_random),
+        cmocka_unit_test(test_pbkdf2_rfc7914), cmocka_unit_test(test_equal),
+        cmocka_unit_test(test_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

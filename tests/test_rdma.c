@@ -6,10 +6,12 @@
  * provider gets (commlab's own on libfabric 1.17's shm, see
  * real/rdma_info.c's rdma__own_match(); forced on tcp too), messages and
  * requests to send that arrive before their receive, nothing left in
- * /dev/shm after a killed rank or a deadlock, and the error for a provider
- * that is not here. */
+ * /dev/shm after a killed rank or a deadlock, a killed launcher's regions
+ * removed by the next run, and the error for a provider that is not here. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 
 static const char *provider = "tcp"; /* the provider the cases run on (the group's) */
 static bool no_rma;                  /* rendezvous by tagged messages */
@@ -275,6 +277,55 @@ static void test_nothing_left(void **state)
     assert_no_children();
 }
 
+/* A launcher killed outright (SIGKILL) cannot remove its ranks' regions:
+ * the next run removes every region of this user whose launcher is gone,
+ * and only those.  The orphans are made here, as a killed launcher leaves
+ * them ("commlab-PID-NONCE-RANK", 16 MiB each on libfabric 1.17). */
+static bool shm_exists(const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    return access(path, F_OK) == 0;
+}
+
+static void make_region(const char *name)
+{
+    int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+static void test_orphans_reaped(void **state)
+{
+    (void)state;
+    pid_t dead = fork(); /* a pid whose process is gone */
+    if (dead == 0)
+        _exit(0);
+    assert_true(dead > 0);
+    waitpid(dead, NULL, 0);
+    char orphan0[64], orphan1[64], alive[64], other[64];
+    snprintf(orphan0, sizeof orphan0, "commlab-%d-00112233aabbccdd-0", (int)dead);
+    snprintf(orphan1, sizeof orphan1, "commlab-%d-00112233aabbccdd-1", (int)dead);
+    /* a live launcher's (this process's parent), and a name not of that form */
+    snprintf(alive, sizeof alive, "commlab-%d-00112233aabbccdd-0", (int)getppid());
+    snprintf(other, sizeof other, "commlab-%d-notanonce-0", (int)dead);
+    const char *all[] = {orphan0, orphan1, alive, other};
+    for (size_t i = 0; i < 4; i++)
+        make_region(all[i]);
+    run r;
+    run_pattern(&r, ring, 2, 8, NULL, NULL);
+    assert_int_equal(r.res.status, 0);
+    run_release(&r);
+    bool gone0 = !shm_exists(orphan0), gone1 = !shm_exists(orphan1);
+    bool kept_alive = shm_exists(alive), kept_other = shm_exists(other);
+    for (size_t i = 0; i < 4; i++)
+        shm_unlink(all[i]);
+    assert_true(gone0);
+    assert_true(gone1);
+    assert_true(kept_alive);
+    assert_true(kept_other);
+}
+
 /* ---- a provider that is not here ---- */
 
 static void test_missing_provider(void **state)
@@ -391,7 +442,7 @@ int main(void)
         cmocka_unit_test(test_missing_provider),
         cmocka_unit_test(test_providers_list),
     };
-    const struct CMUnitTest shm_tests[] = {RDMA_CASES};
+    const struct CMUnitTest shm_tests[] = {RDMA_CASES, cmocka_unit_test(test_orphans_reaped)};
     int failed = cmocka_run_group_tests_name("rdma over tcp", tcp_tests, on_tcp, NULL);
     failed += cmocka_run_group_tests_name("rdma over shm", shm_tests, on_shm, NULL);
     return failed;

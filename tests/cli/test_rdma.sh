@@ -2,7 +2,7 @@
 # test_rdma.sh COMMLAB TOOLDIR - `run --backend rdma` and `commlab fabric` as
 # a user meets them: data checks on the shm and tcp providers, the deadlock
 # (exit 3), a provider that is not here (exit 2), --json, and nothing left in
-# /dev/shm.
+# /dev/shm, even by a launcher killed with SIGKILL (the next run removes it).
 . "$(dirname "$0")/lib.sh"
 shm_before=$(ls /dev/shm | grep -c '^commlab-' || true)
 
@@ -32,6 +32,25 @@ has "$err" "provider 'verbs' is not available here; available: "; has "$err" "tc
 run 2 run pingpong --backend shm --provider tcp
 has "$err" "--provider is an option of --backend rdma"
 run 2 run pingpong --provider tcp; has "$err" "--provider is an option of measured runs"
+
+# A launcher killed outright leaves its ranks' regions (its ranks die with
+# it); the next run removes them: their launcher's pid is in their name.
+"$cl" run pingpong --backend rdma --provider shm --bytes 8 --iters 1000000 >/dev/null 2>&1 &
+victim=$!
+tries=0
+while [ "$tries" -lt 100 ] && ! ls /dev/shm | grep -q "^commlab-$victim-"; do
+    sleep 0.1
+    tries=$((tries + 1))
+done
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+if ls /dev/shm | grep -q "^commlab-$victim-"; then ok
+else bad "the killed launcher $victim left no region to reap: the test proves nothing"; fi
+run 0 run pingpong --backend rdma --provider shm --bytes 8 -i 2
+if ls /dev/shm | grep -q "^commlab-$victim-"; then
+    bad "the killed launcher's regions are still in /dev/shm after the next run"
+    rm -f /dev/shm/commlab-"$victim"-*
+else ok; fi
 
 shm_after=$(ls /dev/shm | grep -c '^commlab-' || true)
 if [ "$shm_after" -le "$shm_before" ]; then ok; else bad "commlab-* left in /dev/shm"; fi

@@ -70,6 +70,37 @@ else bad "torchrun variables: rank 0 exited $rc, rank 1 $(cat "$tmpd/t1.rc")"; f
 json "torchrun-style run"
 has "$out" '"binding": "left to the launcher that started the processes"'
 
+# --- COMMLAB_SECRET is read once and leaves the environment: neither the
+# compiler of a pattern file nor the pattern (every rank) can find it ---
+cat >"$tmpd/cc.sh" <<EOF
+#!/bin/sh
+env >"$tmpd/cc.env"
+exec cc "\$@"
+EOF
+chmod +x "$tmpd/cc.sh"
+leak=tests/data/secret/env_leak.c
+( MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=1 WORLD_SIZE=2 COMMLAB_SECRET=$secret \
+    CC="$tmpd/cc.sh" $limit "$cl" run $leak --backend tcp -i 1 --warmup 0 \
+    >"$tmpd/s1.out" 2>"$tmpd/s1.err"; echo $? >"$tmpd/s1.rc" ) &
+MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=0 WORLD_SIZE=2 COMMLAB_SECRET=$secret \
+    CC="$tmpd/cc.sh" $limit "$cl" run $leak --backend tcp -i 1 --warmup 0 >"$out" 2>"$err"
+rc=$?
+wait
+next_port
+if [ "$rc" = 0 ] && [ "$(cat "$tmpd/s1.rc")" = 0 ]; then ok
+else bad "secret leak run: rank 0 exited $rc, rank 1 $(cat "$tmpd/s1.rc"): $(cat "$err")"; fi
+has "$out" "rank 0: getenv: [] environ: []"
+has "$tmpd/s1.out" "rank 1: getenv: [] environ: []"
+for b in shm sim; do
+    COMMLAB_SECRET=$secret $limit "$cl" run $leak --backend $b -i 1 --warmup 0 \
+        >>"$tmpd/s1.out" 2>&1 || bad "secret leak run on $b failed"
+done
+has "$tmpd/s1.out" "rank 1: getenv: [] environ: []"
+has "$tmpd/cc.env" "PATH="
+for f in "$out" "$tmpd/s1.out" "$tmpd/cc.env"; do
+    if grep -q "$secret" "$f"; then bad "COMMLAB_SECRET found in $f"; else ok; fi
+done
+
 # --- under mpirun: rank and size from Open MPI's environment, no set-up ---
 if command -v mpirun >/dev/null 2>&1; then
     $limit mpirun --allow-run-as-root --oversubscribe -np 2 "$cl" run ring --backend tcp \
