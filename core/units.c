@@ -42,6 +42,34 @@ static const unit *find_unit(const unit *table, const char *name)
     return NULL;
 }
 
+static size_t digits(const char *s)
+{
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    return n;
+}
+
+size_t units_decimal_len(const char *text)
+{
+    size_t n = digits(text);
+    if (text[n] == '.') {
+        size_t f = digits(text + n + 1);
+        if (n == 0 && f == 0)
+            return 0;
+        n += 1 + f;
+    }
+    if (n == 0)
+        return 0;
+    if (text[n] == 'e' || text[n] == 'E') {
+        size_t s = text[n + 1] == '+' || text[n + 1] == '-';
+        size_t x = digits(text + n + 1 + s);
+        if (x)
+            n += 1 + s + x;
+    }
+    return n;
+}
+
 /* Splits "1.5KiB" into a finite non-negative number and its unit text. */
 static int parse_number(const char *text, const char *what, const char *kind,
                         double *num, const char **rest, cl_diag *d)
@@ -54,12 +82,16 @@ static int parse_number(const char *text, const char *what, const char *kind,
     if (*p == '-')
         return diag_set(d, CL_ERANGE, "%s: %s must not be negative, got '%s'", what, kind,
                         text);
-    if (*p == '+' || !(*p == '.' || (*p >= '0' && *p <= '9')))
+    size_t len = units_decimal_len(p);
+    if (len == 0)
         return diag_set(d, CL_EPARSE, "%s: cannot parse %s '%s': expected a number", what,
                         kind, text);
     char *end;
     errno = 0;
     double v = strtod(p, &end);
+    if (end != p + len) /* strtod read on: "0x10" is hex, not decimal */
+        return diag_set(d, CL_EPARSE, "%s: cannot parse %s '%s': write it in decimal", what,
+                        kind, text);
     if (errno == ERANGE || !isfinite(v))
         return diag_set(d, CL_ERANGE, "%s: %s '%s' is out of range", what, kind, text);
     while (*end == ' ')

@@ -31,6 +31,12 @@ int units_parse_size(const char *text, const char *what, uint64_t *out, cl_diag 
 int units_parse_time(const char *text, const char *what, double *out, cl_diag *d);
 int units_parse_bandwidth(const char *text, const char *what, double *out, cl_diag *d);
 
+/* The length of the plain decimal number text starts with: digits with an
+ * optional fraction and exponent ("8", "1.5", ".5", "1e-3"); 0 when there
+ * is none.  No sign, and never hex ("0x10"), inf or nan, which strtod
+ * would take.  Cannot fail. */
+size_t units_decimal_len(const char *text);
+
 /* A size list: comma-separated sizes and geometric ranges FROM:TO:xF
  * ("8,1KiB,4MiB", "8:4MiB:x4"; TO is included when the steps hit it).
  * On success *out is a malloc'd array the caller frees; at most

@@ -57,6 +57,12 @@ static void test_sizes_rejected(void **state)
     size_bad("nan", CL_EPARSE, "'nan'");
     size_bad("+4", CL_EPARSE, "'+4'");
     size_bad("1e999", CL_ERANGE, "out of range");
+    /* strtod reads hex, inf and a dangling exponent; sizes are decimal
+     * (issue 23: `0x10` was read as 16). */
+    size_bad("0x10", CL_EPARSE, "write it in decimal");
+    size_bad("0X1p4KiB", CL_EPARSE, "write it in decimal");
+    size_bad("inf", CL_EPARSE, "expected a number");
+    size_bad("1e", CL_EPARSE, "unknown size unit 'e'");
 }
 
 static void test_times(void **state)
