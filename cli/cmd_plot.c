@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/plot.h"
 #include "commlab.h"
+#include "core/file.h"
 #include "core/tier.h"
 #include "core/units.h"
 
@@ -249,7 +250,7 @@ int cli_timeline_write(const char *path, const rec_log *log, const char *pattern
     if (fclose(f) != 0 && !err)
         err = CL_EIO;
     if (err) {
-        unlink(path);
+        file_discard(path);
         return cli_error("cannot write the timeline '%s': %s", path, cl_strerror(err));
     }
     return 0;

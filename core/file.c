@@ -29,7 +29,7 @@ static int open_regular(const char *path, const char *what, int *fd, cl_diag *d)
 {
     int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (f < 0)
-        return diag_set(d, errno == ENOENT ? CL_ENOENT : CL_EIO, "cannot open %s '%s': %s",
+        return diag_set(d, errno == ENOENT ? CL_ENOENT : CL_EIO, "cannot read %s '%s': %s",
                         what, path, strerror(errno));
     struct stat st;
     if (fstat(f, &st) != 0) {
@@ -115,4 +115,11 @@ int file_read_text(const char *path, const char *what, size_t max, char **text, 
     *text = buf;
     *len = n;
     return 0;
+}
+
+void file_discard(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(path);
 }

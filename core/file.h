@@ -33,4 +33,10 @@ int file_check_regular(const char *path, const char *what, cl_diag *d);
 int file_read_text(const char *path, const char *what, size_t max, char **text, size_t *len,
                    cl_diag *d);
 
+/* Removes what a failed write left at path when it is a regular file; a
+ * device (/dev/full), a FIFO or a link's target is left alone: unlinking
+ * those as root would break the system.  Cannot fail (a file that cannot
+ * be removed stays). */
+void file_discard(const char *path);
+
 #endif
