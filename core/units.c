@@ -17,7 +17,8 @@ typedef struct unit {
 static const unit size_units[] = {
     {"B", 1.0},        {"kB", 1e3},           {"KB", 1e3},           {"MB", 1e6},
     {"GB", 1e9},       {"TB", 1e12},          {"KiB", 1024.0},       {"MiB", 1048576.0},
-    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {NULL, 0},
+    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0},
+    {"EiB", 1152921504606846976.0}, {NULL, 0},
 };
 
 static const unit time_units[] = {
@@ -114,17 +115,21 @@ int units_parse_size(const char *text, const char *what, uint64_t *out, cl_diag 
         if (!k)
             return diag_set(d, CL_EPARSE,
                             "%s: unknown size unit '%s' in '%s' (use B, KB, MB, GB, KiB, "
-                            "MiB, GiB, TiB)",
+                            "MiB, GiB, TiB, PiB, EiB)",
                             what, u, text);
         scale = k->scale;
     }
-    /* Plain integers take the exact path: doubles lose bytes above 2^53. */
-    if (!*u && strspn(text, "0123456789") == strlen(text)) {
+    /* Whole numbers take the exact path: doubles lose bytes above 2^53
+     * ("14568062888070501KiB", as units_size_arg prints, came back wrong). */
+    const char *num = text + strspn(text, " ");
+    size_t digits = strspn(num, "0123456789");
+    if (num[digits] == 0 || num[digits] == ' ' || (num + digits == u && *u)) {
         errno = 0;
-        unsigned long long n = strtoull(text, NULL, 10);
-        if (errno == ERANGE)
+        unsigned long long n = strtoull(num, NULL, 10);
+        uint64_t k = (uint64_t)scale;
+        if (errno == ERANGE || (n && k > UINT64_MAX / n))
             return diag_set(d, CL_ERANGE, "%s: size '%s' is out of range", what, text);
-        *out = n;
+        *out = n * k;
         return 0;
     }
     double bytes = v * scale;

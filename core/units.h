@@ -7,7 +7,7 @@
  * through here.
  *
  *   sizes       8  4KiB  256MiB  1GB (1e9 B)  1.5KiB  (B, kB/KB, MB, GB, TB,
- *               KiB, MiB, GiB, TiB; a bare number is bytes)
+ *               KiB, MiB, GiB, TiB, PiB, EiB; a bare number is bytes)
  *   times       1.5us  2ms  30us  1e-6s  5ns  (s, ms, us, ns; unit required)
  *   bandwidths  300GB/s (3e11 B/s)  25Gbit/s  3.1GB/s  10MiB/s  (unit required)
  *

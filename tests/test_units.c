@@ -41,6 +41,14 @@ static void test_sizes(void **state)
     assert_int_equal(size_ok("18446744073709551615"), UINT64_MAX);
     assert_int_equal(size_ok("1e3"), 1000);
     assert_int_equal(size_ok("3 MB"), 3000000);
+    /* What units_size_arg prints parses back exactly (a fuzz_units find:
+     * the mantissa went through a double and lost bytes above 2^53). */
+    char buf[UNITS_BUF];
+    assert_string_equal(units_size_arg(buf, 14917696397384193024ULL), "14568062888070501KiB");
+    assert_int_equal(size_ok(buf), 14917696397384193024ULL);
+    assert_int_equal(size_ok("13EiB"), 13ULL << 60);
+    assert_int_equal(size_ok("3PiB"), 3ULL << 50);
+    size_bad("16EiB", CL_ERANGE, "out of range");
 }
 
 static void test_sizes_rejected(void **state)
