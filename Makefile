@@ -1,8 +1,9 @@
 # commlab - a plain GNU Makefile.  Everything built goes under build/.
 #
 #   make            build build/commlab (installs missing packages first)
-#   make test       unit tests (cmocka), CLI tests, then the unit tests again
-#                   under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test       unit tests (cmocka), CLI tests (some also on the CLI built
+#                   with sanitizers), then the unit tests again under
+#                   AddressSanitizer + UndefinedBehaviorSanitizer
 #   make demo       build and run the main job
 #   make bench      benchmarks (print figures, assert nothing)
 #   make fuzz       every libFuzzer target of tests/fuzz/ (clang, ASan+UBSan)
