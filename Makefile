@@ -148,7 +148,7 @@ $(BUILD)/libcommlab-fuzz.a: $(FUZZ_LIB_OBJ)
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libcommlab-fuzz.a
 	@mkdir -p $(@D)
 	$(call say,CLANG,$@)$(FUZZ_CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(FUZZ_CFLAGS) \
-	    -fsanitize=fuzzer -o $@ $< $(BUILD)/libcommlab-fuzz.a $(LDLIBS)
+	    -fsanitize=fuzzer -Wl,--as-needed -o $@ $< $(BUILD)/libcommlab-fuzz.a $(LDLIBS)
 
 $(BUILD)/fuzz/seed_wire: tests/fuzz/seed_wire.c $(BUILD)/libcommlab.a
 	@mkdir -p $(@D)

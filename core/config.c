@@ -103,7 +103,8 @@ static int check_map_keys(cfg_doc *c, yaml_node_t *map, cl_diag *d)
         if (k->type != YAML_SCALAR_NODE)
             err = cfg_error(c, k, d, "a key must be a plain name, got %s",
                             k->type == YAML_SEQUENCE_NODE ? "a list" : "a mapping");
-        keys[i] = (key_ref){(const char *)k->data.scalar.value, i};
+        else
+            keys[i] = (key_ref){(const char *)k->data.scalar.value, i};
     }
     if (!err)
         qsort(keys, n, sizeof *keys, by_text_then_place);

@@ -8,6 +8,9 @@
 # any target crashed.
 build=$1
 seconds=$2
+# libfabric's PSM provider library, when loaded, writes a backtrace file
+# into the working folder on abort; libFuzzer prints its own.
+export IPATH_NO_BACKTRACE=1
 fz=$build/fuzz
 seeds=$fz/seeds
 rm -rf "$seeds"
