@@ -1,10 +1,13 @@
 # commlab - a plain GNU Makefile.  Everything built goes under build/.
 #
 #   make            build build/commlab (installs missing packages first)
-#   make test       unit tests (cmocka), CLI tests, then the unit tests again
-#                   under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test       unit tests (cmocka), CLI tests (some also on the CLI built
+#                   with sanitizers), then the unit tests again under
+#                   AddressSanitizer + UndefinedBehaviorSanitizer
 #   make demo       build and run the main job
 #   make bench      benchmarks (print figures, assert nothing)
+#   make fuzz       every libFuzzer target of tests/fuzz/ (clang, ASan+UBSan)
+#                   for FUZZ_SECONDS seconds each (default 60)
 #   make deps       install missing Debian packages
 #   make install PREFIX=/usr/local
 #   make clean
@@ -15,7 +18,7 @@ BUILD   := build
 PKGS    := yaml-0.1 hwloc libfabric cmocka
 DEB_PKGS := libyaml-dev libhwloc-dev hwloc libfabric-dev libfabric-bin \
             libcmocka-dev gnuplot-nox openmpi-bin libopenmpi-dev pkg-config procps \
-            iproute2
+            iproute2 clang libclang-rt-14-dev
 
 # pkg-config is asked lazily (=) so `make deps` can install it first.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -52,7 +55,7 @@ TESTS        := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TESTS_SAN    := $(patsubst tests/%.c,$(BUILD)/tests-san/%,$(TEST_SRC))
 TOOLS        := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRC))
 
-.PHONY: all deps test unit-test cli-test san-test demo bench bench-deps install clean
+.PHONY: all deps test unit-test cli-test san-test demo bench bench-deps fuzz install clean
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/commlab
@@ -87,6 +90,11 @@ $(BUILD)/libcommlab-san.a: $(LIB_OBJ_SAN)
 	@mkdir -p $(@D)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
+# The CLI under ASan+UBSan, for the CLI tests that run sanitized.
+CLI_OBJ_SAN := $(call obj,$(BUILD)/san,$(CLI_SRC))
+$(BUILD)/commlab-san: $(CLI_OBJ_SAN) $(BUILD)/libcommlab-san.a
+	$(call say,CC,$@)$(CC) -O1 -g $(SAN) -rdynamic -o $@ $(CLI_OBJ_SAN) $(BUILD)/libcommlab-san.a $(LDLIBS)
+
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libcommlab.a
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcommlab.a $(LDLIBS)
@@ -98,7 +106,7 @@ $(BUILD)/tests-san/%: tests/%.c $(BUILD)/libcommlab-san.a
 # tests/run.sh runs every binary even when one fails and prints the one
 # "N passed, N failed" line.  Objects wait for `deps` (order-only: it runs
 # first, and never makes anything out of date).
-test: $(BUILD)/commlab $(TESTS) $(TOOLS) $(TESTS_SAN)
+test: $(BUILD)/commlab $(TESTS) $(TOOLS) $(TESTS_SAN) $(BUILD)/commlab-san
 	@sh tests/run.sh $(BUILD) $(TESTS) -- $(TESTS_SAN)
 
 demo: all
@@ -130,6 +138,40 @@ $(BUILD)/simgrid_ring: sim/simgrid/ring_allreduce.c | bench-deps
 bench: all $(MPI_BENCH) $(BUILD)/simgrid_ring
 	$(BUILD)/commlab bench all
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c): clang with ASan+UBSan, the
+# library rebuilt with coverage; tests/fuzz/run.sh seeds and runs them.
+FUZZ_CC      := clang
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all \
+                -fsanitize=address,undefined
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+FUZZ_LIB_OBJ := $(call obj,$(BUILD)/fuzz/obj,$(LIB_SRC) $(ASM_SRC) cli/course.c cli/util.c)
+
+$(BUILD)/fuzz/obj/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(call say,CLANG,$@)$(FUZZ_CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(FUZZ_CFLAGS) \
+	    -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(BUILD)/fuzz/obj/%.o: %.S | deps
+	@mkdir -p $(@D)
+	$(call say,CLANG,$@)$(FUZZ_CC) $(CPPFLAGS) -O1 -g -c -o $@ $<
+
+$(BUILD)/libcommlab-fuzz.a: $(FUZZ_LIB_OBJ)
+	$(call say,AR,$@)$(AR) rcs $@ $^
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libcommlab-fuzz.a
+	@mkdir -p $(@D)
+	$(call say,CLANG,$@)$(FUZZ_CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(FUZZ_CFLAGS) \
+	    -fsanitize=fuzzer -Wl,--as-needed -o $@ $< $(BUILD)/libcommlab-fuzz.a $(LDLIBS)
+
+$(BUILD)/fuzz/seed_wire: tests/fuzz/seed_wire.c $(BUILD)/libcommlab.a
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcommlab.a $(LDLIBS)
+
+fuzz: $(FUZZ_BIN) $(BUILD)/fuzz/seed_wire
+	@sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/commlab
 	install -m 755 $(BUILD)/commlab $(DESTDIR)$(PREFIX)/bin/commlab
@@ -140,4 +182,4 @@ install: all
 clean:
 	rm -rf $(BUILD) plots/out
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)

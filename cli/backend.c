@@ -7,6 +7,7 @@
 #include "cli/bench.h"
 #include "cli/cli.h"
 #include "cli/run_size.h"
+#include "core/units.h"
 #include "real/rdma.h"
 
 static int rdma_check(const backend_given *g)
@@ -19,16 +20,16 @@ static int rdma_check(const backend_given *g)
 
 static const backend_info table[] = {
     {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
-     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim},
+     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, 0},
     {"shm", "measured: one process per rank, over shared memory", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, 0},
     {"tcp", "measured: one process per rank, over TCP sockets", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
-     run_size_real, NULL, bench_tcp},
+     run_size_real, NULL, bench_tcp, 0},
     {"rdma", "measured: one process per rank, through libfabric", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
-     bench_rdma},
-    {"mpi", "measured: one MPI process per rank", false, true, 0, NULL, NULL, NULL},
+     bench_rdma, RDMA_EAGER_MAX},
+    {"mpi", "measured: one MPI process per rank", false, true, 0, NULL, NULL, NULL, 0},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -126,4 +127,14 @@ int backend_check_options(const backend_info *b, const backend_given *g)
                          b->name);
     }
     return b->check ? b->check(g) : 0;
+}
+
+int backend_check_eager(const backend_info *b, uint64_t bytes)
+{
+    char max[UNITS_BUF];
+    if (b->eager_max && bytes > b->eager_max)
+        return cli_error("--eager-limit on --backend %s is at most %s (each rank keeps "
+                         "buffers that size), got %llu bytes",
+                         b->name, units_size_str(max, b->eager_max), (unsigned long long)bytes);
+    return 0;
 }

@@ -56,6 +56,7 @@ typedef struct backend_info {
     int (*check)(const struct backend_given *g);
     /* `commlab bench NAME`: prints its figures; a CLI_EXIT_* code. */
     int (*bench)(bool quick);
+    uint64_t eager_max; /* bytes: the largest --eager-limit it takes; 0: any */
 } backend_info;
 
 /* What was given of each option group: the first option's long name
@@ -89,6 +90,9 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
 /* The options of g that b does not take: prints the first such and
  * returns CLI_EXIT_USAGE; or 0 after b's own check of the values. */
 int backend_check_options(const backend_info *b, const backend_given *g);
+/* --eager-limit bytes on b: prints why and returns CLI_EXIT_USAGE when b
+ * cannot keep that much per rank; else 0. */
+int backend_check_eager(const backend_info *b, uint64_t bytes);
 /* "sim, shm, tcp or rdma": the built backends' names (measured ones only
  * when measured_only), cut to len.  Returns buf. */
 const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep);

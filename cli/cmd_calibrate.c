@@ -647,7 +647,8 @@ int cmd_calibrate(int argc, char **argv)
                          "below %s, got %llu", o.quick ? "4 MiB" : "64 MiB",
                          (unsigned long long)o.eager_limit);
     char path[1100], provider[32];
-    if ((rc = calibrate_provider(o.be, o.provider, provider, sizeof provider)))
+    if ((rc = backend_check_eager(o.be, o.eager_limit)) ||
+        (rc = calibrate_provider(o.be, o.provider, provider, sizeof provider)))
         return rc;
     if (out)
         snprintf(path, sizeof path, "%s", out);

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "core/pattern.h"
@@ -378,6 +380,35 @@ static int validate_netlab(const run_opts *o)
     return 0;
 }
 
+/* --listen: a numeric address of this host, tried by binding a socket to
+ * it (port 0), so that a foreign address is a usage error before any rank
+ * starts. */
+static int check_listen(const char *text)
+{
+    struct sockaddr_storage ss = {0};
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    socklen_t len;
+    if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        len = sizeof *v6;
+    } else {
+        return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'", text);
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0; /* no socket to try with: the transport will say why */
+    int bad = bind(fd, (struct sockaddr *)&ss, len) != 0 && errno == EADDRNOTAVAIL;
+    close(fd);
+    if (bad)
+        return cli_error("--listen %s is not an address of this host (see `ip address`)",
+                         text);
+    return 0;
+}
+
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
@@ -385,12 +416,9 @@ static int validate(run_opts *o)
     if (rc || (rc = backend_check_options(o->be, &o->given)))
         return rc;
     bool measured = o->be->measured;
-    unsigned char addr[sizeof(struct in6_addr)];
-    if (o->listen && inet_pton(AF_INET, o->listen, addr) != 1 &&
-        inet_pton(AF_INET6, o->listen, addr) != 1)
-        return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'",
-                         o->listen);
-    if ((rc = find_world(o)))
+    if (o->listen && (rc = check_listen(o->listen)))
+        return rc;
+    if ((rc = backend_check_eager(o->be, o->eager_limit)) || (rc = find_world(o)))
         return rc;
     if ((rc = validate_netlab(o)))
         return rc;
@@ -628,7 +656,7 @@ static int run_command(int argc, char **argv, const char *secret)
     run_row *rows = calloc(o.nsizes, sizeof *rows);
     rec_log log;
     rec_log_init(&log, 4u << 20);
-    int status = 0;
+    int status = 0, trace_rc = CLI_EXIT_OK;
     size_t done = 0;
     if (!rows) {
         rc = cli_error("out of memory");
@@ -655,11 +683,14 @@ static int run_command(int argc, char **argv, const char *secret)
             fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
                             "dropped\n", log.n, log.dropped);
         if (trace_write_file(o.trace, log.v, log.n, &meta, &d))
-            cli_diag(&d, 0);
+            trace_rc = cli_diag(&d, CLI_EXIT_USAGE);
         else if (o.fmt == CLI_TEXT)
             printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o.trace);
     }
+    /* A trace asked for and not written is a failed run, as a timeline is. */
     rc = run_exit_code(status, &env);
+    if (rc == CLI_EXIT_OK)
+        rc = trace_rc;
     if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
         int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend,
                                      o.be->measured ? NULL : sim_net_describe(env.net), o.ranks,

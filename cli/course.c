@@ -197,6 +197,37 @@ static int by_name(const struct dirent **a, const struct dirent **b)
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+int course_add(course *c, const char *name, const char *text, const char *chapter,
+               const char *dir, cl_diag *g)
+{
+    cfg_doc *docs = realloc(c->docs, (c->ndocs + 1) * sizeof *docs);
+    if (!docs)
+        return diag_set(g, CL_ENOMEM, "out of memory");
+    c->docs = docs;
+    cfg_doc *d = &c->docs[c->ndocs];
+    int err = text ? cfg_doc_load_string(d, name, text, g) : cfg_doc_load(d, name, g);
+    if (err)
+        return err;
+    c->ndocs++;
+    yaml_node_t *top, *list;
+    if ((err = cfg_root(d, &top, g)) || (err = cfg_get(d, top, "exercises", true, &list, g)) ||
+        (err = cfg_expect_seq(d, list, "exercises", g)))
+        return err;
+    size_t k = cfg_seq_len(list);
+    exercise *more = realloc(c->ex, (c->n + k + 1) * sizeof *more);
+    if (!more)
+        return diag_set(g, CL_ENOMEM, "out of memory");
+    c->ex = more;
+    memset(c->ex + c->n, 0, k * sizeof *more);
+    for (size_t j = 0; !err && j < k; j++) {
+        exercise *e = &c->ex[c->n++];
+        cli_textf(e->chapter, sizeof e->chapter, "%s", chapter);
+        cli_textf(e->dir, sizeof e->dir, "%s", dir);
+        err = load_exercise(d, cfg_seq_at(d, list, j), e, g);
+    }
+    return err;
+}
+
 /* Loads chapters/<NN-topic>/exercises.yaml for every chapter, in order. */
 int course_load(course *c)
 {
@@ -210,41 +241,13 @@ int course_load(course *c)
     if (n < 0)
         return cli_error("cannot list '%s': %s", root, strerror(errno));
     int err = 0;
-    c->docs = calloc((size_t)n + 1, sizeof *c->docs);
-    if (!c->docs)
-        err = cli_error("out of memory");
     for (int i = 0; i < n; i++) {
-        char path[PATH_MAX + 300];
+        char path[PATH_MAX + 300], dir[PATH_MAX + 300];
         cli_textf(path, sizeof path, "%s/%s/exercises.yaml", root, names[i]->d_name);
-        if (!err && names[i]->d_name[0] != '.' && access(path, R_OK) == 0) {
-            cfg_doc *d = &c->docs[c->ndocs];
-            yaml_node_t *top, *list;
-            if (cfg_doc_load(d, path, &g)) {
-                err = cli_diag(&g, CLI_EXIT_USAGE);
-            } else {
-                c->ndocs++;
-                if (cfg_root(d, &top, &g) || cfg_get(d, top, "exercises", true, &list, &g) ||
-                    cfg_expect_seq(d, list, "exercises", &g)) {
-                    err = cli_diag(&g, CLI_EXIT_USAGE);
-                } else {
-                    size_t k = cfg_seq_len(list);
-                    exercise *more = realloc(c->ex, (c->n + k + 1) * sizeof *more);
-                    if (!more) {
-                        err = cli_error("out of memory");
-                    } else {
-                        c->ex = more;
-                        memset(c->ex + c->n, 0, k * sizeof *more);
-                        for (size_t j = 0; !err && j < k; j++) {
-                            exercise *e = &c->ex[c->n++];
-                            cli_textf(e->chapter, sizeof e->chapter, "%s", names[i]->d_name);
-                            cli_textf(e->dir, sizeof e->dir, "%s/%s", root, names[i]->d_name);
-                            if (load_exercise(d, cfg_seq_at(d, list, j), e, &g))
-                                err = cli_diag(&g, CLI_EXIT_USAGE);
-                        }
-                    }
-                }
-            }
-        }
+        cli_textf(dir, sizeof dir, "%s/%s", root, names[i]->d_name);
+        if (!err && names[i]->d_name[0] != '.' && access(path, R_OK) == 0 &&
+            course_add(c, path, NULL, names[i]->d_name, dir, &g))
+            err = cli_diag(&g, CLI_EXIT_USAGE);
         free(names[i]);
     }
     free(names);

@@ -64,6 +64,13 @@ typedef struct course {
  * chapter order.  Returns 0, or an exit status after printing the error
  * (a file:line:column for a bad file). */
 int course_load(course *c);
+/* Adds the exercises of one chapter's exercises.yaml to c (zeroed first
+ * for the first call): read from the file name, or parsed from text when
+ * text is not NULL (name then stands for the file in messages).  0, or a
+ * CL_E* code with g naming file:line:column; c keeps what it holds either
+ * way, for course_release. */
+int course_add(course *c, const char *name, const char *text, const char *chapter,
+               const char *dir, cl_diag *g);
 /* The exercise with this id, or NULL. */
 const exercise *course_find(const course *c, const char *id);
 void course_release(course *c);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commlab.h"
+#include "core/file.h"
 #include "core/tier.h"
 
 /* ---- the kinds ---- */
@@ -403,11 +404,11 @@ int plot_csv_read(FILE *f, const char *name, plot_csv *out, cl_diag *d)
 
 int plot_csv_load(const char *path, plot_csv *out, cl_diag *d)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return diag_set(d, errno == ENOENT ? CL_ENOENT : CL_EIO, "cannot open '%s': %s", path,
-                        strerror(errno));
-    int err = plot_csv_read(f, path, out, d);
+    FILE *f;
+    int err = file_open_read(path, "CSV file", &f, d);
+    if (err)
+        return err;
+    err = plot_csv_read(f, path, out, d);
     fclose(f);
     return err;
 }

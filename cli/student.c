@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/file.h"
 
 bool student_is_file(const char *arg)
 {
@@ -68,8 +69,9 @@ static int compile(const char *src, const char *inc, const char *out)
 int student_load(student_pattern *s, const char *path)
 {
     memset(s, 0, sizeof *s);
-    if (access(path, R_OK) != 0)
-        return cli_error("cannot read the pattern file '%s': %s", path, strerror(errno));
+    cl_diag d = {{0}};
+    if (file_check_regular(path, "the pattern file", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
     size_t n = strlen(path);
     if (n < 3 || strcmp(path + n - 2, ".c") != 0)
         return cli_error("a pattern file must be C source ending in .c, got '%s'", path);

@@ -39,17 +39,36 @@ static int local_rank(const cl_comm *c, int w)
     return -1;
 }
 
-static int check_buf(const cl_comm *c, const void *buf, size_t bytes)
+/* Refuses a call's arguments: CL_EINVAL, and why, kept on the world
+ * communicator for the rank's failure report (core/run.c). */
+__attribute__((format(printf, 2, 3))) static int refuse(cl_comm *c, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->world->refused, sizeof c->world->refused, fmt, ap);
+    va_end(ap);
+    return CL_EINVAL;
+}
+
+/* The arguments of a send to dst (recv: from src) in c; call names it. */
+static int check_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
+                      int tag, const void *buf, size_t bytes)
+{
+    if ((peer < 0 || peer >= c->size) && !(any && peer == CL_ANY_SOURCE))
+        return refuse(c, "%s %s rank %d: the %s has ranks 0..%d (%d ranks)", call, dir, peer,
+                      c->members ? "group" : "world", c->size - 1, c->size);
+    if (tag < (any ? CL_ANY_TAG : 0))
+        return refuse(c, "%s with tag %d: tags are 0 or more", call, tag);
     if (c->payload && bytes > 0 && !buf)
-        return CL_EINVAL;
+        return refuse(c, "%s of %zu bytes with a NULL buffer", call, bytes);
     return 0;
 }
 
 int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_request **req)
 {
     *req = NULL;
-    if (dst < 0 || dst >= c->size || tag < 0 || check_buf(c, buf, bytes))
+    if (check_args(c, c->world->blocking_call ? "cl_send" : "cl_isend", "to", dst, false, tag,
+                   buf, bytes))
         return CL_EINVAL;
     if (c->world->debug)
         return debug_isend(c, buf, bytes, dst, tag, req);
@@ -59,8 +78,8 @@ int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_req
 int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request **req)
 {
     *req = NULL;
-    if ((src != CL_ANY_SOURCE && (src < 0 || src >= c->size)) || tag < CL_ANY_TAG ||
-        check_buf(c, buf, bytes))
+    if (check_args(c, c->world->blocking_call ? "cl_recv" : "cl_irecv", "from", src, true, tag,
+                   buf, bytes))
         return CL_EINVAL;
     if (c->world->debug)
         return debug_irecv(c, buf, bytes, src, tag, req);

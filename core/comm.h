@@ -82,6 +82,7 @@ struct cl_comm {
                             request completed inside isend/irecv is recorded
                             as the blocking call it is */
     debug_state *debug;  /* world: --debug's checks (core/debug.h); NULL: off */
+    char refused[160];   /* world: why a call last returned CL_EINVAL ("" none) */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

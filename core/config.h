@@ -9,6 +9,12 @@
  *
  * Nodes are plain yaml_node_t pointers owned by the document; they live
  * until cfg_doc_release().
+ *
+ * A file is read only when it is a regular file of at most CFG_MAX_BYTES,
+ * and a document is kept only when it is strict: one YAML document, lists
+ * and mappings nested at most CFG_MAX_DEPTH deep, no aliases, every key a
+ * plain name given once.  These bounds keep a small hostile file from
+ * costing minutes or gigabytes, and a typo from being silently ignored.
  */
 #ifndef CL_CONFIG_H
 #define CL_CONFIG_H
@@ -19,14 +25,18 @@
 
 #include "core/diag.h"
 
+#define CFG_MAX_BYTES (16u << 20) /* the largest config file read */
+#define CFG_MAX_DEPTH 32           /* the deepest nesting of lists and mappings */
+
 typedef struct cfg_doc {
     yaml_document_t doc; /* the parsed document */
     char path[256];      /* file name as given, for messages */
     bool loaded;         /* doc must be deleted */
 } cfg_doc;
 
-/* Loads and parses path.  On error (CL_EIO, CL_EPARSE, CL_ECONFIG) d says
- * what and where, and nothing needs releasing. */
+/* Loads and parses path.  On error (CL_ENOENT, CL_EIO, CL_ERANGE,
+ * CL_EPARSE, CL_ECONFIG, CL_ENOMEM) d says what and where, and nothing
+ * needs releasing. */
 int cfg_doc_load(cfg_doc *c, const char *path, cl_diag *d);
 /* Parses YAML text held in memory; name is used in messages. */
 int cfg_doc_load_string(cfg_doc *c, const char *name, const char *text, cl_diag *d);
@@ -40,6 +50,12 @@ int cfg_root(cfg_doc *c, yaml_node_t **out, cl_diag *d);
 int cfg_get(cfg_doc *c, yaml_node_t *map, const char *key, bool required, yaml_node_t **out,
             cl_diag *d);
 
+/* Every key of mapping map is one of keys (NULL-terminated); else
+ * CL_ECONFIG at the unknown key, naming what the mapping is ("a tier") and
+ * the keys it takes. */
+int cfg_known_keys(cfg_doc *c, yaml_node_t *map, const char *const *keys, const char *what,
+                   cl_diag *d);
+
 /* Type checks: CL_ECONFIG with position when node is not of that type. */
 int cfg_expect_map(cfg_doc *c, yaml_node_t *n, const char *key, cl_diag *d);
 int cfg_expect_seq(cfg_doc *c, yaml_node_t *n, const char *key, cl_diag *d);
@@ -50,6 +66,8 @@ int cfg_string(cfg_doc *c, yaml_node_t *n, const char *key, const char **out, cl
 int cfg_size(cfg_doc *c, yaml_node_t *n, const char *key, uint64_t *out, cl_diag *d);
 int cfg_int(cfg_doc *c, yaml_node_t *n, const char *key, long min, long max, long *out,
             cl_diag *d);
+/* A plain decimal number ("0.998", "-3.5", "1e-3"): no hex, inf or nan. */
+int cfg_number(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
 /* Times must be >= 0, bandwidths > 0. */
 int cfg_time(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
 int cfg_bandwidth(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);

@@ -12,30 +12,6 @@
 #include "commlab.h"
 #include "core/config.h"
 
-/* Every key of map must be one of keys (NULL-terminated). */
-static int known_keys(cfg_doc *c, yaml_node_t *map, const char *const *keys, const char *what,
-                      cl_diag *d)
-{
-    for (size_t i = 0; i < cfg_map_len(map); i++) {
-        const char *k;
-        yaml_node_t *v;
-        cfg_map_at(c, map, i, &k, &v);
-        size_t j = 0;
-        while (keys[j] && strcmp(keys[j], k) != 0)
-            j++;
-        if (keys[j])
-            continue;
-        char list[200] = "";
-        for (j = 0; keys[j]; j++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
-                     keys[j]);
-        yaml_node_pair_t *p = map->data.mapping.pairs.start + i;
-        return cfg_error(c, yaml_document_get_node(&c->doc, p->key), d,
-                         "unknown key '%s' in %s (known: %s)", k, what, list);
-    }
-    return 0;
-}
-
 static int text_key(cfg_doc *c, yaml_node_t *root, const char *key, bool required, char *buf,
                     size_t len, cl_diag *d)
 {
@@ -58,20 +34,11 @@ static int text_key(cfg_doc *c, yaml_node_t *root, const char *key, bool require
 static int number_key(cfg_doc *c, yaml_node_t *map, const char *key, double *out, cl_diag *d)
 {
     yaml_node_t *v;
-    const char *s;
     int err;
     *out = NAN;
     if ((err = cfg_get(c, map, key, false, &v, d)) || !v)
         return err;
-    if ((err = cfg_string(c, v, key, &s, d)))
-        return err;
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(x))
-        return cfg_error(c, v, d, "'%s' must be a number, got '%s'", key, s);
-    *out = x;
-    return 0;
+    return cfg_number(c, v, key, out, d);
 }
 
 /* A bandwidth, or `inf` for none per byte. */
@@ -104,7 +71,7 @@ static int load_segment(cfg_doc *c, yaml_node_t *node, const char *what, machine
     yaml_node_t *v, *g = NULL, *gb = NULL;
     int err;
     if ((err = cfg_expect_map(c, node, item, d)) ||
-        (err = known_keys(c, node, gaps ? keys : duplex_keys,
+        (err = cfg_known_keys(c, node, gaps ? keys : duplex_keys,
                           gaps ? "a segment" : "a duplex segment", d)) ||
         (err = cfg_get(c, node, "upto", true, &v, d)) ||
         (err = cfg_size(c, v, "upto", &s->upto, d)) ||
@@ -165,7 +132,7 @@ static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
                                        "method", "segments", "duplex", NULL};
     yaml_node_t *root, *v;
     int err;
-    if ((err = cfg_root(c, &root, d)) || (err = known_keys(c, root, keys, "a machine file", d)) ||
+    if ((err = cfg_root(c, &root, d)) || (err = cfg_known_keys(c, root, keys, "a machine file", d)) ||
         (err = text_key(c, root, "host", true, m->host, sizeof m->host, d)) ||
         (err = text_key(c, root, "backend", true, m->backend, sizeof m->backend, d)) ||
         (err = text_key(c, root, "provider", false, m->provider, sizeof m->provider, d)) ||

@@ -39,6 +39,7 @@ int run_rank_iterations(run_rank *r, const char **during)
         c->printing = it == 0;
         c->checking = r->check_all || it <= 0;
         debug_iteration(c);
+        c->refused[0] = 0;
         double t0 = cl_now(c);
         r->in_pattern = true;
         err = j->fn(c, &a);
@@ -49,7 +50,9 @@ int run_rank_iterations(run_rank *r, const char **during)
         if (c->ops->span)
             c->ops->span(c, REC_ITER, t0, t1);
         if (err) {
-            *during = "the pattern failed";
+            /* A refused call's words say more than "invalid argument". */
+            *during = err == CL_EINVAL && c->world->refused[0] ? c->world->refused
+                                                              : "the pattern failed";
             return err;
         }
         if (it >= 0)

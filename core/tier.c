@@ -1,6 +1,7 @@
 /* tier.c - loading tiers and pricing messages on them. */
 #include "core/tier.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,12 @@
 
 static int load_tier(cfg_doc *c, yaml_node_t *node, cl_tier *t, cl_diag *d)
 {
+    static const char *const keys[] = {"name", "alpha", "bandwidth", "scope", NULL};
     yaml_node_t *v;
     const char *s;
     int err;
-    if ((err = cfg_expect_map(c, node, "tiers[]", d)))
+    if ((err = cfg_expect_map(c, node, "tiers[]", d)) ||
+        (err = cfg_known_keys(c, node, keys, "a tier", d)))
         return err;
     if ((err = cfg_get(c, node, "name", true, &v, d)) || (err = cfg_string(c, v, "name", &s, d)))
         return err;
@@ -32,36 +35,75 @@ static int load_tier(cfg_doc *c, yaml_node_t *node, cl_tier *t, cl_diag *d)
     if (v) {
         if ((err = cfg_string(c, v, "scope", &s, d)))
             return err;
+        if (strcmp(s, "intra-node") != 0 && strcmp(s, "inter-node") != 0)
+            return cfg_error(c, v, d, "'scope' must be 'intra-node' or 'inter-node', got '%s'",
+                             s);
         snprintf(t->scope, sizeof t->scope, "%s", s);
     }
     return 0;
 }
 
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+    return h;
+}
+
+/* The first tier of t[0..n) named like another before it, or n.  A hash
+ * of at most half-full slots (linear probing): every pair would be
+ * quadratic in the count. */
+static size_t first_twin(const cl_tier *t, size_t n, int *twin_of)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+        return SIZE_MAX;
+    for (size_t i = 0; i < cap; i++)
+        slot[i] = SIZE_MAX;
+    size_t found = n;
+    for (size_t i = 0; i < n && found == n; i++) {
+        size_t k = hash_name(t[i].name) & (cap - 1);
+        while (slot[k] != SIZE_MAX && strcmp(t[slot[k]].name, t[i].name) != 0)
+            k = (k + 1) & (cap - 1);
+        if (slot[k] != SIZE_MAX) {
+            found = i;
+            *twin_of = (int)slot[k];
+        }
+        slot[k] = i;
+    }
+    free(slot);
+    return found;
+}
+
 static int load_doc(tier_set *s, cfg_doc *c, cl_diag *d)
 {
+    static const char *const keys[] = {"tiers", NULL};
     yaml_node_t *root, *list;
     int err;
-    if ((err = cfg_root(c, &root, d)) || (err = cfg_get(c, root, "tiers", true, &list, d)) ||
+    if ((err = cfg_root(c, &root, d)) || (err = cfg_known_keys(c, root, keys, "a tiers file", d)) ||
+        (err = cfg_get(c, root, "tiers", true, &list, d)) ||
         (err = cfg_expect_seq(c, list, "tiers", d)))
         return err;
     size_t n = cfg_seq_len(list);
-    if (n == 0)
-        return cfg_error(c, list, d, "'tiers' must list at least one tier");
+    if (n == 0 || n > TIER_MAX)
+        return cfg_error(c, list, d, "'tiers' must list 1 to %d tiers, got %zu", TIER_MAX, n);
     cl_tier *t = calloc(n, sizeof *t);
     if (!t)
         return diag_set(d, CL_ENOMEM, "%s: out of memory", c->path);
-    for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = cfg_seq_at(c, list, i);
-        if ((err = load_tier(c, item, &t[i], d)))
-            break;
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(t[j].name, t[i].name) == 0) {
-                err = cfg_error(c, item, d, "tier '%s' is defined twice", t[i].name);
-                break;
-            }
-        if (err)
-            break;
-    }
+    for (size_t i = 0; i < n && !err; i++)
+        err = load_tier(c, cfg_seq_at(c, list, i), &t[i], d);
+    int twin_of = 0;
+    size_t twin = err ? n : first_twin(t, n, &twin_of);
+    if (twin == SIZE_MAX)
+        err = diag_set(d, CL_ENOMEM, "%s: out of memory", c->path);
+    else if (twin < n)
+        err = cfg_error(c, cfg_seq_at(c, list, twin), d,
+                        "tier '%s' is defined twice (first as tiers[%d])", t[twin].name,
+                        twin_of);
     if (err) {
         free(t);
         return err;

@@ -20,6 +20,7 @@
 #include "core/diag.h"
 
 #define TIER_NAME_MAX 32
+#define TIER_MAX 256 /* tiers in one file */
 
 typedef struct cl_tier {
     char name[TIER_NAME_MAX];  /* "nvlink" */
@@ -34,7 +35,8 @@ typedef struct tier_set {
 } tier_set;
 
 /* Loads a tiers file: a mapping with key 'tiers', a list of mappings with
- * name, alpha, bandwidth and optional scope.  On error d names
+ * name, alpha, bandwidth and optional scope ('intra-node' or 'inter-node'),
+ * 1 to TIER_MAX of them, names unique, no other key.  On error d names
  * file:line:column, key and value; *s is left empty. */
 int tier_set_load(tier_set *s, const char *path, cl_diag *d);
 /* The same from YAML text (name is used in messages). */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "commlab.h"
+#include "core/file.h"
 #include "core/json.h"
 
 /* What an emitted event is; also its class in the sort at equal ts. */
@@ -450,7 +451,7 @@ int trace_write_file(const char *path, const cl_record *recs, size_t n,
     }
     if (rc == 0)
         return 0;
-    remove(path);
+    file_discard(path);
     if (rc == CL_EIO)
         return diag_set(d, rc, "cannot write trace '%s': %s", path, strerror(saved));
     return diag_set(d, rc, "cannot write trace '%s': %s", path, cl_strerror(rc));

@@ -17,7 +17,8 @@ typedef struct unit {
 static const unit size_units[] = {
     {"B", 1.0},        {"kB", 1e3},           {"KB", 1e3},           {"MB", 1e6},
     {"GB", 1e9},       {"TB", 1e12},          {"KiB", 1024.0},       {"MiB", 1048576.0},
-    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {NULL, 0},
+    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0},
+    {"EiB", 1152921504606846976.0}, {NULL, 0},
 };
 
 static const unit time_units[] = {
@@ -42,6 +43,34 @@ static const unit *find_unit(const unit *table, const char *name)
     return NULL;
 }
 
+static size_t digits(const char *s)
+{
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    return n;
+}
+
+size_t units_decimal_len(const char *text)
+{
+    size_t n = digits(text);
+    if (text[n] == '.') {
+        size_t f = digits(text + n + 1);
+        if (n == 0 && f == 0)
+            return 0;
+        n += 1 + f;
+    }
+    if (n == 0)
+        return 0;
+    if (text[n] == 'e' || text[n] == 'E') {
+        size_t s = text[n + 1] == '+' || text[n + 1] == '-';
+        size_t x = digits(text + n + 1 + s);
+        if (x)
+            n += 1 + s + x;
+    }
+    return n;
+}
+
 /* Splits "1.5KiB" into a finite non-negative number and its unit text. */
 static int parse_number(const char *text, const char *what, const char *kind,
                         double *num, const char **rest, cl_diag *d)
@@ -54,12 +83,16 @@ static int parse_number(const char *text, const char *what, const char *kind,
     if (*p == '-')
         return diag_set(d, CL_ERANGE, "%s: %s must not be negative, got '%s'", what, kind,
                         text);
-    if (*p == '+' || !(*p == '.' || (*p >= '0' && *p <= '9')))
+    size_t len = units_decimal_len(p);
+    if (len == 0)
         return diag_set(d, CL_EPARSE, "%s: cannot parse %s '%s': expected a number", what,
                         kind, text);
     char *end;
     errno = 0;
     double v = strtod(p, &end);
+    if (end != p + len) /* strtod read on: "0x10" is hex, not decimal */
+        return diag_set(d, CL_EPARSE, "%s: cannot parse %s '%s': write it in decimal", what,
+                        kind, text);
     if (errno == ERANGE || !isfinite(v))
         return diag_set(d, CL_ERANGE, "%s: %s '%s' is out of range", what, kind, text);
     while (*end == ' ')
@@ -82,17 +115,21 @@ int units_parse_size(const char *text, const char *what, uint64_t *out, cl_diag 
         if (!k)
             return diag_set(d, CL_EPARSE,
                             "%s: unknown size unit '%s' in '%s' (use B, KB, MB, GB, KiB, "
-                            "MiB, GiB, TiB)",
+                            "MiB, GiB, TiB, PiB, EiB)",
                             what, u, text);
         scale = k->scale;
     }
-    /* Plain integers take the exact path: doubles lose bytes above 2^53. */
-    if (!*u && strspn(text, "0123456789") == strlen(text)) {
+    /* Whole numbers take the exact path: doubles lose bytes above 2^53
+     * ("14568062888070501KiB", as units_size_arg prints, came back wrong). */
+    const char *num = text + strspn(text, " ");
+    size_t digits = strspn(num, "0123456789");
+    if (num[digits] == 0 || num[digits] == ' ' || (num + digits == u && *u)) {
         errno = 0;
-        unsigned long long n = strtoull(text, NULL, 10);
-        if (errno == ERANGE)
+        unsigned long long n = strtoull(num, NULL, 10);
+        uint64_t k = (uint64_t)scale;
+        if (errno == ERANGE || (n && k > UINT64_MAX / n))
             return diag_set(d, CL_ERANGE, "%s: size '%s' is out of range", what, text);
-        *out = n;
+        *out = n * k;
         return 0;
     }
     double bytes = v * scale;

@@ -7,7 +7,7 @@
  * through here.
  *
  *   sizes       8  4KiB  256MiB  1GB (1e9 B)  1.5KiB  (B, kB/KB, MB, GB, TB,
- *               KiB, MiB, GiB, TiB; a bare number is bytes)
+ *               KiB, MiB, GiB, TiB, PiB, EiB; a bare number is bytes)
  *   times       1.5us  2ms  30us  1e-6s  5ns  (s, ms, us, ns; unit required)
  *   bandwidths  300GB/s (3e11 B/s)  25Gbit/s  3.1GB/s  10MiB/s  (unit required)
  *
@@ -30,6 +30,12 @@
 int units_parse_size(const char *text, const char *what, uint64_t *out, cl_diag *d);
 int units_parse_time(const char *text, const char *what, double *out, cl_diag *d);
 int units_parse_bandwidth(const char *text, const char *what, double *out, cl_diag *d);
+
+/* The length of the plain decimal number text starts with: digits with an
+ * optional fraction and exponent ("8", "1.5", ".5", "1e-3"); 0 when there
+ * is none.  No sign, and never hex ("0x10"), inf or nan, which strtod
+ * would take.  Cannot fail. */
+size_t units_decimal_len(const char *text);
 
 /* A size list: comma-separated sizes and geometric ranges FROM:TO:xF
  * ("8,1KiB,4MiB", "8:4MiB:x4"; TO is included when the steps hit it).

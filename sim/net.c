@@ -478,28 +478,6 @@ static int oom(loader *L)
     return diag_set(L->d, CL_ENOMEM, "%s: out of memory", L->c->path);
 }
 
-/* Every key of map must be in keys (NULL-terminated). */
-static int check_keys(loader *L, yaml_node_t *map, const char *const *keys, const char *what)
-{
-    for (size_t i = 0; i < cfg_map_len(map); i++) {
-        yaml_node_pair_t *p = map->data.mapping.pairs.start + i;
-        yaml_node_t *k = yaml_document_get_node(&L->c->doc, p->key);
-        const char *s = k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "?";
-        size_t j = 0;
-        while (keys[j] && strcmp(keys[j], s) != 0)
-            j++;
-        if (!keys[j]) {
-            char known[200] = "";
-            for (j = 0; keys[j]; j++)
-                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-                         j ? ", " : "", keys[j]);
-            return cfg_error(L->c, k, L->d, "unknown key '%s' in %s (known: %s)", s, what,
-                             known);
-        }
-    }
-    return 0;
-}
-
 static const cl_tier *find_tier(loader *L, yaml_node_t *v, int *err)
 {
     const char *s;
@@ -544,7 +522,7 @@ static int load_dims(loader *L, yaml_node_t *root)
     sim_net *n = L->n;
     yaml_node_t *npus, *topo, *bw, *lat, *tier;
     int err;
-    if ((err = check_keys(L, root, keys, "a dimension topology")) ||
+    if ((err = cfg_known_keys(L->c, root, keys, "a dimension topology", L->d)) ||
         (err = seq_key(L, root, "npus_count", true, 0, &npus)))
         return err;
     size_t nd = cfg_seq_len(npus);
@@ -679,9 +657,9 @@ static int add_vertex(loader *L, const char *name, yaml_node_t *where, const cha
                          name);
     if (find_vertex(n, name) >= 0)
         return cfg_error(L->c, where, L->d, "'%s': name '%s' is defined twice", key, name);
-    if (n->vertices >= SIM_NET_MAX_RANKS)
+    if (n->vertices >= SIM_NET_MAX_NAMED)
         return cfg_error(L->c, where, L->d, "more than %d devices and switches",
-                         SIM_NET_MAX_RANKS);
+                         SIM_NET_MAX_NAMED);
     if ((size_t)n->vertices == L->vcap) {
         size_t cap = L->vcap ? 2 * L->vcap : 64;
         char **nm = realloc(n->names, cap * sizeof *nm);
@@ -798,7 +776,7 @@ static int host_devices(loader *L, yaml_node_t *v, const char *host, bool add, l
         }
         return 0;
     }
-    if ((err = cfg_int(L->c, v, "devices", 1, SIM_NET_MAX_RANKS, count, L->d)))
+    if ((err = cfg_int(L->c, v, "devices", 1, SIM_NET_MAX_NAMED, count, L->d)))
         return err;
     for (long i = 0; add && i < *count; i++) {
         snprintf(name, sizeof name, "%s%sgpu%ld", host ? host : "", host ? "." : "", i);
@@ -820,7 +798,7 @@ static int load_hosts(loader *L, yaml_node_t *hosts, bool attach)
         const char *host, *swname;
         long count;
         if ((err = cfg_expect_map(L->c, m, "hosts[]", L->d)) ||
-            (err = check_keys(L, m, keys, "a host")) ||
+            (err = cfg_known_keys(L->c, m, keys, "a host", L->d)) ||
             (err = cfg_get(L->c, m, "name", true, &nm, L->d)) ||
             (err = cfg_string(L->c, nm, "name", &host, L->d)) ||
             (err = cfg_get(L->c, m, "devices", true, &dv, L->d)) ||
@@ -859,7 +837,7 @@ static int load_graph(loader *L, yaml_node_t *root)
     yaml_node_t *hosts, *devs, *sws, *links;
     long count;
     int err;
-    if ((err = check_keys(L, root, keys, "a topology")) ||
+    if ((err = cfg_known_keys(L->c, root, keys, "a topology", L->d)) ||
         (err = cfg_get(L->c, root, "hosts", false, &hosts, L->d)) ||
         (err = cfg_get(L->c, root, "devices", !hosts, &devs, L->d)) ||
         (err = cfg_get(L->c, root, "switches", false, &sws, L->d)) ||
@@ -889,7 +867,7 @@ static int load_graph(loader *L, yaml_node_t *root)
         yaml_node_t *m = cfg_seq_at(L->c, links, i);
         sim_link l = {0};
         if ((err = cfg_expect_map(L->c, m, "links[]", L->d)) ||
-            (err = check_keys(L, m, link_keys, "a link")) || (err = endpoint(L, m, "a", &l.a)) ||
+            (err = cfg_known_keys(L->c, m, link_keys, "a link", L->d)) || (err = endpoint(L, m, "a", &l.a)) ||
             (err = endpoint(L, m, "b", &l.b)) || (err = link_spec(L, m, &l)) ||
             (err = add_link(L, &l, m)))
             return err;

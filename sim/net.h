@@ -94,7 +94,9 @@
 #include "core/tier.h"
 
 #define SIM_NET_MAX_DIMS 4
-#define SIM_NET_MAX_RANKS (1 << 30)
+#define SIM_NET_MAX_RANKS (1 << 24)  /* ranks of any network (--ranks' limit) */
+#define SIM_NET_MAX_NAMED (1 << 20)  /* devices and switches of a topology that names
+                                        each (hosts, devices, switches, links) */
 #define SIM_NET_CACHE_BYTES ((size_t)64 << 20) /* route trees of explicit topologies */
 
 typedef struct sim_net sim_net;

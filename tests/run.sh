@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD TEST... -- SANITIZED_TEST...
 # Runs every unit test binary (cmocka), the CLI tests (tests/cli/test_*.sh,
-# each sourcing tests/cli/lib.sh), then the unit tests built with
+# each sourcing tests/cli/lib.sh; two of them again on the sanitized
+# BUILD/commlab-san), then the unit tests built with
 # AddressSanitizer + UndefinedBehaviorSanitizer, and ends with one line
 # "N passed, N failed" counting test cases.
 build=$1
@@ -46,6 +47,13 @@ for t in "$@"; do
     if [ "$t" = "--" ]; then
         for c in tests/cli/test_*.sh; do
             count "cli/$(basename "$c" .sh)" sh "$c" "$build/commlab" "$build/tests"
+        done
+        # The CLI built with ASan+UBSan under the tests of its parsers and
+        # error paths and the main command tests.
+        for c in tests/cli/test_input.sh tests/cli/test_cli.sh; do
+            ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+                count "cli-san/$(basename "$c" .sh)" sh "$c" "$build/commlab-san" "$build/tests"
         done
         san=1
         continue

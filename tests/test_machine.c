@@ -173,7 +173,7 @@ static void test_errors(void **state)
     bad(y, "bad.yaml:5:70: ", "'gap_bandwidth' must be > 0, got '0GB/s'");
     machine m;
     cl_diag d = {{0}};
-    assert_int_equal(machine_load(&m, "/nonexistent/m.yaml", &d), CL_EIO);
+    assert_int_equal(machine_load(&m, "/nonexistent/m.yaml", &d), CL_ENOENT);
     assert_non_null(strstr(d.msg, "/nonexistent/m.yaml"));
 }
 

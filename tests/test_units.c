@@ -41,6 +41,14 @@ static void test_sizes(void **state)
     assert_int_equal(size_ok("18446744073709551615"), UINT64_MAX);
     assert_int_equal(size_ok("1e3"), 1000);
     assert_int_equal(size_ok("3 MB"), 3000000);
+    /* What units_size_arg prints parses back exactly (a fuzz_units find:
+     * the mantissa went through a double and lost bytes above 2^53). */
+    char buf[UNITS_BUF];
+    assert_string_equal(units_size_arg(buf, 14917696397384193024ULL), "14568062888070501KiB");
+    assert_int_equal(size_ok(buf), 14917696397384193024ULL);
+    assert_int_equal(size_ok("13EiB"), 13ULL << 60);
+    assert_int_equal(size_ok("3PiB"), 3ULL << 50);
+    size_bad("16EiB", CL_ERANGE, "out of range");
 }
 
 static void test_sizes_rejected(void **state)
@@ -57,6 +65,12 @@ static void test_sizes_rejected(void **state)
     size_bad("nan", CL_EPARSE, "'nan'");
     size_bad("+4", CL_EPARSE, "'+4'");
     size_bad("1e999", CL_ERANGE, "out of range");
+    /* strtod reads hex, inf and a dangling exponent; sizes are decimal
+     * (issue 23: `0x10` was read as 16). */
+    size_bad("0x10", CL_EPARSE, "write it in decimal");
+    size_bad("0X1p4KiB", CL_EPARSE, "write it in decimal");
+    size_bad("inf", CL_EPARSE, "expected a number");
+    size_bad("1e", CL_EPARSE, "unknown size unit 'e'");
 }
 
 static void test_times(void **state)

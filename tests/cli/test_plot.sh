@@ -40,7 +40,7 @@ run 0 run --help;           has "$out" "--timeline FILE.csv"
 
 # --- bad input: checked in C before gnuplot runs (exit 2, line and value) ---
 run 2 plot;                 has "$err" "which file?"
-run 2 plot "$tmpd/none.csv"; has "$err" "cannot open '$tmpd/none.csv'"
+run 2 plot "$tmpd/none.csv"; has "$err" "cannot read CSV file '$tmpd/none.csv'"
 run 2 plot a.csv b.csv c.csv; has "$err" "got 3 files"
 run 2 plot --term jpeg "$data/compare.csv"; has "$err" "unknown --term 'jpeg'"
 run 2 price --plot=gif;     has "$err" "unknown --term 'gif'"
