@@ -346,6 +346,11 @@ int sim_coro_resume(sim_sched *s, sim_coro *co)
     /* One branch on the way back, taken only when something went wrong:
      * the canary, or a coroutine that never came back by itself. */
     if (!canary_intact(co) | (co->state == SIM_CORO_ABANDONED)) {
+#if CORO_ASAN
+        /* Its frames never returned: their redzones stay poisoned, where
+         * the next user of this memory would trip on them. */
+        ASAN_UNPOISON_MEMORY_REGION(stack_low(co), co->stacks->bytes);
+#endif
         if (co->state == SIM_CORO_ABANDONED)
             return s->abandoned;
         co->state = SIM_CORO_BROKEN;

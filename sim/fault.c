@@ -18,6 +18,17 @@
 #include "commlab.h"
 #include "core/units.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FAULT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FAULT_ASAN 1
+#endif
+#endif
+#ifdef FAULT_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #define ALTSTACK_BYTES ((size_t)256 << 10) /* room for a chained handler (ASan's) too */
 #define EXIT_FAILED 4                      /* the CLI's "a rank failed" (cli/cli.h) */
 
@@ -215,6 +226,18 @@ void _Exit(int status)
 
 /* ---- a guarded run ---- */
 
+/* Under AddressSanitizer: a handler that never returned left its frame's
+ * redzones poisoned on the alternate stack, where the next handler would
+ * trip on them (and so would whoever maps that memory next). */
+static void altstack_clean(sim_fault *f)
+{
+#ifdef FAULT_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(f->altstack, f->altstack_bytes);
+#else
+    (void)f;
+#endif
+}
+
 static struct timespec timespec_of(double s)
 {
     struct timespec ts = {.tv_sec = (time_t)s};
@@ -296,6 +319,7 @@ void sim_fault_end(sim_fault *f)
     for (int i = 0; i < SIM_FAULT_NSIG; i++)
         sigaction(caught[i], &f->old[i], NULL);
     sigaltstack(&f->old_stack, NULL);
+    altstack_clean(f);
     munmap(f->altstack, f->altstack_bytes);
     active = f->outer;
     pthread_sigmask(SIG_SETMASK, &f->mask, NULL);
@@ -326,6 +350,7 @@ bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const ch
 {
     sim_fault_cause cause = (sim_fault_cause)f->cause;
     f->cause = SIM_FAULT_NONE;
+    altstack_clean(f);
     char a[UNITS_BUF], b[UNITS_BUF], sig[128];
     bool blame = true;
     if (err == CL_ESTACK) {
