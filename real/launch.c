@@ -309,12 +309,12 @@ static void check_deadlock(launcher *l)
         report_deadlock(l, now - l->last_change);
 }
 
-/* Past the run's --timeout: the wait-for report of every rank (running
- * ones included), and the ranks that hold the run up named. */
+/* Past the run's --timeout: the wait-for report of every rank (a stopped
+ * one counts as running: continued, it would go on), and the first rank
+ * that holds the run up named: a stopped one, else a running one. */
 static void report_timeout(launcher *l)
 {
-    int n = l->o->job.nranks, running = -1, blocked = 0;
-    FILE *f = l->o->job.report ? l->o->job.report : stderr;
+    int n = l->o->job.nranks, running = -1, stopped = -1, nstopped = 0, blocked = 0;
     wf_rank *w = calloc((size_t)n, sizeof *w);
     wf_pending *pend = calloc((size_t)n * JOB_MAX_PENDING, sizeof *pend);
     for (int i = 0; i < n && w && pend; i++) {
@@ -322,6 +322,11 @@ static void report_timeout(launcher *l)
         uint32_t st = atomic_load(&s->state);
         if (st == JOB_DONE) {
             w[i].state = WF_DONE;
+        } else if (rank_is_stopped(l, i)) {
+            w[i].state = WF_RUNNING;
+            nstopped++;
+            if (stopped < 0)
+                stopped = i;
         } else if (st == JOB_BLOCKED) {
             w[i].state = WF_BLOCKED;
             read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
@@ -335,25 +340,17 @@ static void report_timeout(launcher *l)
     wf_result res;
     wf_report_opts ro = {.eager_limit = l->o->job.eager_limit, .time = job_now() - l->j->t_base};
     if (w && pend && waitfor_analyze(w, (size_t)n, &res) == 0) {
-        waitfor_report(f, w, (size_t)n, &ro, &res);
+        waitfor_report(l->o->job.report ? l->o->job.report : stderr, w, (size_t)n, &ro, &res);
         waitfor_result_release(&res);
     }
     free(w);
     free(pend);
-    int first_stopped = -1, stopped = 0;
-    for (int i = 0; i < n; i++)
-        if (atomic_load(&l->j->slots[i].state) != JOB_DONE && rank_is_stopped(l, i)) {
-            stopped++;
-            if (first_stopped < 0)
-                first_stopped = i;
-        }
-    stopped_ranks(l, true);
     char t[UNITS_BUF];
     units_time_str(t, l->o->job.timeout);
-    if (first_stopped >= 0)
+    if (stopped >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d is stopped (pid "
-             "%d, state T), %d rank%s in all", t, first_stopped, (int)l->pids[first_stopped],
-             stopped, stopped == 1 ? "" : "s");
+             "%d, state T)%s", t, stopped, (int)l->pids[stopped],
+             nstopped > 1 ? ", and others too" : "");
     else if (running >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d made no progress, "
              "running its own code (or polling) while %d rank%s waited", t, running, blocked,
