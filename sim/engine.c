@@ -315,14 +315,15 @@ static double travel_time(sim_engine *e, const sim_msg *m, double start, double 
  * one wake-up event, at the latest done_at of its wait set, once every
  * request in it is matched. */
 
-static void rank_stopped(sim_engine *e, sim_rank *r, int err);
+static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err);
 
 static void resume(sim_engine *e, sim_rank *r)
 {
+    uint8_t was = r->state;
     r->state = RANK_READY;
     int err = sim_coro_resume(&e->sched, &r->co);
     if (err)
-        rank_stopped(e, r, err);
+        rank_stopped(e, r, was, err);
 }
 
 /* ---- shared links (--sharing maxmin) ----
@@ -953,11 +954,11 @@ static void report_deadlock(sim_engine *e)
                     units_time_str(t, e->now), e->n - e->ndone, e->n);
 }
 
-/* sim_coro_resume failed for r: it overflowed its stack, crashed, called
- * exit() or ran past the time limit, or the limit stopped the run at its
- * turn (sim/fault.h tells which).  A rank stopped where it stood never
- * runs again; the others unwind. */
-static void rank_stopped(sim_engine *e, sim_rank *r, int err)
+/* sim_coro_resume failed for r (in state `was` before): it overflowed its
+ * stack, crashed, called exit() or ran past the time limit, or the limit
+ * stopped the run at its turn, before it ran (sim/fault.h tells which).  A
+ * rank stopped where it stood never runs again; the others unwind. */
+static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err)
 {
     char where[64], why[sizeof e->res->diag.msg], t[UNITS_BUF];
     if (r->comm.call)
@@ -966,6 +967,8 @@ static void rank_stopped(sim_engine *e, sim_rank *r, int err)
         snprintf(where, sizeof where, "in its own code");
     bool blame = sim_fault_why(&e->fault, err, (int)(r - e->ranks),
                                sim_stacks_stack_bytes(e->stacks), where, why, sizeof why);
+    if (!blame)
+        r->state = was; /* it never ran: still waiting as it was */
     if (err == CL_ETIMEOUT && !e->aborting)
         report_ranks(e);
     if (blame)

@@ -36,6 +36,14 @@
  * functions get no argument, so this is their one way to it. */
 static _Thread_local sim_fault *active;
 
+/* The guarded run a handler or an exit function is about: the innermost
+ * one of this thread, unless this process is a child a rank forked. */
+static sim_fault *guarded(void)
+{
+    sim_fault *f = active;
+    return f && f->pid == getpid() ? f : NULL;
+}
+
 static const int caught[SIM_FAULT_NSIG] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
                                            SIGABRT, SIGTRAP, SIGSYS, SIGALRM};
 
@@ -140,7 +148,7 @@ static _Noreturn void end_rank(sim_fault *f, sim_fault_cause cause, int err)
 
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
-    sim_fault *f = active;
+    sim_fault *f = guarded();
     const sim_coro *co = f ? sim_sched_current(f->sched) : NULL;
     if (co) {
         f->sig = sig;
@@ -157,7 +165,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 
 static void on_alarm(int sig, siginfo_t *si, void *uc)
 {
-    sim_fault *f = active;
+    sim_fault *f = guarded();
     while (f && !(si->si_code == SI_TIMER && si->si_value.sival_ptr == f))
         f = f->outer;
     if (!f) {
@@ -184,7 +192,7 @@ static void on_alarm(int sig, siginfo_t *si, void *uc)
  * guarded run is running on this thread. */
 static void rank_exit(const char *name, int status)
 {
-    sim_fault *f = active;
+    sim_fault *f = guarded();
     if (!f || !sim_sched_current(f->sched))
         return;
     f->exit_fn = name;
@@ -262,6 +270,7 @@ int sim_fault_begin(sim_fault *f, sim_sched *s, double timeout, cl_diag *d)
 {
     memset(f, 0, sizeof *f);
     f->sched = s;
+    f->pid = getpid();
     f->timeout = timeout > 0 ? timeout : 0;
     f->grace = SIM_FAULT_GRACE;
     pthread_sigmask(SIG_SETMASK, NULL, &f->mask);

@@ -54,6 +54,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "core/diag.h"
@@ -76,6 +77,8 @@ typedef enum sim_fault_cause {
 typedef struct sim_fault {
     sim_sched *sched;          /* the run's scheduler (borrowed) */
     struct sim_fault *outer;   /* the guarded run this one is nested in */
+    pid_t pid;                 /* the process running it: a child a rank forked is
+                                  not guarded (its exit() is its own) */
     double timeout;            /* seconds; 0: no limit */
     double grace;              /* seconds between checks after the limit */
     /* what happened, written by the handlers */

@@ -106,6 +106,22 @@ static int forever(cl_comm *c, const cl_args *a)
     }
 }
 
+/* A child process a rank forks is not a rank: its _exit() is its own (not
+ * exit(): under LeakSanitizer it would report the run's memory). */
+static int forks(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    if (cl_rank(c) == 1) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(5);
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 5)
+            return cl_fail(c, "the child's _exit(5) came back as wait status %d", st);
+    }
+    return cl_barrier(c);
+}
+
 static int fine(cl_comm *c, const cl_args *a)
 {
     int x = cl_rank(c);
@@ -144,6 +160,11 @@ static void test_exit(void **state)
     (void)state;
     expect_failure(exits, 0, CL_EPEER, "rank 1 called exit(3) in its own code");
     expect_failure(underscore_exits, 0, CL_EPEER, "rank 0 called _exit(0) in its own code");
+    run r;
+    run_pattern(&r, forks, 2, 64, NULL, NULL);
+    if (r.res.status)
+        fail_msg("%s", r.res.diag.msg);
+    run_release(&r);
 }
 
 static void test_fault_in_a_call(void **state)
