@@ -61,6 +61,9 @@ for b in shm tcp; do
     has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
     if grep -q "deadlock:" "$err"; then bad "a stopped rank on $b was called a deadlock"; else ok; fi
 done
+run 4 run $d/stop_blocked.c --bytes 8 --backend rdma --deadlock-timeout 200ms --timeout 2s
+has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
+if grep -q "deadlock:" "$err"; then bad "a stopped rank on rdma was called a deadlock"; else ok; fi
 
 # An exercise step past its budget fails with the rank that made no progress.
 cp $d/spin.c "$tmpd/myring.c"
