@@ -275,7 +275,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
         .pattern = pattern_find("pingpong"), .backend = o->backend, .be = o->be, .ranks = 2,
         .warmup = 2, .eager_limit = o->eager_limit, .bind = o->bind,
         .copy = SHM_COPY_AUTO, .listen = o->listen, .provider = o->provider,
-        .deadlock_timeout = 5.0,
+        .deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT,
     };
     run_env env = {0};
     double prev = 0;

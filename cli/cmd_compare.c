@@ -42,6 +42,8 @@ const char cmd_compare_usage[] =
     "      --bind WHERE         core (the default) or none\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
     "      --provider NAME      rdma: the libfabric provider (default auto)\n"
+    "      --timeout TIME       end a size that takes longer than this, modeled or\n"
+    "                           measured (default 600s; 0: no limit), as run does\n"
     "pattern options:\n"
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch\n"
@@ -66,7 +68,7 @@ const char cmd_compare_usage[] =
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
     OPT_MICRO,
-    OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON,
+    OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT,
 };
 
 typedef struct compare_opts {
@@ -102,6 +104,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -133,6 +136,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
+        case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
         case 'h': fputs(cmd_compare_usage, stdout); return -1;
@@ -304,7 +308,8 @@ int cmd_compare(int argc, char **argv)
     compare_opts co = {
         .run = {.backend = "shm", .ranks = 2, .iters = 0, .warmup = 2, .payload = true,
                 .bind = true, .copy = SHM_COPY_AUTO,
-                .deadlock_timeout = 2.0, .fmt = CLI_TEXT, .args = {.microbatches = 4}},
+                .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .fmt = CLI_TEXT,
+                .args = {.microbatches = 4}},
     };
     run_opts *o = &co.run;
     int rc = parse(argc, argv, &co);

@@ -21,15 +21,18 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/backend.h"
 #include "cli/cli.h"
 #include "cli/course.h"
+#include "cli/run_size.h"
 #include "commlab.h"
 #include "core/table.h"
 #include "core/units.h"
@@ -60,6 +63,10 @@ const char cmd_exercise_usage[] =
     "                       sim\n"
     "      --debug          every `commlab run` of the exercise also gets --debug:\n"
     "                       a misused send or receive buffer fails the step\n"
+    "      --timeout TIME   the budget of each step (default 60s; 0: none): a\n"
+    "                       `commlab run` gets it as its --timeout and says which\n"
+    "                       rank made no progress; any step still running 15 s\n"
+    "                       later is stopped; either way the step fails\n"
     "  -h, --help           this text\n"
     "\n"
     "exit status: 0 the check passed, 1 it failed (each failed step says why),\n"
@@ -71,7 +78,11 @@ const char cmd_exercise_usage[] =
     "  commlab exercise check 2.1 --solution --backend shm\n"
     "  commlab exercise check 3.1 --answer \"0.90 10.74 5.37 86.62\"\n";
 
-enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE, OPT_DEBUG };
+enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE, OPT_DEBUG, OPT_TIMEOUT };
+
+#define STEP_BUDGET 60.0 /* seconds a step may take, by default */
+#define STEP_GRACE 15.0  /* seconds past the budget before a step is stopped: its own
+                            --timeout ends a run first, with the reason */
 
 #define MAX_ARGS 64
 #define MAX_OUTPUT (4u << 20) /* bytes of a child's output kept */
@@ -80,6 +91,7 @@ enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE, OPT_DEBUG };
 
 typedef struct child_run {
     int status;   /* exit status; 128+N when killed by signal N */
+    bool stopped; /* still running STEP_GRACE past its budget: stopped */
     char *output; /* stdout and stderr as written, NUL-terminated */
     size_t len;
 } child_run;
@@ -121,9 +133,19 @@ static int make_argv(char *buf, size_t len, const char *args, const char *file,
     return argc;
 }
 
+/* Seconds on the monotonic clock. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* Runs this commlab binary with argv[1..]; collects what it prints.  When
- * `pass` is set the output also goes to our stdout as it comes. */
-static int child_start(char **argv, bool pass, child_run *r)
+ * `pass` is set the output also goes to our stdout as it comes.  A child
+ * still running STEP_GRACE after `budget` seconds (0: none) is stopped
+ * (SIGTERM, then SIGKILL) and marked so. */
+static int child_start(char **argv, bool pass, double budget, child_run *r)
 {
     memset(r, 0, sizeof *r);
     char self[PATH_MAX];
@@ -147,7 +169,6 @@ static int child_start(char **argv, bool pass, child_run *r)
         dup2(fd[1], 2);
         close(fd[0]);
         close(fd[1]);
-        alarm(300); /* no step of a check runs this long: a stuck one is ended */
         execv(self, argv);
         _exit(127);
     }
@@ -156,7 +177,21 @@ static int child_start(char **argv, bool pass, child_run *r)
     r->output = malloc(cap);
     char chunk[4096];
     ssize_t got;
-    while ((got = read(fd[0], chunk, sizeof chunk)) != 0) {
+    double stop_at = budget > 0 ? now_s() + budget + STEP_GRACE : 0;
+    for (;;) {
+        if (stop_at > 0) {
+            double left = stop_at - now_s();
+            struct pollfd pf = {.fd = fd[0], .events = POLLIN};
+            if (left <= 0 || poll(&pf, 1, (int)(left * 1000) + 1) == 0) {
+                kill(pid, r->stopped ? SIGKILL : SIGTERM); /* a measured run cleans up */
+                r->stopped = true;
+                stop_at = now_s() + 5;
+                continue;
+            }
+        }
+        got = read(fd[0], chunk, sizeof chunk);
+        if (got == 0)
+            break;
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -196,8 +231,7 @@ static int child_start(char **argv, bool pass, child_run *r)
  * command as the student would type it, with label for {file}. */
 static int run_args(const char *args, const char *file, const char *label,
                     const char *backend, long n, const char *const *extra, bool pass,
-                    child_run *r,
-                    char *shown, size_t shown_len)
+                    double budget, child_run *r, char *shown, size_t shown_len)
 {
     char buf[8192], *argv[MAX_ARGS];
     int argc = make_argv(buf, sizeof buf, args, file, backend, n, argv);
@@ -213,7 +247,7 @@ static int run_args(const char *args, const char *file, const char *label,
     size_t used = (size_t)snprintf(shown, shown_len, "commlab");
     for (int i = 1; i < sargc && used < shown_len; i++)
         used += (size_t)snprintf(shown + used, shown_len - used, " %s", sargv[i]);
-    return child_start(argv, pass, r);
+    return child_start(argv, pass, budget, r);
 }
 
 /* The values of CSV column `col` in output, one per row after the header
@@ -264,6 +298,7 @@ typedef struct check_ctx {
     const char *label;   /* file as shown: as given, or chapters/NN/solutions/x.c */
     const char *backend; /* for steps with {backend} */
     bool debug;          /* --debug: runs of the steps get --debug */
+    double budget;       /* --timeout: seconds a step may take; 0: no limit */
     int passed, failed;
 } check_ctx;
 
@@ -387,12 +422,16 @@ static int check_step(check_ctx *k, const ex_step *s)
         extra[nx++] = trace;
     }
     const char *line = s->run;
-    char with_debug[2048];
+    char with_debug[2048], with_budget[2100];
     if (k->debug && strncmp(line, "run ", 4) == 0) {
         cli_textf(with_debug, sizeof with_debug, "%s --debug", line);
         line = with_debug;
     }
-    int rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, &r, shown,
+    if (k->budget > 0 && strncmp(line, "run ", 4) == 0) {
+        cli_textf(with_budget, sizeof with_budget, "%s --timeout %gs", line, k->budget);
+        line = with_budget;
+    }
+    int rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, k->budget, &r, shown,
                       sizeof shown);
     char *calls = NULL;
     if (trace[0]) {
@@ -407,7 +446,23 @@ static int check_step(check_ctx *k, const ex_step *s)
     int used = 0;
     cli_appendf(what, sizeof what, &used, "exit %ld (%s)", s->exit, status_word(s->exit));
     double v[4];
-    if (r.status != s->exit) {
+    char budget[UNITS_BUF];
+    units_time_str(budget, k->budget);
+    const char *limit = strstr(r.output, "commlab: the run took longer than --timeout");
+    if (!limit)
+        limit = strstr(r.output, "made no progress");
+    if (r.stopped) {
+        cli_textf(why, sizeof why, "took longer than its budget of %s per step and was stopped",
+                  budget);
+    } else if (limit && r.status != s->exit) {
+        const char *start = limit;
+        while (start > r.output && start[-1] != '\n')
+            start--;
+        if (strncmp(start, "commlab: ", 9) == 0)
+            start += 9;
+        cli_textf(why, sizeof why, "took longer than its budget of %s per step: %.*s", budget,
+                  (int)strcspn(start, "\n"), start);
+    } else if (r.status != s->exit) {
         cli_textf(why, sizeof why, "exited %d (%s), expected %ld (%s)", r.status,
                  status_word(r.status), s->exit, status_word(s->exit));
     } else if (s->output && !strstr(r.output, s->output)) {
@@ -435,7 +490,8 @@ static int check_step(check_ctx *k, const ex_step *s)
         char rshown[2048];
         double mine, theirs;
         const char *csvopt[] = {"--csv", NULL};
-        rc = run_args(s->same_time_as, k->file, k->label, "sim", 0, csvopt, false, &ref, rshown,
+        rc = run_args(s->same_time_as, k->file, k->label, "sim", 0, csvopt, false, k->budget,
+                      &ref, rshown,
                       sizeof rshown);
         if (rc) {
             free(r.output);
@@ -506,7 +562,7 @@ static int check_values(check_ctx *k, const double *ans, size_t nans)
     for (size_t i = 0; i < e->nvalues; i++) {
         child_run r;
         char shown[1024];
-        int rc = run_args(e->values[i].run, NULL, NULL, "sim", 0, NULL, false, &r, shown,
+        int rc = run_args(e->values[i].run, NULL, NULL, "sim", 0, NULL, false, k->budget, &r, shown,
                           sizeof shown);
         if (rc)
             return rc;
@@ -552,7 +608,7 @@ static int figure_at(check_ctx *k, long n, double *fig, char *shown, size_t len)
 {
     const exercise *e = k->e;
     child_run r;
-    int rc = run_args(e->smallest, NULL, NULL, "sim", n, NULL, false, &r, shown, len);
+    int rc = run_args(e->smallest, NULL, NULL, "sim", n, NULL, false, k->budget, &r, shown, len);
     if (rc)
         return rc;
     const char *p = r.status ? NULL : strstr(r.output, e->after);
@@ -706,7 +762,8 @@ static void substitute_file(const char *cmd, const char *name, const char *file,
         cli_textf(out, len, "%.*s%s%s", (int)(hit - cmd), cmd, file, hit + strlen(name));
 }
 
-static int ex_run(const exercise *e, const char *file, bool solution, bool debug)
+static int ex_run(const exercise *e, const char *file, bool solution, bool debug,
+                  double budget)
 {
     char path[PATH_MAX];
     int rc;
@@ -735,7 +792,8 @@ static int ex_run(const exercise *e, const char *file, bool solution, bool debug
         printf("$ %s\n", cmd);
         child_run r;
         char shown[2048];
-        if ((rc = run_args(cmd + 8, path, path, "sim", 0, NULL, true, &r, shown, sizeof shown)))
+        if ((rc = run_args(cmd + 8, path, path, "sim", 0, NULL, true, budget, &r, shown,
+                           sizeof shown)))
             return rc;
         free(r.output);
         if (r.status != want) {
@@ -748,11 +806,11 @@ static int ex_run(const exercise *e, const char *file, bool solution, bool debug
 }
 
 static int ex_check(const exercise *e, const char *file, bool solution, const char *answer,
-                    const char *backend, bool debug)
+                    const char *backend, bool debug, double budget)
 {
     char path[PATH_MAX];
     int rc;
-    check_ctx k = {.e = e, .backend = backend, .debug = debug};
+    check_ctx k = {.e = e, .backend = backend, .debug = debug, .budget = budget};
     if (e->ask) {
         if (file)
             return cli_error("exercise %s is answered with --answer, not --file", e->id);
@@ -804,14 +862,21 @@ int cmd_exercise(int argc, char **argv)
         {"answer", required_argument, NULL, OPT_ANSWER},
         {"backend", required_argument, NULL, 'b'},
         {"debug", no_argument, NULL, OPT_DEBUG},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *file = NULL, *answer = NULL, *backend = NULL;
-    bool solution = false, debug = false;
+    bool solution = false, debug = false, budget_given = false;
+    double budget = STEP_BUDGET;
     int c;
     while ((c = getopt_long(argc, argv, ":b:h", opts, NULL)) != -1) {
         switch (c) {
+        case OPT_TIMEOUT:
+            if (run_parse_timeout(optarg, &budget))
+                return CLI_EXIT_USAGE;
+            budget_given = true;
+            break;
         case OPT_FILE: file = optarg; break;
         case OPT_SOLUTION: solution = true; break;
         case OPT_ANSWER: answer = optarg; break;
@@ -848,6 +913,8 @@ int cmd_exercise(int argc, char **argv)
         return cli_error("exercise %s: --answer and --backend apply to check", verb);
     if (debug && !checking && !running)
         return cli_error("exercise %s: --debug applies to run and check", verb);
+    if (budget_given && !checking && !running)
+        return cli_error("exercise %s: --timeout applies to run and check", verb);
     const backend_info *be = backend_default();
     if (backend && (rc = backend_lookup(backend, "exercise check", false, &be)))
         return rc;
@@ -863,9 +930,9 @@ int cmd_exercise(int argc, char **argv)
     } else if (strcmp(verb, "show") == 0) {
         rc = ex_show(e);
     } else if (running) {
-        rc = ex_run(e, file, solution, debug);
+        rc = ex_run(e, file, solution, debug, budget);
     } else {
-        rc = ex_check(e, file, solution, answer, backend, debug);
+        rc = ex_check(e, file, solution, answer, backend, debug, budget);
     }
     course_release(&co);
     return rc;

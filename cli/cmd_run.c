@@ -49,6 +49,10 @@ const char cmd_run_usage[] =
     "      --check              also checksum every message; measured runs then run\n"
     "                           the pattern's data checks on every iteration, not\n"
     "                           only on the warm-up and the first timed one\n"
+    "      --timeout TIME       end a run that takes longer than this per size (default\n"
+    "                           600s; 0: no limit), saying which rank made no progress\n"
+    "                           and in which call (a stopped rank is named as such);\n"
+    "                           exit 4\n"
     "      --debug              catch misused buffers, on every backend: a send buffer\n"
     "                           modified before its send completed, a receive buffer\n"
     "                           written or used before its receive completed (until\n"
@@ -118,8 +122,9 @@ const char cmd_run_usage[] =
     "  -h, --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 a data check failed (or --debug caught a misuse), 2 bad\n"
-    "usage, 3 deadlock (the wait-for report is printed), 4 a rank failed, 128+N\n"
-    "stopped by signal N (Ctrl-C: 130)\n"
+    "usage, 3 deadlock (the wait-for report is printed), 4 a rank failed (crashed,\n"
+    "called exit(), overflowed its stack, or ran past --timeout), 128+N stopped by\n"
+    "signal N (Ctrl-C: 130)\n"
     "\n"
     "examples:\n"
     "  commlab run pingpong --tier infiniband --bytes 256MiB\n"
@@ -147,7 +152,7 @@ enum {
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
-    OPT_DEBUG, OPT_NETLAB, OPT_SHARING,
+    OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -186,6 +191,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"sharing", required_argument, NULL, OPT_SHARING},
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"master", required_argument, NULL, OPT_MASTER},
@@ -273,6 +279,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
                 rc = cli_error("--deadlock-timeout must be between 10ms and 1h, got '%s'",
                                optarg);
             break;
+        case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_NETLAB:
@@ -621,7 +628,7 @@ static int run_command(int argc, char **argv, const char *secret)
     run_opts o = {
         .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
         .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT, .bind = true,
-        .deadlock_timeout = 2.0, .args = {.microbatches = 4},
+        .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .args = {.microbatches = 4},
         .wargs = {.rank = -1, .world = -1, .secret = secret},
     };
     int rc = parse_args(argc, argv, &o);

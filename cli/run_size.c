@@ -34,8 +34,8 @@ static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
     run_job j = {
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
-        .check = o->check, .debug = o->debug, .records = log, .out = pattern_out(o),
-        .report = stderr,
+        .check = o->check, .debug = o->debug, .timeout = o->timeout, .records = log,
+        .out = pattern_out(o), .report = stderr,
     };
     j.args.bytes = (size_t)bytes;
     return j;
@@ -100,6 +100,21 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
     int status = size_outcome(o, bytes, err, &res, row);
     run_result_release(&res);
     return status;
+}
+
+int run_parse_timeout(const char *text, double *out)
+{
+    cl_diag d = {{0}};
+    if (strcmp(text, "0") == 0 || strcmp(text, "none") == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (units_parse_time(text, "--timeout", out, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (!(*out >= 0.01 && *out <= 7 * 86400.0))
+        return cli_error("--timeout must be between 10ms and a week (604800s), or 0 for no "
+                         "limit, got '%s'", text);
+    return 0;
 }
 
 int run_parse_sharing(const char *text, run_opts *o)

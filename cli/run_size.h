@@ -50,6 +50,7 @@ typedef struct run_opts {
     real_world world;       /* tcp: which rank of which world (size 0: a local run) */
     boot *boot;             /* its rendezvous, joined once for every size */
     double deadlock_timeout;
+    double timeout;         /* --timeout: seconds one size may take; 0: no limit */
     backend_given given;    /* the options given that not every backend takes */
     student_pattern student; /* PATTERN given as a FILE.c */
     cl_args args;
@@ -72,6 +73,14 @@ int run_find_pattern(run_opts *o, const char *name);
  * "chunk" (the long option's name).  0, or prints why and returns
  * CLI_EXIT_USAGE. */
 int run_pattern_option(const char *name, const char *text, cl_args *a);
+
+/* The --timeout of a run of one size when none is given: long enough for
+ * any run of the course, short of a hang nobody is told about. */
+#define RUN_TIMEOUT_DEFAULT 600.0 /* seconds */
+
+/* --timeout's value (a time, or 0 or "none" for no limit) into *out; or
+ * prints why and returns CLI_EXIT_USAGE. */
+int run_parse_timeout(const char *text, double *out);
 
 /* --sharing's value into o; or prints why and returns CLI_EXIT_USAGE. */
 int run_parse_sharing(const char *text, run_opts *o);

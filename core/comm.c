@@ -39,6 +39,24 @@ static int local_rank(const cl_comm *c, int w)
     return -1;
 }
 
+/* The public call a rank is in, kept for the report of a rank that
+ * crashes or stops making progress inside it (sim/fault.h); a call made
+ * by another keeps the outer one's name.  Returns what call_leave puts
+ * back. */
+static const char *call_enter(cl_comm *c, const char *name)
+{
+    const char *outer = c->world->call;
+    if (!outer)
+        c->world->call = name;
+    return outer;
+}
+
+static int call_leave(cl_comm *c, const char *outer, int rc)
+{
+    c->world->call = outer;
+    return rc;
+}
+
 /* Refuses a call's arguments: CL_EINVAL, and why, kept on the world
  * communicator for the rank's failure report (core/run.c). */
 __attribute__((format(printf, 2, 3))) static int refuse(cl_comm *c, const char *fmt, ...)
@@ -64,7 +82,8 @@ static int check_args(cl_comm *c, const char *call, const char *dir, int peer, b
     return 0;
 }
 
-int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_request **req)
+static int isend_call(cl_comm *c, const void *buf, size_t bytes, int dst, int tag,
+                      cl_request **req)
 {
     *req = NULL;
     if (check_args(c, c->world->blocking_call ? "cl_send" : "cl_isend", "to", dst, false, tag,
@@ -75,7 +94,14 @@ int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_req
     return c->ops->isend(c, buf, bytes, comm_world_rank(c, dst), tag, c->ctx, req);
 }
 
-int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request **req)
+int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_request **req)
+{
+    const char *outer = call_enter(c, "cl_isend");
+    return call_leave(c, outer, isend_call(c, buf, bytes, dst, tag, req));
+}
+
+static int irecv_call(cl_comm *c, void *buf, size_t bytes, int src, int tag,
+                      cl_request **req)
 {
     *req = NULL;
     if (check_args(c, c->world->blocking_call ? "cl_recv" : "cl_irecv", "from", src, true, tag,
@@ -85,6 +111,12 @@ int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request *
         return debug_irecv(c, buf, bytes, src, tag, req);
     int wsrc = src == CL_ANY_SOURCE ? CL_ANY_SOURCE : comm_world_rank(c, src);
     return c->ops->irecv(c, buf, bytes, wsrc, tag, c->ctx, req);
+}
+
+int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request **req)
+{
+    const char *outer = call_enter(c, "cl_irecv");
+    return call_leave(c, outer, irecv_call(c, buf, bytes, src, tag, req));
 }
 
 /* Copies a done request's status out (source in c's ranks), frees it. */
@@ -107,7 +139,7 @@ static int finish(cl_comm *c, cl_request **req, cl_status *st)
     return err;
 }
 
-int cl_wait(cl_comm *c, cl_request **req, cl_status *st)
+static int wait_call(cl_comm *c, cl_request **req, cl_status *st)
 {
     if (!*req)
         return 0;
@@ -118,7 +150,13 @@ int cl_wait(cl_comm *c, cl_request **req, cl_status *st)
     return finish(c, req, st);
 }
 
-int cl_waitall(cl_comm *c, int n, cl_request **reqs, cl_status *sts)
+int cl_wait(cl_comm *c, cl_request **req, cl_status *st)
+{
+    const char *outer = call_enter(c, "cl_wait");
+    return call_leave(c, outer, wait_call(c, req, st));
+}
+
+static int waitall_call(cl_comm *c, int n, cl_request **reqs, cl_status *sts)
 {
     if (n < 0)
         return CL_EINVAL;
@@ -135,7 +173,13 @@ int cl_waitall(cl_comm *c, int n, cl_request **reqs, cl_status *sts)
     return err;
 }
 
-int cl_test(cl_comm *c, cl_request **req, bool *done, cl_status *st)
+int cl_waitall(cl_comm *c, int n, cl_request **reqs, cl_status *sts)
+{
+    const char *outer = call_enter(c, "cl_waitall");
+    return call_leave(c, outer, waitall_call(c, n, reqs, sts));
+}
+
+static int test_call(cl_comm *c, cl_request **req, bool *done, cl_status *st)
 {
     *done = false;
     if (!*req) {
@@ -148,7 +192,13 @@ int cl_test(cl_comm *c, cl_request **req, bool *done, cl_status *st)
     return finish(c, req, st);
 }
 
-int cl_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
+int cl_test(cl_comm *c, cl_request **req, bool *done, cl_status *st)
+{
+    const char *outer = call_enter(c, "cl_test");
+    return call_leave(c, outer, test_call(c, req, done, st));
+}
+
+static int send_call(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
 {
     cl_request *r;
     c->world->blocking_call = true;
@@ -160,7 +210,13 @@ int cl_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
     return cl_wait(c, &r, NULL);
 }
 
-int cl_recv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st)
+int cl_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
+{
+    const char *outer = call_enter(c, "cl_send");
+    return call_leave(c, outer, send_call(c, buf, bytes, dst, tag));
+}
+
+static int recv_call(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st)
 {
     cl_request *r;
     c->world->blocking_call = true;
@@ -172,10 +228,16 @@ int cl_recv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st
     return cl_wait(c, &r, st);
 }
 
+int cl_recv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st)
+{
+    const char *outer = call_enter(c, "cl_recv");
+    return call_leave(c, outer, recv_call(c, buf, bytes, src, tag, st));
+}
+
 /* Dissemination barrier: in round k each rank signals rank + 2^k and hears
  * from rank - 2^k; after ceil(log2(size)) rounds everyone has heard,
  * transitively, from everyone. */
-int cl_barrier(cl_comm *c)
+static int barrier_call(cl_comm *c)
 {
     double start = c->ops->now(c);
     int round = 0;
@@ -197,6 +259,12 @@ int cl_barrier(cl_comm *c)
     if (c->ops->span)
         c->ops->span(c, REC_BARRIER, start, c->ops->now(c));
     return 0;
+}
+
+int cl_barrier(cl_comm *c)
+{
+    const char *outer = call_enter(c, "cl_barrier");
+    return call_leave(c, outer, barrier_call(c));
 }
 
 /* splitmix64's finalizer: spreads (parent ctx, group number) over the
@@ -256,20 +324,28 @@ void cl_group_free(cl_comm *group)
     free(group);
 }
 
-int cl_compute(cl_comm *c, double seconds)
+static int compute_call(cl_comm *c, double seconds)
 {
     if (!(seconds >= 0))
         return CL_EINVAL;
     return c->ops->compute(c, seconds);
 }
 
+int cl_compute(cl_comm *c, double seconds)
+{
+    const char *outer = call_enter(c, "cl_compute");
+    return call_leave(c, outer, compute_call(c, seconds));
+}
+
 void *cl_alloc(cl_comm *c, size_t bytes)
 {
     if (!c->payload)
         return NULL;
+    const char *outer = call_enter(c, "cl_alloc");
     void *p = c->ops->alloc(c, bytes);
     if (p && c->world->debug)
         debug_alloc_note(c, p, bytes);
+    call_leave(c, outer, 0);
     return p;
 }
 
@@ -277,12 +353,14 @@ void cl_printf(cl_comm *c, const char *fmt, ...)
 {
     if (!c->world->printing)
         return;
+    const char *outer = call_enter(c, "cl_printf");
     char line[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     c->ops->print(c, line);
+    call_leave(c, outer, 0);
 }
 
 int cl_fail(cl_comm *c, const char *fmt, ...)

@@ -83,6 +83,9 @@ struct cl_comm {
                             as the blocking call it is */
     debug_state *debug;  /* world: --debug's checks (core/debug.h); NULL: off */
     char refused[160];   /* world: why a call last returned CL_EINVAL ("" none) */
+    const char *call;    /* world: the public call the rank is in ("cl_recv"), for
+                            the report of a rank that crashes or hangs there;
+                            NULL in the pattern's own code */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

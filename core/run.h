@@ -48,6 +48,9 @@ typedef struct run_job {
     bool payload;         /* buffers are real (false: --no-payload, modeled only) */
     bool check;           /* --check: data checks on every iteration, checksums */
     bool debug;           /* --debug: buffer misuse checks (core/debug.h) */
+    double timeout;       /* seconds of wall-clock time the run may take; 0: no
+                             limit.  Past it the run fails with CL_ETIMEOUT,
+                             saying which rank made no progress and where */
     rec_log *records;     /* where records go; NULL keeps none */
     FILE *out;            /* the pattern's cl_printf lines; NULL: stdout */
     FILE *report;         /* the deadlock report and rank failures; NULL: stderr */

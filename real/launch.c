@@ -2,6 +2,7 @@
 #include "real/launch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -135,7 +136,10 @@ typedef struct launcher {
     int failed_rank; /* the first rank that failed, -1 */
     run_result *res;
     uint64_t last_progress;
-    double last_change;
+    double last_moved;  /* when the progress counters last moved */
+    double last_change; /* ... or a rank was last seen not blocked */
+    bool noted;         /* the stopped ranks of this stall were reported */
+    double deadline;    /* job_now() past which the run fails; 0: none */
 } launcher;
 
 /* Every rank and whatever it started: its process group outlives the rank
@@ -228,9 +232,58 @@ static void report_deadlock(launcher *l, double stalled)
          n, units_time_str(t, stalled));
 }
 
+/* The state letter of process pid in /proc/PID/stat ('R', 'S', 'T'...),
+ * or 0 when it cannot be read. */
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    /* "PID (COMM) S ...": COMM may hold spaces and parentheses, so the
+     * state is the letter after the last ')'. */
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Whether rank's process (a local one) is stopped: by SIGSTOP or a
+ * terminal's Ctrl-Z (state T), or by a debugger (t).  It holds the run up
+ * without being blocked, and may yet be continued. */
+static bool rank_is_stopped(const launcher *l, int rank)
+{
+    char st = l->pids[rank] > 0 ? proc_state(l->pids[rank]) : 0;
+    return st == 'T' || st == 't';
+}
+
+/* The unfinished local ranks that are stopped: a line each on the report
+ * when `say`.  Returns how many. */
+static int stopped_ranks(const launcher *l, bool say)
+{
+    FILE *f = l->o->job.report ? l->o->job.report : stderr;
+    int n = 0;
+    for (int i = 0; i < l->o->job.nranks; i++) {
+        if (atomic_load(&l->j->slots[i].state) == JOB_DONE || !rank_is_stopped(l, i))
+            continue;
+        n++;
+        if (say)
+            fprintf(f, "commlab: rank %d (pid %d) is stopped (state T in /proc/%d/stat): the "
+                    "run waits for it to continue (kill -CONT %d)%s\n", i, (int)l->pids[i],
+                    (int)l->pids[i], (int)l->pids[i],
+                    l->deadline > 0 ? ", up to --timeout" : "");
+    }
+    return n;
+}
+
 /* Every unfinished rank asleep in a blocking call, nothing completing for
  * the timeout: a deadlock.  A rank that computes, polls or is still
- * starting keeps the run alive. */
+ * starting keeps the run alive; so does a stopped one, which is said once
+ * per stall (it is not blocked: continued, it goes on). */
 static void check_deadlock(launcher *l)
 {
     uint64_t sum = 0;
@@ -247,12 +300,70 @@ static void check_deadlock(launcher *l)
             all_blocked = false;
     }
     double now = job_now();
-    if (!all_blocked || !unfinished || sum != l->last_progress) {
+    if (!unfinished || sum != l->last_progress) {
         l->last_progress = sum;
-        l->last_change = now;
-    } else if (now - l->last_change >= l->o->deadlock_timeout) {
-        report_deadlock(l, now - l->last_change);
+        l->last_moved = now;
+        l->noted = false;
     }
+    if (!all_blocked || l->last_moved == now)
+        l->last_change = now;
+    if (now - l->last_moved < l->o->deadlock_timeout)
+        return;
+    int stopped = stopped_ranks(l, !l->noted);
+    l->noted = true;
+    if (!stopped && now - l->last_change >= l->o->deadlock_timeout)
+        report_deadlock(l, now - l->last_change);
+}
+
+/* Past the run's --timeout: the wait-for report of every rank (a stopped
+ * one counts as running: continued, it would go on), and the first rank
+ * that holds the run up named: a stopped one, else a running one. */
+static void report_timeout(launcher *l)
+{
+    int n = l->o->job.nranks, running = -1, stopped = -1, nstopped = 0, blocked = 0;
+    wf_rank *w = calloc((size_t)n, sizeof *w);
+    wf_pending *pend = calloc((size_t)n * JOB_MAX_PENDING, sizeof *pend);
+    for (int i = 0; i < n && w && pend; i++) {
+        const job_slot *s = &l->j->slots[i];
+        uint32_t st = atomic_load(&s->state);
+        if (st == JOB_DONE) {
+            w[i].state = WF_DONE;
+        } else if (rank_is_stopped(l, i)) {
+            w[i].state = WF_RUNNING;
+            nstopped++;
+            if (stopped < 0)
+                stopped = i;
+        } else if (st == JOB_BLOCKED) {
+            w[i].state = WF_BLOCKED;
+            read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
+            blocked++;
+        } else {
+            w[i].state = WF_RUNNING;
+            if (running < 0)
+                running = i;
+        }
+    }
+    wf_result res;
+    wf_report_opts ro = {.eager_limit = l->o->job.eager_limit, .time = job_now() - l->j->t_base};
+    if (w && pend && waitfor_analyze(w, (size_t)n, &res) == 0) {
+        waitfor_report(l->o->job.report ? l->o->job.report : stderr, w, (size_t)n, &ro, &res);
+        waitfor_result_release(&res);
+    }
+    free(w);
+    free(pend);
+    char t[UNITS_BUF];
+    units_time_str(t, l->o->job.timeout);
+    if (stopped >= 0)
+        fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d is stopped (pid "
+             "%d, state T)%s", t, stopped, (int)l->pids[stopped],
+             nstopped > 1 ? ", and others too" : "");
+    else if (running >= 0)
+        fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d made no progress, "
+             "running its own code (or polling) while %d rank%s waited", t, running, blocked,
+             blocked == 1 ? "" : "s");
+    else
+        fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: %d rank%s blocked", t,
+             blocked, blocked == 1 ? "" : "s");
 }
 
 /* What the other processes of a run over several said. */
@@ -310,6 +421,8 @@ static void watch(launcher *l, const sigset_t *set)
         }
         if (!l->res->status && (!b || boot_rank(b) == 0))
             check_deadlock(l);
+        if (!l->res->status && l->deadline > 0 && job_now() >= l->deadline)
+            report_timeout(l);
     }
     if (b)
         boot_run_end(b, l->res->status);
@@ -397,7 +510,9 @@ int real_run(const real_opts *o, run_result *res)
     fflush(NULL);
     launcher l = {.o = o, .j = &j, .pids = pids, .groups = pids + o->job.nranks,
                   .failed_rank = -1, .res = res,
-                  .last_progress = UINT64_MAX, .last_change = job_now()};
+                  .last_progress = UINT64_MAX, .last_moved = job_now(),
+                  .last_change = job_now(),
+                  .deadline = o->job.timeout > 0 ? job_now() + o->job.timeout : 0};
     pid_t self = getpid();
     if (o->boot)
         boot_run_begin(o->boot, &j);

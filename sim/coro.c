@@ -56,10 +56,12 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 
 struct sim_stacks {
-    char *map;        /* the whole mapping: one guard page, then the stacks */
+    char *map;        /* the whole mapping: a guard page, then the stacks */
     size_t map_bytes; /* its length */
     char *base;       /* low end of stack 0 */
-    size_t stride;    /* bytes per stack, a multiple of the page size */
+    size_t bytes;     /* usable bytes per stack, a multiple of the page size */
+    size_t stride;    /* from one stack's low end to the next one's: bytes,
+                         and the next one's guard page when guarded */
     size_t count;     /* number of stacks */
     size_t page;      /* page size, bytes */
 };
@@ -85,19 +87,23 @@ int sim_stacks_create(sim_stacks **out, size_t count, size_t stack_bytes)
     size_t bytes = stack_bytes ? stack_bytes : SIM_CORO_STACK_DEFAULT;
     if (bytes < SIM_CORO_STACK_MIN)
         bytes = SIM_CORO_STACK_MIN;
-    if (count == 0 || count > UINT32_MAX || bytes > SIZE_MAX - page)
+    if (count == 0 || count > UINT32_MAX || bytes > SIZE_MAX - 2 * page)
         return CL_EINVAL;
     bytes = (bytes + page - 1) / page * page;
-    if (count > (SIZE_MAX - page) / bytes)
+
+    bool guarded = count <= SIM_CORO_GUARDED_MAX;
+    size_t stride = bytes + (guarded ? page : 0);
+    if (count > (SIZE_MAX - page) / stride)
         return CL_EINVAL;
 
     sim_stacks *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return CL_ENOMEM;
     s->page = page;
-    s->stride = bytes;
+    s->bytes = bytes;
+    s->stride = stride;
     s->count = count;
-    s->map_bytes = page + count * bytes;
+    s->map_bytes = page + count * stride;
     int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 #ifdef MAP_STACK
     flags |= MAP_STACK;
@@ -109,18 +115,22 @@ int sim_stacks_create(sim_stacks **out, size_t count, size_t stack_bytes)
     }
     s->map = m;
     s->base = s->map + page;
-    /* One guard page below stack 0 (stack k overflows into stack k - 1,
-     * where only the canary notices; stack 0 would leave the mapping). */
-    if (mprotect(s->map, page, PROT_NONE) != 0) {
-        munmap(s->map, s->map_bytes);
-        free(s);
-        return CL_ENOMEM;
+    /* Stack k's guard page is the page below its low end: for stack 0 the
+     * mapping's first page, for the others the last page of their stride
+     * (guarded) or nothing (stack k overflows into stack k - 1, where only
+     * the canary notices). */
+    for (size_t k = 0; k < (guarded ? count : 1); k++) {
+        if (mprotect(s->base + k * stride - page, page, PROT_NONE) != 0) {
+            munmap(s->map, s->map_bytes);
+            free(s);
+            return CL_ENOMEM;
+        }
     }
 #ifdef MADV_NOHUGEPAGE
     /* With THP "always", touching one page of a stack could fault in a
      * 2 MiB huge page covering 32 stacks: a million ranks would then cost
      * their whole stack size.  Failure (a kernel without THP) is fine. */
-    (void)madvise(s->base, count * bytes, MADV_NOHUGEPAGE);
+    (void)madvise(s->base, count * stride, MADV_NOHUGEPAGE);
 #endif
     *out = s;
     return 0;
@@ -136,7 +146,7 @@ void sim_stacks_destroy(sim_stacks *s)
 
 size_t sim_stacks_stack_bytes(const sim_stacks *s)
 {
-    return s->stride;
+    return s->bytes;
 }
 
 static inline char *stack_low(const sim_coro *co)
@@ -289,7 +299,7 @@ int sim_coro_init(sim_coro *co, sim_stacks *s, size_t index, sim_coro_fn fn,
     co->stacks = s;
     co->index = (uint32_t)index;
     co->state = SIM_CORO_READY;
-    char *top = stack_low(co) + s->stride;
+    char *top = stack_low(co) + s->bytes;
 #if CORO_ASAN
     /* A coroutine that finished here left its last frames poisoned. */
     ASAN_UNPOISON_MEMORY_REGION(top - s->page, s->page);
@@ -316,18 +326,33 @@ int sim_coro_resume(sim_sched *s, sim_coro *co)
 {
     assert(co->state == SIM_CORO_READY && "resume of a running/done coro");
     assert(s->current == NULL && "resume from inside a coroutine");
+    if (s->stop) {
+        int err = s->stop;
+        s->stop = 0;
+        return err;
+    }
     co->state = SIM_CORO_RUNNING;
     s->current = co;
+    s->resumes++;
 #if CORO_ASAN
     void *fake = NULL;
-    __sanitizer_start_switch_fiber(&fake, stack_low(co), co->stacks->stride);
+    __sanitizer_start_switch_fiber(&fake, stack_low(co), co->stacks->bytes);
 #endif
     switch_to_coro(s, co);
 #if CORO_ASAN
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
     s->current = NULL;
-    if (!canary_intact(co)) {
+    /* One branch on the way back, taken only when something went wrong:
+     * the canary, or a coroutine that never came back by itself. */
+    if (!canary_intact(co) | (co->state == SIM_CORO_ABANDONED)) {
+#if CORO_ASAN
+        /* Its frames never returned: their redzones stay poisoned, where
+         * the next user of this memory would trip on them. */
+        ASAN_UNPOISON_MEMORY_REGION(stack_low(co), co->stacks->bytes);
+#endif
+        if (co->state == SIM_CORO_ABANDONED)
+            return s->abandoned;
         co->state = SIM_CORO_BROKEN;
         return CL_ESTACK;
     }
@@ -350,7 +375,35 @@ void sim_coro_yield(sim_sched *s, sim_coro *co)
 
 bool sim_coro_done(const sim_coro *co)
 {
-    return co->state == SIM_CORO_DONE || co->state == SIM_CORO_BROKEN;
+    return co->state == SIM_CORO_DONE || co->state == SIM_CORO_BROKEN ||
+           co->state == SIM_CORO_ABANDONED;
+}
+
+void sim_sched_stop(sim_sched *s, int err)
+{
+    s->stop = err;
+}
+
+void sim_sched_abandon(sim_sched *s, int err)
+{
+    sim_coro *co = s->current;
+    assert(co && "abandon with no coroutine running");
+    co->state = SIM_CORO_ABANDONED;
+    s->abandoned = err;
+    s->stop = 0;
+#if CORO_ASAN
+    __sanitizer_start_switch_fiber(NULL, s->stack_bottom, s->stack_size);
+#endif
+    switch_final(s);
+}
+
+bool sim_coro_overflowed(const sim_coro *co, const void *addr, const void *sp)
+{
+    const sim_stacks *st = co->stacks;
+    uintptr_t low = (uintptr_t)stack_low(co), a = (uintptr_t)addr;
+    uintptr_t map = (uintptr_t)st->map, end = map + st->map_bytes;
+    /* Inside the mapping only a guard page faults. */
+    return (uintptr_t)sp < low || (a < low && a >= low - st->page) || (a >= map && a < end);
 }
 
 void sim_coro_prefetch(const sim_coro *co)
@@ -363,5 +416,5 @@ void sim_coro_prefetch(const sim_coro *co)
 void sim_coro_release(sim_coro *co)
 {
     assert(sim_coro_done(co) && "release of a suspended coroutine");
-    (void)madvise(stack_low(co), co->stacks->stride, MADV_DONTNEED);
+    (void)madvise(stack_low(co), co->stacks->bytes, MADV_DONTNEED);
 }

@@ -5,20 +5,33 @@
  *
  * Stacks.  One sim_stacks is ONE anonymous mapping (MAP_NORESERVE) cut into
  * `count` stacks of a fixed size.  Only touched pages cost memory (a rank
- * that stays shallow costs one or two pages), and the number of kernel
- * mappings does not grow with the number of ranks (a guard page per stack
- * would: Linux allows 65,530 mappings per process).  So there is no guard
- * page between stacks.  Instead the lowest SIM_CORO_CANARY_BYTES of each
- * stack are a canary that must stay zero (zero so that it costs no memory:
- * an untouched anonymous page reads as zero without being allocated); it is
- * checked every time a coroutine switches back to the scheduler, and a
- * broken canary makes sim_coro_resume return CL_ESTACK.  Limits, honestly:
- * an overflow is found after it happened, and it may already have written
- * over the top of the stack below it (index - 1), so after CL_ESTACK the
- * run must stop; a frame that jumps over the canary without writing to it
- * (a large, unwritten local array) is not caught; a write of zeros exactly
- * over the canary is not caught.  The mapping has one guard page below
- * stack 0.
+ * that stays shallow costs one or two pages).  Up to SIM_CORO_GUARDED_MAX
+ * stacks, each has a guard page below it (PROT_NONE): a rank that runs off
+ * its stack faults there at once, before it writes over another stack, and
+ * sim/fault.h turns the fault into a report (sim_coro_overflowed tells it
+ * from other faults).  A guard page splits the mapping, and Linux allows
+ * 65,530 mappings per process, so above that count there is one guard page
+ * below stack 0 only, and a stack overflows into the stack below it.  In
+ * both layouts the lowest SIM_CORO_CANARY_BYTES of each stack are a canary
+ * that must stay zero (zero so that it costs no memory: an untouched
+ * anonymous page reads as zero without being allocated); it is checked
+ * every time a coroutine switches back to the scheduler, and a broken canary
+ * makes sim_coro_resume return CL_ESTACK.  Limits of the canary, honestly:
+ * an overflow is found after it happened, and without guard pages it may
+ * already have written over the top of the stack below it (index - 1), so
+ * after CL_ESTACK the run must stop; a frame that jumps over the canary
+ * without writing to it (a large, unwritten local array) is not caught; a
+ * write of zeros exactly over the canary is not caught.  A frame larger
+ * than a page can jump over a guard page too, unless its code probes the
+ * stack page by page (-fstack-clash-protection, which cli/student.c gives
+ * the student's file).
+ *
+ * Stopping.  A coroutine that crashed or never yields is ended from a
+ * signal handler that interrupted it: sim_sched_abandon switches straight
+ * back to the scheduler, and the coroutine is never resumed (whatever it
+ * held on its stack is lost; the caller owns the consequences).  A handler
+ * that interrupted the scheduler instead asks it to stop with
+ * sim_sched_stop: the next resume returns at once.
  *
  * Ownership.  The caller owns sim_sched and sim_coro structs (init, no
  * destroy; release gives stack pages back); sim_stacks is created and
@@ -41,11 +54,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 
 #define SIM_CORO_STACK_DEFAULT (64u * 1024) /* bytes, when 0 is asked */
 #define SIM_CORO_STACK_MIN (16u * 1024)     /* bytes, smaller asks grow to it */
 #define SIM_CORO_CANARY_BYTES 64u           /* zero bytes at each stack's low end */
+#define SIM_CORO_GUARDED_MAX 4096u          /* up to this many stacks, a guard page each */
 
 /* ---- stacks ---- */
 
@@ -59,7 +74,8 @@ typedef struct sim_stacks sim_stacks; /* one mapping holding every stack */
 int sim_stacks_create(sim_stacks **out, size_t count, size_t stack_bytes);
 /* Unmap every stack.  No coroutine on them may be resumed again.  NULL ok. */
 void sim_stacks_destroy(sim_stacks *s);
-/* Bytes per stack after rounding.  Cannot fail. */
+/* Usable bytes per stack after rounding (guard pages not counted).
+ * Cannot fail. */
 size_t sim_stacks_stack_bytes(const sim_stacks *s);
 
 /* ---- coroutines ---- */
@@ -71,6 +87,7 @@ typedef enum sim_coro_state {
     SIM_CORO_RUNNING,   /* on the CPU, between resume and yield */
     SIM_CORO_DONE,      /* fn returned */
     SIM_CORO_BROKEN,    /* its canary was found broken (CL_ESTACK) */
+    SIM_CORO_ABANDONED, /* ended where it stood by sim_sched_abandon */
 } sim_coro_state;
 
 /* One per rank; keep it small.  Fields are private to coro.c. */
@@ -87,6 +104,9 @@ typedef struct sim_coro {
 typedef struct sim_sched {
     void *sp;                 /* scheduler's saved stack pointer */
     sim_coro *current;        /* running coroutine, or NULL */
+    uint64_t resumes;         /* sim_coro_resume calls that ran a coroutine */
+    volatile sig_atomic_t stop; /* sim_sched_stop's error, 0: none asked */
+    int abandoned;            /* sim_sched_abandon's error for the resume */
     const void *stack_bottom; /* ASan: the scheduler's stack, low end */
     size_t stack_size;        /* ASan: its size, bytes */
 } sim_sched;
@@ -102,17 +122,41 @@ int sim_coro_init(sim_coro *co, sim_stacks *s, size_t index, sim_coro_fn fn,
                   void *arg);
 
 /* Run co, from the scheduler's stack, until it yields or fn returns.  co
- * must be SIM_CORO_READY.  Returns 0, or CL_ESTACK if co's canary was found
+ * must be SIM_CORO_READY.  Returns 0; CL_ESTACK if co's canary was found
  * broken on the way back: co is then SIM_CORO_BROKEN and must not run
- * again, and the stack below its own may be corrupted too. */
+ * again, and the stack below its own may be corrupted too; the error given
+ * to sim_sched_abandon (co is then SIM_CORO_ABANDONED); or the error given
+ * to sim_sched_stop, without running co (co stays READY). */
 int sim_coro_resume(sim_sched *s, sim_coro *co);
 
 /* Called on co's stack, at any depth, while s runs co: switch back to the
  * scheduler; returns when s resumes co again.  Cannot fail. */
 void sim_coro_yield(sim_sched *s, sim_coro *co);
 
-/* True once co can never run again: fn returned or its canary broke. */
+/* True once co can never run again: fn returned, its canary broke or it was
+ * abandoned. */
 bool sim_coro_done(const sim_coro *co);
+
+/* ---- stopping (async-signal-safe: for signal handlers) ---- */
+
+/* Asks s to stop: its next sim_coro_resume returns err (a CL_E* code)
+ * without running anything, once; later resumes run as before.  For a
+ * handler that interrupted the scheduler's own code. */
+void sim_sched_stop(sim_sched *s, int err);
+
+/* Ends the coroutine running on s where it stands: it becomes
+ * SIM_CORO_ABANDONED, and the sim_coro_resume that ran it returns err (a
+ * CL_E* code).  Called on its behalf: from its own code or from a signal
+ * handler that interrupted it (on any stack).  Drops a pending
+ * sim_sched_stop (this is the answer to it).  Never returns; what co held
+ * on its stack is never released. */
+_Noreturn void sim_sched_abandon(sim_sched *s, int err);
+
+/* Whether a memory fault at addr, taken with the stack pointer at sp while
+ * co ran, is co running off its stack: sp below its lowest byte, or addr in
+ * the guard page below it or anywhere in the stack mapping that is not a
+ * stack (a guard page).  Cannot fail. */
+bool sim_coro_overflowed(const sim_coro *co, const void *addr, const void *sp);
 
 /* The coroutine running on s, or NULL when s is in the scheduler. */
 sim_coro *sim_sched_current(const sim_sched *s);

@@ -14,6 +14,7 @@
 #include "core/units.h"
 #include "core/waitfor.h"
 #include "sim/coro.h"
+#include "sim/fault.h"
 #include "sim/flow.h"
 #include "sim/links.h"
 #include "sim/queue.h"
@@ -132,6 +133,7 @@ struct sim_engine {
     bool batch_open;     /* flows started or ended at batch_time, not solved yet */
     double batch_time;
     sim_sched sched;
+    sim_fault fault;     /* crashes, exit() and the time limit (sim/fault.h) */
     run_result *res;
     sim_stats stats;
     double now;
@@ -353,13 +355,15 @@ static double travel_time(sim_engine *e, const sim_msg *m, double start, double 
  * one wake-up event, at the latest done_at of its wait set, once every
  * request in it is matched. */
 
+static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err);
+
 static void resume(sim_engine *e, sim_rank *r)
 {
+    uint8_t was = r->state;
     r->state = RANK_READY;
     int err = sim_coro_resume(&e->sched, &r->co);
     if (err)
-        engine_fail(e, err, "rank %d overflowed its %zu-byte stack (raise it with --stack-size)",
-                    (int)(r - e->ranks), sim_stacks_stack_bytes(e->stacks));
+        rank_stopped(e, r, was, err);
 }
 
 /* ---- shared links (--sharing maxmin) ----
@@ -1070,7 +1074,10 @@ static void rank_main(void *arg)
 
 /* ---- deadlock ---- */
 
-static void report_deadlock(sim_engine *e)
+/* Prints the wait-for report of every rank (core/waitfor): at a deadlock
+ * every unfinished rank is blocked; at the time limit some may still run.
+ * 0, or CL_ENOMEM when there is no memory left to analyze. */
+static int report_ranks(sim_engine *e)
 {
     wf_rank *wr = calloc((size_t)e->n, sizeof *wr);
     size_t total = 0;
@@ -1081,14 +1088,17 @@ static void report_deadlock(sim_engine *e)
     if (!wr || !pend) {
         free(wr);
         free(pend);
-        engine_fail(e, CL_EDEADLOCK, "deadlock (no memory left to analyze it)");
-        return;
+        return CL_ENOMEM;
     }
     size_t k = 0;
     for (int i = 0; i < e->n; i++) {
         sim_rank *r = &e->ranks[i];
         if (r->state == RANK_DONE) {
             wr[i].state = WF_DONE;
+            continue;
+        }
+        if (r->state != RANK_BLOCKED) {
+            wr[i].state = WF_RUNNING;
             continue;
         }
         wr[i].state = WF_BLOCKED;
@@ -1112,11 +1122,43 @@ static void report_deadlock(sim_engine *e)
         waitfor_report(e->job->report ? e->job->report : stderr, wr, (size_t)e->n, &ro, &res);
         waitfor_result_release(&res);
     }
-    char t[UNITS_BUF];
-    engine_fail(e, CL_EDEADLOCK, "deadlock at t = %s: %d of %d ranks blocked",
-                units_time_str(t, e->now), e->n - e->ndone, e->n);
     free(wr);
     free(pend);
+    return 0;
+}
+
+static void report_deadlock(sim_engine *e)
+{
+    char t[UNITS_BUF];
+    if (report_ranks(e))
+        engine_fail(e, CL_EDEADLOCK, "deadlock (no memory left to analyze it)");
+    else
+        engine_fail(e, CL_EDEADLOCK, "deadlock at t = %s: %d of %d ranks blocked",
+                    units_time_str(t, e->now), e->n - e->ndone, e->n);
+}
+
+/* sim_coro_resume failed for r (in state `was` before): it overflowed its
+ * stack, crashed, called exit() or ran past the time limit, or the limit
+ * stopped the run at its turn, before it ran (sim/fault.h tells which).  A
+ * rank stopped where it stood never runs again; the others unwind. */
+static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err)
+{
+    char where[64], why[sizeof e->res->diag.msg], t[UNITS_BUF];
+    if (r->comm.call)
+        snprintf(where, sizeof where, "in %s", r->comm.call);
+    else
+        snprintf(where, sizeof where, "in its own code");
+    bool blame = sim_fault_why(&e->fault, err, (int)(r - e->ranks),
+                               sim_stacks_stack_bytes(e->stacks), where, why, sizeof why);
+    if (!blame)
+        r->state = was; /* it never ran: still waiting as it was */
+    if (err == CL_ETIMEOUT && !e->aborting)
+        report_ranks(e);
+    if (blame)
+        engine_fail(e, err, "%s", why);
+    else
+        engine_fail(e, err, "%s: stopped at t = %s after %llu events", why,
+                    units_time_str(t, e->now), (unsigned long long)e->stats.events);
 }
 
 /* ---- the run ---- */
@@ -1215,8 +1257,10 @@ static void engine_release(sim_engine *e)
         free(s);
     }
     if (e->ranks)
-        for (int i = 0; i < e->n; i++)
+        for (int i = 0; i < e->n; i++) {
+            arena_free(&e->ranks[i]); /* a rank stopped where it stood kept its own */
             debug_detach(&e->ranks[i].comm);
+        }
     sim_links_release(&e->links);
     sim_flow_destroy(e->flows);
     free(e->ports);
@@ -1239,6 +1283,8 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
                         sim_net_ranks(o->net), j->nranks);
     sim_engine e = {.o = o, .job = j, .res = res, .n = j->nranks};
     int err = engine_init(&e, o, res);
+    if (!err)
+        err = sim_fault_begin(&e.fault, &e.sched, j->timeout, &res->diag);
     if (!err) {
         for (int i = 0; i < e.n && !e.aborting; i++)
             resume(&e, &e.ranks[i]);
@@ -1267,6 +1313,7 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         e.stats.end_time = e.now;
         if (e.aborting)
             unwind(&e);
+        sim_fault_end(&e.fault);
         run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
         if (e.flows) {
             const sim_flow_stats *fs = sim_flow_stats_get(e.flows);

@@ -34,6 +34,7 @@ typedef struct setup {
     bool handshake;
     bool debug;           /* --debug's buffer checks (core/debug.h) */
     int iters;            /* default 1 */
+    double timeout;       /* --timeout, seconds (default 0: no limit) */
     rec_log *records;
 } setup;
 
@@ -68,7 +69,8 @@ static inline void run_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes,
         .job = {.fn = fn, .args = extra ? *extra : (cl_args){.microbatches = 4}, .nranks = n,
                 .eager_limit = s->eager_limit ? s->eager_limit : 65536,
                 .payload = !s->no_payload, .iters = s->iters ? s->iters : 1,
-                .records = s->records, .out = out, .report = rep, .debug = s->debug},
+                .records = s->records, .out = out, .report = rep, .debug = s->debug,
+                .timeout = s->timeout},
         .net = net, .handshake = s->handshake,
         .sharing = s->no_sharing ? SIM_SHARE_NONE : SIM_SHARE_MAXMIN,
         .solver_only = s->solver_only,

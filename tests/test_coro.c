@@ -210,11 +210,14 @@ static REAL_STACK void smash_fn(void *arg)
     c->acc = smash(top, (size_t)c->iters * 1024, 0);
 }
 
+/* The canary is what finds an overflow when there are too many stacks for
+ * a guard page each; with guard pages, sim/fault.h catches the fault
+ * (tests/test_fault.c). */
 static void test_overflow(void **state)
 {
     (void)state;
     sim_stacks *st = NULL;
-    assert_int_equal(sim_stacks_create(&st, 2, 16 * 1024), 0);
+    assert_int_equal(sim_stacks_create(&st, SIM_CORO_GUARDED_MAX + 1, 16 * 1024), 0);
     sim_sched s;
     sim_sched_init(&s);
     ctx c = {.s = &s, .iters = 24}; /* 24 KiB in a 16 KiB stack */
@@ -388,6 +391,71 @@ static void test_fp_env(void **state)
     sim_stacks_destroy(st);
 }
 
+/* ---- stopping: abandon, stop, and what an overflow looks like ---- */
+
+static void abandon_fn(void *arg)
+{
+    ctx *c = arg;
+    c->acc++;
+    sim_sched_abandon(c->s, CL_EPEER);
+}
+
+static void test_abandon(void **state)
+{
+    (void)state;
+    sim_stacks *st = NULL;
+    assert_int_equal(sim_stacks_create(&st, 2, 0), 0);
+    sim_sched s;
+    sim_sched_init(&s);
+    ctx a = {.s = &s}, b = {.s = &s, .id = 1, .iters = 2};
+    assert_int_equal(sim_coro_init(&a.co, st, 0, abandon_fn, &a), 0);
+    assert_int_equal(sim_coro_init(&b.co, st, 1, count_fn, &b), 0);
+    /* A stop asked for is the next resume's answer, once. */
+    sim_sched_stop(&s, CL_ETIMEOUT);
+    assert_int_equal(sim_coro_resume(&s, &a.co), CL_ETIMEOUT);
+    assert_int_equal(a.acc, 0);
+    assert_false(sim_coro_done(&a.co));
+    assert_int_equal(sim_coro_resume(&s, &a.co), CL_EPEER);
+    assert_int_equal(a.acc, 1);
+    assert_true(sim_coro_done(&a.co));
+    assert_null(sim_sched_current(&s));
+    /* The scheduler goes on with the others. */
+    while (!sim_coro_done(&b.co))
+        assert_int_equal(sim_coro_resume(&s, &b.co), 0);
+    assert_int_equal(b.acc, 2);
+    assert_int_equal(b.bad, 0);
+    sim_coro_release(&a.co);
+    sim_stacks_destroy(st);
+}
+
+static void where_fn(void *arg)
+{
+    ctx *c = arg;
+    c->stack_at = __builtin_frame_address(0);
+}
+
+static void test_overflowed(void **state)
+{
+    (void)state;
+    sim_stacks *st = NULL;
+    assert_int_equal(sim_stacks_create(&st, 3, 0), 0);
+    sim_sched s;
+    sim_sched_init(&s);
+    ctx c = {.s = &s};
+    assert_int_equal(sim_coro_init(&c.co, st, 1, where_fn, &c), 0);
+    assert_int_equal(sim_coro_resume(&s, &c.co), 0);
+    char *top_frame = c.stack_at; /* in the stack's top page */
+    size_t bytes = sim_stacks_stack_bytes(st);
+    /* The page below the stack is its guard. */
+    assert_true(sim_coro_overflowed(&c.co, top_frame - bytes, top_frame));
+    /* A stack pointer below the stack: whatever faulted, it ran off. */
+    assert_true(sim_coro_overflowed(&c.co, NULL, top_frame - bytes - 64));
+    /* A wild pointer with the stack pointer at home is no overflow. */
+    assert_false(sim_coro_overflowed(&c.co, NULL, top_frame));
+    assert_false(sim_coro_overflowed(&c.co, (void *)(uintptr_t)16, top_frame));
+    sim_stacks_destroy(st);
+}
+
 /* ---- argument checks ---- */
 
 static void test_bad_args(void **state)
@@ -424,6 +492,8 @@ int main(void)
         cmocka_unit_test(test_release),
         cmocka_unit_test(test_two_scheds),
         cmocka_unit_test(test_fp_env),
+        cmocka_unit_test(test_abandon),
+        cmocka_unit_test(test_overflowed),
         cmocka_unit_test(test_bad_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,73 @@
+#!/bin/sh
+# test_fault.sh COMMLAB TOOLDIR - a student's pattern that crashes, ends the
+# process or never ends (tests/data/fault/): on sim the tool reports the
+# rank and the call it was in and exits 4, as the measured backends do;
+# --timeout ends a run that makes no progress and names the rank that did
+# not; a stopped measured rank is called stopped, not deadlocked; and an
+# exercise step past its budget fails with the reason.
+. "$(dirname "$0")/lib.sh"
+d=tests/data/fault
+
+run 0 run --help; has "$out" "--timeout TIME"
+run 0 compare --help; has "$out" "--timeout TIME"
+run 0 exercise --help; has "$out" "--timeout TIME"
+run 2 run ring --timeout 5; has "$err" "--timeout: time '5' needs a unit"
+run 2 run ring --timeout 2ns; has "$err" "--timeout must be between 10ms and a week"
+run 2 exercise list --timeout 2s; has "$err" "--timeout applies to run and check"
+run 0 run ring --timeout 0
+run 0 run ring --timeout none
+
+# Sim: each failure named, exit 4; what the pattern printed first stays.
+run 4 run $d/segv.c --bytes 8
+has "$err" "commlab: rank 1 crashed in its own code: signal 11 (SIGSEGV: Segmentation fault at address 0x0)"
+has "$out" "rank 0: before the crash"
+run 4 run $d/abort.c --bytes 8
+has "$err" "rank 1 crashed in its own code: signal 6 (SIGABRT: Aborted, abort() or a failed assert)"
+run 4 run $d/bad_send.c --bytes 8
+has "$err" "rank 0 crashed in cl_send: signal 11 (SIGSEGV: Segmentation fault at address 0x10)"
+run 4 run $d/bigarray.c --bytes 8
+has "$err" "rank 1 overflowed its 64 KiB stack in its own code (raise it with --stack-size"
+run 0 run $d/bigarray.c --bytes 8 --stack-size 1MiB
+run 4 run $d/exit0.c --bytes 8
+has "$err" "rank 1 called exit(0) in its own code: a rank ends by returning from its pattern"
+run 4 run $d/exit3.c --bytes 8
+has "$err" "rank 1 called exit(3) in its own code"
+run 4 run $d/exit3.c --bytes 8 --json
+json "run --json after a failed rank"
+has "$out" '"status": "CL_EPEER"'
+
+# Sim: a rank that loops in its own code while another waits.
+run 4 run $d/spin.c --bytes 8 --timeout 1s
+has "$err" "rank 0: blocked in recv(src=1, tag=0, 4 B)"
+has "$err" "rank 1: running"
+has "$err" "commlab: rank 1 made no progress: at --timeout 1 s it was running in its own code"
+
+# Measured: the same files keep their reports (exit 4), the spinning rank
+# is named at --timeout, and a stopped rank is called stopped.
+for b in shm tcp; do
+    run 4 run $d/segv.c --bytes 8 --backend $b
+    has "$err" "rank 1 was killed by signal 11 (SIGSEGV)"
+    run 4 run $d/exit0.c --bytes 8 --backend $b
+    has "$err" "rank 1 exited with status 0"
+    run 4 run $d/spin.c --bytes 8 --backend $b --timeout 1s
+    has "$err" "rank 0: blocked in recv(src=1, tag=0, 4 B)"
+    has "$err" "the run took longer than --timeout 1 s: rank 1 made no progress, running its own code (or polling)"
+    run 4 run $d/stop.c --bytes 8 --backend $b --timeout 1s
+    has "$err" "the run took longer than --timeout 1 s: rank 1 is stopped (pid"
+    # Blocked, then stopped: no deadlock, whatever the slots say; the stall
+    # is noted once the deadlock timeout has passed.
+    run 4 run $d/stop_blocked.c --bytes 8 --backend $b --deadlock-timeout 200ms --timeout 2s
+    has "$err" "is stopped (state T in /proc/"
+    has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
+    if grep -q "deadlock:" "$err"; then bad "a stopped rank on $b was called a deadlock"; else ok; fi
+done
+run 4 run $d/stop_blocked.c --bytes 8 --backend rdma --deadlock-timeout 200ms --timeout 2s
+has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
+if grep -q "deadlock:" "$err"; then bad "a stopped rank on rdma was called a deadlock"; else ok; fi
+
+# An exercise step past its budget fails with the rank that made no progress.
+cp $d/spin.c "$tmpd/myring.c"
+run 1 exercise check 2.1 --file "$tmpd/myring.c" --timeout 1s
+has "$out" "took longer than its budget of 1 s per step: rank 1 made no progress"
+
+finish
