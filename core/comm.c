@@ -68,9 +68,22 @@ __attribute__((format(printf, 2, 3))) static int refuse(cl_comm *c, const char *
     return CL_EINVAL;
 }
 
-/* The arguments of a send to dst (recv: from src) in c; call names it. */
-static int check_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
-                      int tag, const void *buf, size_t bytes)
+/* The arguments of a send to dst (recv: from src) in c; call names it.
+ * The test that passes is inline; what is wrong is found out of line. */
+static int refuse_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
+                       int tag, const void *buf, size_t bytes);
+
+static inline int check_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
+                             int tag, const void *buf, size_t bytes)
+{
+    if (((unsigned)peer < (unsigned)c->size || (any && peer == CL_ANY_SOURCE)) &&
+        tag >= (any ? CL_ANY_TAG : 0) && (buf || !bytes || !c->payload))
+        return 0;
+    return refuse_args(c, call, dir, peer, any, tag, buf, bytes);
+}
+
+static int refuse_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
+                       int tag, const void *buf, size_t bytes)
 {
     if ((peer < 0 || peer >= c->size) && !(any && peer == CL_ANY_SOURCE))
         return refuse(c, "%s %s rank %d: the %s has ranks 0..%d (%d ranks)", call, dir, peer,
