@@ -10,6 +10,7 @@
 
 #include "core/debug.h"
 #include "core/units.h"
+#include "real/pages.h"
 
 struct rank_block {
     rank_block *next;
@@ -34,6 +35,13 @@ void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool c
      * when ranks take turns on a core (the peer cannot run meanwhile). */
     r->oversubscribed = j->nranks > j->cores;
     r->spin = r->oversubscribed ? 5e-6 : 200e-6;
+    /* This rank's parts of the job, in its page tables before it times
+     * anything (real/pages.h). */
+    pages_populate(r->slot, sizeof *r->slot);
+    pages_populate(&j->iter_time[(size_t)rank * (size_t)j->iters],
+                   (size_t)j->iters * sizeof *j->iter_time);
+    if (r->recs)
+        pages_populate(r->recs, j->rec_cap * sizeof *r->recs);
 }
 
 void rank_release(real_rank *r)
