@@ -392,8 +392,20 @@ int rank_main(real_rank *r, const run_job *rj)
         return fail_code(r, err, during);
     r->tracing = false; /* the closing barrier is not part of any iteration */
     err = cl_barrier(&r->comm);
-    if (err)
+    if (err) {
+        run_lines_release(&r->run.held);
         return fail_code(r, err, "the closing barrier failed");
+    }
+    /* Every rank's times are in (each wrote its own before the barrier):
+     * its lines of the median iteration go out now (core/run.h). */
+    double *t = malloc((size_t)j->iters * sizeof *t);
+    if (t) {
+        run_iter_times(j->iter_time, j->nranks, j->iters, t);
+        run_rank_print_held(&r->run, run_median_iter(t, j->iters));
+        free(t);
+    } else {
+        run_rank_print_held(&r->run, 0);
+    }
     r->slot->messages = r->messages;
     r->slot->bytes = r->bytes;
     atomic_store_explicit(&r->slot->state, JOB_DONE, memory_order_release);

@@ -1030,8 +1030,10 @@ static void engine_release(sim_engine *e)
         free(s);
     }
     if (e->ranks)
-        for (int i = 0; i < e->n; i++)
+        for (int i = 0; i < e->n; i++) {
             debug_detach(&e->ranks[i].comm);
+            run_lines_release(&e->ranks[i].run.held);
+        }
     sim_links_release(&e->links);
     sim_flow_destroy(e->flows);
     sim_queue_destroy(e->q);
@@ -1082,6 +1084,11 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         if (e.aborting)
             unwind(&e);
         run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
+        if (!e.aborting) {
+            int median = run_median_iter(res->iter_time, j->iters);
+            for (int i = 0; i < e.n; i++)
+                run_rank_print_held(&e.ranks[i].run, median);
+        }
         if (e.flows) {
             const sim_flow_stats *fs = sim_flow_stats_get(e.flows);
             e.stats.flows = fs->starts;

@@ -1,8 +1,8 @@
 /* test_shm.c - the shm backend end to end through real_run(): the cases
  * every real backend passes (tests/real_cases.h), each data check and
  * rendezvous truncation on both large-message paths (single copy and
- * staging through the ring), runs pinned to cores, and no page fault in
- * the timed iterations. */
+ * staging through the ring), runs pinned to cores, no page fault in the
+ * timed iterations, and printed lines from the median iteration. */
 #define REAL_BACKEND "shm"
 #define REAL_COPIES {SHM_COPY_AUTO, SHM_COPY_STAGING}
 #define REAL_KILL_SIGNAL 1 /* the launcher reports the killed rank's signal */
@@ -66,12 +66,39 @@ static void test_warm_pages(void **state)
     }
 }
 
+/* What a pattern prints comes from the median iteration (core/run.h): the
+ * line printed names the iteration whose time is the median of the run's
+ * iteration times, whatever the machine made of them. */
+static int print_iteration(cl_comm *c, const cl_args *a)
+{
+    CL_TRY(cl_compute(c, (a->iteration % 3 + 1) * 100e-6));
+    if (cl_rank(c) == 0)
+        cl_printf(c, "iteration %d", a->iteration);
+    return 0;
+}
+
+static void test_prints_median(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.iters = 7};
+    run_pattern(&r, print_iteration, 2, 8, NULL, &s);
+    if (r.res.status)
+        fail_msg("%s", r.res.diag.msg);
+    char want[64];
+    snprintf(want, sizeof want, "rank 0: iteration %d\n", run_median_iter(r.res.iter_time, 7));
+    if (strcmp(r.out, want) != 0)
+        fail_msg("printed '%s', expected '%s'", r.out, want);
+    run_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         REAL_CASES,
         cmocka_unit_test(test_bind),
         cmocka_unit_test(test_warm_pages),
+        cmocka_unit_test(test_prints_median),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
