@@ -81,13 +81,24 @@ static const pattern_info window_pattern = {
     1, NULL,
 };
 
-static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
+/* One calibration under way: the runs' options, where they ran, and the
+ * progress bar's steps. */
+typedef struct calib_ctx {
+    const calib_opts *o;
+    run_opts ro;        /* the run being measured (pattern, iterations) */
+    run_env env;
+    size_t step, steps; /* progress: runs done, runs planned */
+    bool first;         /* no run yet: the launcher's warnings may print */
+} calib_ctx;
+
+static void progress(const calib_ctx *c, uint64_t bytes)
 {
-    if (!o->progress)
+    if (!c->o->progress)
         return;
     char b[UNITS_BUF];
+    size_t done = c->step < c->steps ? c->step : c->steps, n = c->steps;
     int width = 30, fill = (int)(width * done / n);
-    fprintf(stderr, "\rcalibrate %s [%.*s%*s] %zu/%zu %-10s", o->backend, fill,
+    fprintf(stderr, "\rcalibrate %s [%.*s%*s] %zu/%zu %-10s", c->o->backend, fill,
             "##############################", width - fill, "", done, n,
             done < n ? units_size_str(b, bytes) : "");
     if (done == n)
@@ -95,17 +106,20 @@ static void progress(const calib_opts *o, size_t done, size_t n, uint64_t bytes)
     fflush(stderr);
 }
 
-/* One size of ro's pattern, measured into *t: CLI_EXIT_OK, or the exit
- * status after ending the progress bar's line. */
-static int measure(const calib_opts *o, const run_opts *ro, run_env *env, uint64_t bytes,
-                   bool first, cl_stats *t)
+/* One size of c->ro's pattern, iters timed iterations, into *t: CLI_EXIT_OK,
+ * or the exit status after ending the progress bar's line. */
+static int measure(calib_ctx *c, uint64_t bytes, int iters, cl_stats *t)
 {
+    progress(c, bytes);
+    c->ro.iters = iters;
     run_row row;
-    int status = run_size(ro, env, bytes, NULL, first, &row);
+    int status = run_size(&c->ro, &c->env, bytes, NULL, c->first, &row);
+    c->first = false;
+    c->step++;
     if (status) {
-        if (o->progress)
+        if (c->o->progress)
             fputc('\n', stderr);
-        return run_exit_code(status, env);
+        return run_exit_code(status, &c->env);
     }
     *t = row.t;
     return CLI_EXIT_OK;
@@ -118,26 +132,81 @@ static int iters_for(double budget, double t, int lo, int hi)
     return it < lo ? lo : it > hi ? hi : (int)it;
 }
 
-/* The gap of every point up to CALIB_STREAM_TOP: windows of 1 and of
- * CALIB_WINDOW messages, (T_W - T_1) / (W - 1).  n counts the progress
- * steps done so far of total.  CLI_EXIT_OK or the exit status. */
-static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_result *r,
-                        double budget, int lo, int hi, size_t total)
+/* A size's time over rounds: the median of the rounds' medians, the least
+ * minimum and the largest maximum, n the iterations of all rounds. */
+static void combine_rounds(const cl_stats *round, int rounds, cl_stats *out)
 {
-    ro->pattern = &window_pattern;
+    double med[CALIB_MAX_ROUNDS];
+    cl_stats all = round[0];
+    for (int k = 0; k < rounds; k++) {
+        med[k] = round[k].median;
+        all.min = fmin(all.min, round[k].min);
+        all.max = fmax(all.max, round[k].max);
+        if (k)
+            all.n += round[k].n;
+    }
+    cl_stats m;
+    stats_compute(med, (size_t)rounds, &m); /* finite medians: cannot fail */
+    all.median = m.median;
+    all.mean = m.mean;
+    *out = all;
+}
+
+/* The ping-pong at the points idx[0..k) of r (increasing sizes), in
+ * rounds: each round runs every one of these sizes once, in order, for
+ * about 1/rounds of the size's budget, so a slow spell of the machine
+ * lands on a few runs of many sizes instead of on every run of a few.  A
+ * point measured before starts from its old time; a new one from the
+ * previous point's. */
+static int measure_points(calib_ctx *c, calib_result *r, const size_t *idx, size_t k)
+{
+    const calib_opts *o = c->o;
+    int rounds = o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS;
+    double budget = (o->quick ? 0.05 : 0.2) / rounds;
+    int lo = CALIB_ROUND_ITERS, hi = (o->quick ? 500 : 1000) / rounds;
+    cl_stats *t = calloc(k * (size_t)rounds, sizeof *t);
+    if (!t)
+        return cli_error("out of memory");
+    c->ro.pattern = pattern_find("pingpong");
+    c->ro.args.microbatches = 0;
+    int rc = CLI_EXIT_OK;
+    for (int round = 0; round < rounds && !rc; round++) {
+        for (size_t j = 0; j < k && !rc; j++) {
+            calib_point *p = &r->points[idx[j]];
+            double guess = round > 0 ? t[j * (size_t)rounds].median
+                           : p->t.n ? p->t.median
+                           : j > 0 ? t[(j - 1) * (size_t)rounds].median : 0;
+            rc = measure(c, p->bytes, iters_for(budget, 2 * guess, lo, hi),
+                         &t[j * (size_t)rounds + (size_t)round]);
+        }
+    }
+    for (size_t j = 0; j < k && !rc; j++) {
+        calib_point *p = &r->points[idx[j]];
+        combine_rounds(&t[j * (size_t)rounds], rounds, &p->t);
+        p->iters = (int)p->t.n;
+    }
+    free(t);
+    return rc;
+}
+
+/* The gap of every point up to CALIB_STREAM_TOP: windows of 1 and of
+ * CALIB_WINDOW messages, (T_W - T_1) / (W - 1).  CLI_EXIT_OK or the exit
+ * status. */
+static int measure_gaps(calib_ctx *c, calib_result *r, double budget, int lo, int hi)
+{
+    c->ro.pattern = &window_pattern;
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
         p->t1 = p->tw = p->gap = NAN;
         if (p->bytes > CALIB_STREAM_TOP)
             continue;
-        progress(o, r->n + i, total, p->bytes);
         double t[2];
         for (int k = 0; k < 2; k++) {
             int w = k ? CALIB_WINDOW : 1;
-            ro->args.microbatches = w;
-            ro->iters = iters_for(budget / 2, (w + 1) * p->t.median, lo, hi);
+            c->ro.args.microbatches = w;
             cl_stats st;
-            int rc = measure(o, ro, env, p->bytes, false, &st);
+            int rc = measure(c, p->bytes, iters_for(budget / 2, (w + 1) * p->t.median, lo, hi),
+                             &st);
             if (rc)
                 return rc;
             t[k] = st.median;
@@ -148,17 +217,15 @@ static int measure_gaps(const calib_opts *o, run_opts *ro, run_env *env, calib_r
     return CLI_EXIT_OK;
 }
 
-/* The exchange's span at every point, progress steps from `done` of total.
- * CLI_EXIT_OK or the exit status. */
-static int measure_exchanges(const calib_opts *o, run_opts *ro, run_env *env, calib_result *r,
-                             double budget, int lo, int hi, size_t done, size_t total)
+/* The exchange's span at every point.  CLI_EXIT_OK or the exit status. */
+static int measure_exchanges(calib_ctx *c, calib_result *r, double budget, int lo, int hi)
 {
-    ro->pattern = pattern_find("exchange");
+    c->ro.pattern = pattern_find("exchange");
+    c->ro.args.microbatches = 0;
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
-        progress(o, done + i, total, p->bytes);
-        ro->iters = iters_for(budget / 2, p->t.median, lo, hi); /* an exchange: one way */
-        int rc = measure(o, ro, env, p->bytes, false, &p->x);
+        /* an exchange: one way */
+        int rc = measure(c, p->bytes, iters_for(budget / 2, p->t.median, lo, hi), &p->x);
         if (rc)
             return rc;
     }
@@ -203,6 +270,97 @@ static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *
         r->points[f->first + i].gap = gaps[i];
 }
 
+static void segment_range(char *buf, size_t len, const calib_result *r, const fit_segment *f)
+{
+    char a[UNITS_BUF], b[UNITS_BUF];
+    snprintf(buf, len, "%s..%s", units_size_str(a, r->points[f->first].bytes),
+             units_size_str(b, r->points[f->first + f->n - 1].bytes));
+}
+
+/* Fits the ping-pong's medians into r->fit; a segment that is not fit to
+ * be written (fit_segment_usable) has its points measured again, up to
+ * CALIB_ATTEMPTS measurements in all.  CLI_EXIT_OK, or the exit status
+ * after saying which segment could not be fitted. */
+static int fit_pingpong(calib_ctx *c, calib_result *r)
+{
+    double x[128], y[128], brk = (double)c->o->eager_limit;
+    fit_opts fo = FIT_OPTS_DEFAULT;
+    for (int attempt = 1;; attempt++) {
+        for (size_t i = 0; i < r->n; i++) {
+            x[i] = (double)r->points[i].bytes;
+            y[i] = r->points[i].t.median;
+        }
+        cl_diag d = {{0}};
+        if (fit_piecewise(x, y, r->n, &brk, 1, &fo, &r->fit, &d))
+            return cli_error("calibrate: the fit failed: %s", d.msg);
+        size_t idx[128], k = 0;
+        const fit_segment *bad = NULL;
+        for (size_t s = 0; s < r->fit.n; s++) {
+            const fit_segment *f = &r->fit.seg[s];
+            if (fit_segment_usable(f))
+                continue;
+            bad = bad ? bad : f;
+            for (size_t i = 0; i < f->n; i++)
+                idx[k++] = f->first + i;
+        }
+        if (!bad)
+            return CLI_EXIT_OK;
+        char range[80];
+        segment_range(range, sizeof range, r, bad);
+        if (attempt == CALIB_ATTEMPTS) {
+            if (c->o->progress)
+                fputc('\n', stderr);
+            cli_error("calibrate: segment %s cannot be fitted after %d measurements (R^2 "
+                      "%.2f, a point %.1f %% off its line): the machine is too noisy now; "
+                      "nothing written (calibrate again when it is quieter)",
+                      range, CALIB_ATTEMPTS, bad->r2, 100 * bad->max_residual);
+            return CLI_EXIT_FAILED;
+        }
+        if (c->o->progress)
+            fputc('\n', stderr);
+        fprintf(stderr, "commlab: calibrate: segment %s cannot be fitted (R^2 %.2f, a point "
+                        "%.1f %% off its line): measuring its %zu size%s again\n",
+                range, bad->r2, 100 * bad->max_residual, k, k == 1 ? "" : "s");
+        c->steps += k * (size_t)(c->o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS);
+        int rc = measure_points(c, r, idx, k);
+        if (rc)
+            return rc;
+    }
+}
+
+_Static_assert(CALIB_ROUNDS <= CALIB_MAX_ROUNDS && CALIB_ROUNDS_QUICK <= CALIB_MAX_ROUNDS &&
+                   CALIB_PROBE_ROUNDS <= CALIB_MAX_ROUNDS,
+               "combine_rounds holds CALIB_MAX_ROUNDS");
+
+int calibrate_probe(const run_opts *base, run_env *env, machine_ref ref[CALIB_NREF])
+{
+    static const uint64_t bytes[CALIB_NREF] = {CALIB_REF_SMALL, CALIB_REF_LARGE};
+    static const int iters[CALIB_NREF] = {300, 30};
+    run_opts ro = *base;
+    ro.pattern = pattern_find("pingpong");
+    ro.ranks = 2;
+    ro.warmup = 2;
+    ro.args = (cl_args){0};
+    ro.fmt = CLI_TEXT;
+    ro.timeline = ro.trace = NULL;
+    cl_stats t[CALIB_NREF][CALIB_PROBE_ROUNDS];
+    for (int round = 0; round < CALIB_PROBE_ROUNDS; round++)
+        for (int i = 0; i < CALIB_NREF; i++) {
+            ro.iters = iters[i];
+            run_row row;
+            int status = run_size(&ro, env, bytes[i], NULL, false, &row);
+            if (status)
+                return run_exit_code(status, env);
+            t[i][round] = row.t;
+        }
+    for (int i = 0; i < CALIB_NREF; i++) {
+        cl_stats all;
+        combine_rounds(t[i], CALIB_PROBE_ROUNDS, &all);
+        ref[i] = (machine_ref){bytes[i], all.median};
+    }
+    return CLI_EXIT_OK;
+}
+
 int calibrate_measure(const calib_opts *o, calib_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -211,53 +369,49 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     r->points = calloc(n, sizeof *r->points);
     if (!r->points)
         return cli_error("out of memory");
-    size_t streamed = 0;
-    for (size_t i = 0; i < n; i++)
-        streamed += sizes[i] <= CALIB_STREAM_TOP;
-    /* A size runs about budget seconds: its iterations follow from the
-     * previous size's time (plus a barrier's few microseconds). */
-    const double budget = o->quick ? 0.05 : 0.2;
-    const int lo = 10, hi = o->quick ? 500 : 1000;
-    run_opts ro = {
-        .pattern = pattern_find("pingpong"), .backend = o->backend, .be = o->be, .ranks = 2,
-        .warmup = 2, .eager_limit = o->eager_limit, .bind = o->bind,
-        .copy = SHM_COPY_AUTO, .listen = o->listen, .provider = o->provider,
-        .deadlock_timeout = 5.0,
-    };
-    run_env env = {0};
-    double prev = 0;
+    size_t streamed = 0, idx[128];
     for (size_t i = 0; i < n; i++) {
-        progress(o, i, 2 * n + streamed, sizes[i]);
-        ro.iters = iters_for(budget, 2 * prev, lo, hi);
-        cl_stats t;
-        int rc = measure(o, &ro, &env, sizes[i], i == 0, &t);
-        if (rc)
-            return rc;
-        r->points[r->n++] = (calib_point){
-            .bytes = sizes[i], .iters = ro.iters, .t = t, .t1 = NAN, .tw = NAN, .gap = NAN};
-        prev = t.median;
+        streamed += sizes[i] <= CALIB_STREAM_TOP;
+        idx[i] = i;
+        r->points[i] = (calib_point){.bytes = sizes[i], .t1 = NAN, .tw = NAN, .gap = NAN};
     }
-    size_t total = 2 * n + streamed;
-    int rc = measure_gaps(o, &ro, &env, r, budget, lo, hi, total);
-    if (!rc)
-        rc = measure_exchanges(o, &ro, &env, r, budget, lo, hi, n + streamed, total);
+    r->n = n;
+    calib_ctx c = {
+        .o = o, .first = true,
+        .ro = {.backend = o->backend, .be = o->be, .ranks = 2, .warmup = 2,
+               .eager_limit = o->eager_limit, .bind = o->bind, .copy = SHM_COPY_AUTO,
+               .listen = o->listen, .provider = o->provider, .deadlock_timeout = 5.0},
+        .steps = n * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS) + 2 * streamed + n,
+    };
+    /* The regime: the reference probe first (its runs are not on the bar). */
+    machine *m = &r->m;
+    int rc = calibrate_probe(&c.ro, &c.env, m->ref);
     if (rc)
         return rc;
-    progress(o, total, total, 0);
+    m->nref = CALIB_NREF;
+    c.first = false;
+    if ((rc = measure_points(&c, r, idx, n)) || (rc = fit_pingpong(&c, r)))
+        return rc;
+    /* The gap and the exchange: one run a size, about a ping-pong size's
+     * budget each. */
+    const double budget = o->quick ? 0.05 : 0.2;
+    const int lo = 10, hi = o->quick ? 500 : 1000;
+    if ((rc = measure_gaps(&c, r, budget, lo, hi)) ||
+        (rc = measure_exchanges(&c, r, budget, lo, hi)))
+        return rc;
+    c.step = c.steps;
+    progress(&c, 0);
 
-    double x[128], y[128], yx[128], brk = (double)o->eager_limit;
+    double x[128], yx[128], brk = (double)o->eager_limit;
     for (size_t i = 0; i < r->n; i++) {
         x[i] = (double)r->points[i].bytes;
-        y[i] = r->points[i].t.median;
         yx[i] = r->points[i].x.median;
     }
     fit_opts fo = FIT_OPTS_DEFAULT;
     cl_diag d = {{0}};
-    if (fit_piecewise(x, y, r->n, &brk, 1, &fo, &r->fit, &d) ||
-        fit_piecewise(x, yx, r->n, &brk, 1, &fo, &r->duplex, &d))
+    if (fit_piecewise(x, yx, r->n, &brk, 1, &fo, &r->duplex, &d))
         return cli_error("calibrate: the fit failed: %s", d.msg);
 
-    machine *m = &r->m;
     calibrate_hostname(m->host, sizeof m->host);
     snprintf(m->backend, sizeof m->backend, "%s", o->backend);
     if ((rc = calibrate_provider(o->be, o->provider, m->provider, sizeof m->provider)))
@@ -267,12 +421,13 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int rounds = o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS;
     snprintf(m->method, sizeof m->method,
-             "pingpong, 2 ranks%s: one-way = half the round trip, median of %d to %d "
-             "iterations a size after 2 warm-up; piecewise fit, relative residuals; "
+             "pingpong, 2 ranks%s: one-way = half the round trip, median of %d rounds' "
+             "medians (every size once a round); piecewise fit, relative residuals; "
              "gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB; "
              "duplex: an exchange's span%s",
-             o->bind ? " bound to cores" : "", lo, hi, CALIB_WINDOW, CALIB_WINDOW - 1,
+             o->bind ? " bound to cores" : "", rounds, CALIB_WINDOW, CALIB_WINDOW - 1,
              CALIB_STREAM_TOP >> 20, o->quick ? " (--quick)" : "");
     m->nseg = segments_of(r, &r->fit, m->seg);
     for (size_t s = 0; s < r->fit.n; s++)

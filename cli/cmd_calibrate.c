@@ -121,7 +121,11 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
            o->backend, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
            units_size_str(b, r->points[r->n - 1].bytes), units_size_str(e, o->eager_limit));
     print_segments(r, &r->fit, true);
-    printf("\ngap: each further message of a back-to-back stream adds gap + n / gap "
+    printf("\nreference (the regime it was taken in, for compare):");
+    for (size_t i = 0; i < r->m.nref; i++)
+        printf("%s %s ping-pong %s one way", i ? "," : "",
+               units_size_str(a, r->m.ref[i].bytes), units_time_digits(b, r->m.ref[i].time, 4));
+    printf("\n\ngap: each further message of a back-to-back stream adds gap + n / gap "
            "bandwidth (up to %u MiB)\n\n", CALIB_STREAM_TOP >> 20);
     printf("duplex: an exchange, both ranks sending to and receiving from the other at once\n\n");
     print_segments(r, &r->duplex, false);
@@ -187,6 +191,15 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
     json_kv_string(&w, "machine_file", path);
     json_segments(&w, "segments", r, &r->fit, true);
     json_segments(&w, "duplex_segments", r, &r->duplex, false);
+    json_key(&w, "reference");
+    json_begin_array(&w);
+    for (size_t i = 0; i < r->m.nref; i++) {
+        json_begin_object(&w);
+        json_kv_uint(&w, "bytes", r->m.ref[i].bytes);
+        json_kv_number(&w, "time_s", r->m.ref[i].time);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
     json_key(&w, "results");
     json_begin_array(&w);
     for (size_t i = 0; i < r->n; i++) {
