@@ -277,14 +277,18 @@ static void segment_range(char *buf, size_t len, const calib_result *r, const fi
              units_size_str(b, r->points[f->first + f->n - 1].bytes));
 }
 
-/* Fits the ping-pong's medians into r->fit; a segment that is not fit to
+/* Fits the ping-pong's medians into r->fit.  A segment that is not fit to
  * be written (fit_segment_usable) has its points measured again, up to
- * CALIB_ATTEMPTS measurements in all.  CLI_EXIT_OK, or the exit status
- * after saying which segment could not be fitted. */
+ * CALIB_ATTEMPTS measurements in all.  Noise moves between measurements;
+ * the transport's own shape does not: when two measurements in a row agree
+ * within CALIB_AGREE at every point of such a segment, it is kept as
+ * measured, with a warning (its residuals are in the file).  CLI_EXIT_OK,
+ * or the exit status after saying which segment could not be fitted. */
 static int fit_pingpong(calib_ctx *c, calib_result *r)
 {
-    double x[128], y[128], brk = (double)c->o->eager_limit;
+    double x[128], y[128], prev[128], brk = (double)c->o->eager_limit;
     fit_opts fo = FIT_OPTS_DEFAULT;
+    bool agree = false; /* the last measurement agreed with the one before */
     for (int attempt = 1;; attempt++) {
         for (size_t i = 0; i < r->n; i++) {
             x[i] = (double)r->points[i].bytes;
@@ -307,24 +311,35 @@ static int fit_pingpong(calib_ctx *c, calib_result *r)
             return CLI_EXIT_OK;
         char range[80];
         segment_range(range, sizeof range, r, bad);
+        if (c->o->progress)
+            fputc('\n', stderr);
+        if (agree) {
+            fprintf(stderr, "commlab: calibrate: warning: segment %s fits a line poorly (R^2 "
+                            "%.2f, a point %.1f %% off it), but two measurements agree within "
+                            "%.0f %%: the transport's time is not a line there; kept as "
+                            "measured\n", range, bad->r2, 100 * bad->max_residual,
+                    100 * CALIB_AGREE);
+            return CLI_EXIT_OK;
+        }
         if (attempt == CALIB_ATTEMPTS) {
-            if (c->o->progress)
-                fputc('\n', stderr);
             cli_error("calibrate: segment %s cannot be fitted after %d measurements (R^2 "
                       "%.2f, a point %.1f %% off its line): the machine is too noisy now; "
                       "nothing written (calibrate again when it is quieter)",
                       range, CALIB_ATTEMPTS, bad->r2, 100 * bad->max_residual);
             return CLI_EXIT_FAILED;
         }
-        if (c->o->progress)
-            fputc('\n', stderr);
         fprintf(stderr, "commlab: calibrate: segment %s cannot be fitted (R^2 %.2f, a point "
                         "%.1f %% off its line): measuring its %zu size%s again\n",
                 range, bad->r2, 100 * bad->max_residual, k, k == 1 ? "" : "s");
+        for (size_t j = 0; j < k; j++)
+            prev[j] = r->points[idx[j]].t.median;
         c->steps += k * (size_t)(c->o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS);
         int rc = measure_points(c, r, idx, k);
         if (rc)
             return rc;
+        agree = true;
+        for (size_t j = 0; j < k; j++)
+            agree = agree && fabs(r->points[idx[j]].t.median - prev[j]) <= CALIB_AGREE * prev[j];
     }
 }
 

@@ -17,7 +17,9 @@
  * break at the eager limit, more segments where one line leaves large
  * residuals); a segment that fit_segment_usable() refuses has its sizes
  * measured again, up to CALIB_ATTEMPTS measurements, and is never written:
- * calibration fails instead.  The segments become a machine
+ * calibration fails instead, unless two measurements in a row agree within
+ * CALIB_AGREE at each of its sizes (then the bend is the transport's, not
+ * a slow spell's, and it is kept, with a warning).  The segments become a machine
  * (core/machine.h) whose segment i ends at its last measured size.
  *
  * Then the gap: for each size up to CALIB_STREAM_TOP, a window pattern
@@ -58,6 +60,7 @@
 #define CALIB_MAX_ROUNDS 5            /* the most of either, and of the probe's */
 #define CALIB_ROUND_ITERS 5           /* fewest timed iterations of a size a round */
 #define CALIB_ATTEMPTS 3              /* measurements of a segment before giving up */
+#define CALIB_AGREE 0.10              /* two measurements this close: not noise */
 #define CALIB_NREF 2                  /* sizes of the reference probe: */
 #define CALIB_REF_SMALL 8             /* bytes: latency */
 #define CALIB_REF_LARGE (1u << 20)    /* bytes: bandwidth */
