@@ -17,6 +17,27 @@ segments:
   - {upto: 64MiB, alpha: 5us, bandwidth: 2GB/s}
 EOF
 
+# calibrated FILE ARGS... : `commlab calibrate ARGS --out FILE`, which
+# either writes FILE (exit 0, true) or, on a machine too noisy for a
+# segment to be fitted in three measurements, refuses: exit 4, says so,
+# and writes nothing (false).  Both are checked; the caller skips what
+# needs the file when it was refused.
+calibrated() {
+    f=$1
+    shift
+    $limit "$cl" calibrate "$@" --out "$f" >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" -eq 0 ]; then ok; return 0; fi
+    if [ "$rc" -eq 4 ] && grep -q "cannot be fitted after 3 measurements" "$err" &&
+        grep -q "nothing written" "$err" && [ ! -e "$f" ]; then
+        ok
+        echo "note: calibrate $* refused a segment on this busy machine; its checks skipped"
+        return 1
+    fi
+    bad "commlab calibrate $* --out $f exited $rc, want 0 (or 4: refused, nothing written)"
+    return 1
+}
+
 # --- help ---
 run 0 --help;                  has "$out" "calibrate"; has "$out" "compare"
 run 0 calibrate --help;        has "$out" "usage: commlab calibrate"; has "$out" "--quick"
@@ -40,7 +61,7 @@ run 2 calibrate --backend shm --out "$tmpd"; has "$err" "cannot write the machin
 
 # --- calibrate --quick: a machine file the simulator accepts ---
 q="$tmpd/quick-shm.yaml"
-run 0 calibrate --backend shm --quick --out "$q"
+if calibrated "$q" --backend shm --quick; then
 has "$out" "alpha"; has "$out" "R^2"; has "$out" "max residual"; has "$out" "model written to $q"
 has "$q" "backend: \"shm\""; has "$q" "eager_limit: 65536"; has "$q" "segments:"
 has "$q" "{upto: 65536, "; has "$q" ", gap: "; has "$q" "gap_bandwidth: "
@@ -52,21 +73,29 @@ has "$q" "  - {bytes: 8, time: "; has "$q" "  - {bytes: 1048576, time: "
 if [ "$(ls -A "$tmpd" | grep -c tmp)" -eq 0 ]; then ok; else bad "a temporary file was left in $tmpd"; fi
 run 0 run pingpong --model "$q" --sizes 8,1MiB; has "$out" "machine $q (shm on"
 has "$out" "segments, duplex), full mesh of 2 ranks"
-run 0 calibrate --backend shm --quick --out "$tmpd/q2.yaml" --csv
+fi
+if calibrated "$tmpd/q2.yaml" --backend shm --quick --csv; then
 has "$out" "# commlab-plot: compare"; has "$out" "# title: pingpong, shm, 2 ranks, host "
 has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct"
 has "$out" "pingpong,shm,2,65536,"
-run 0 calibrate --backend tcp --quick --out "$tmpd/q-tcp.yaml" --json; json calibrate
+fi
+if calibrated "$tmpd/q-tcp.yaml" --backend tcp --quick --json; then json calibrate
 has "$out" '"command": "calibrate"'; has "$out" '"alpha_s"'; has "$out" '"r2"'
 has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'; has "$out" '"gap_s"'
 has "$out" '"duplex_segments"'; has "$out" '"exchange_s"'; has "$out" '"exchange_modeled_s"'
 has "$out" '"reference": ['; has "$out" '"time_s"'
+fi
 
 # --- rdma: calibrated through libfabric, the provider recorded ---
 r="$tmpd/quick-rdma.yaml"
-run 0 calibrate --backend rdma --provider tcp --quick --out "$r"
+if calibrated "$r" --backend rdma --provider tcp --quick; then
 has "$out" "calibrate rdma on "; has "$out" "model written to $r"
 has "$r" 'backend: "rdma"'; has "$r" 'provider: "tcp"'; has "$r" ", gap: "
+else
+# a stand-in, so the checks of compare below still run
+sed 's/^backend: shm$/backend: rdma\nprovider: tcp/; s/^host: elsewhere$/host: '"$(hostname)"'/' "$m" >"$r"
+printf 'reference:\n  - {bytes: 8, time: 1us}\n' >>"$r"
+fi
 run 0 compare pingpong --backend rdma --provider tcp --model "$r" --sizes 8,128KiB -i 3 --csv
 has "$out" "pingpong,rdma,2,8,"; has "$out" "pingpong,rdma,2,131072,"
 if grep -q "note:" "$err"; then bad "compare rdma: a note for its own file"; else ok; fi
