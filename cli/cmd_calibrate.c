@@ -1,21 +1,17 @@
-/* cmd_calibrate.c - `commlab calibrate`: measure ping-pong on a transport,
- * fit the piecewise alpha-beta model, write the machine file. */
+/* cmd_calibrate.c - `commlab calibrate`: its options, the measuring and
+ * fitting of cli/calibrate.c, the machine file written, the fit printed. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/calibrate.h"
 #include "cli/cli.h"
-#include "core/pattern.h"
-#include "cli/run_size.h"
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
-#include "real/rdma.h"
 
 const char cmd_calibrate_usage[] =
     "usage: commlab calibrate --backend shm|tcp|rdma [options]\n"
