@@ -3,14 +3,23 @@
  * `commlab calibrate` and for `commlab compare` when no machine file
  * exists yet.
  *
- * The method: for each size, the pingpong pattern runs measured through
- * real_run() (2 ranks bound to cores, 2 warm-up iterations); a size's
- * one-way time is the median over its iterations of half the round trip,
- * which is what `commlab run pingpong --backend B` reports.  Iterations per
- * size follow from the previous size's time so that each size takes about
- * the same wall time (a budget), between a floor and a ceiling.  The times
- * are fitted by core/fit (forced break at the eager limit, more segments
- * where one line leaves large residuals) and become a machine
+ * The method: first the reference probe (calibrate_probe: 8 B and 1 MiB),
+ * the regime the machine is in, kept in the file.  Then for each size the
+ * pingpong pattern runs measured through real_run() (2 ranks bound to
+ * cores, 2 warm-up iterations), in interleaved rounds: every size once a
+ * round, CALIB_ROUNDS rounds (CALIB_ROUNDS_QUICK with --quick), so that a
+ * slow spell of a shared machine lands on one run of many sizes rather
+ * than on every run of a few; a size's one-way time is the median of its
+ * rounds' medians of half the round trip (what `commlab run pingpong
+ * --backend B` reports for one run).  Iterations per run follow from the
+ * size's time so that each size takes about the same wall time (a budget),
+ * between a floor and a ceiling.  The times are fitted by core/fit (forced
+ * break at the eager limit, more segments where one line leaves large
+ * residuals); a segment that fit_segment_usable() refuses has its sizes
+ * measured again, up to CALIB_ATTEMPTS measurements, and is never written:
+ * calibration fails instead, unless two measurements in a row agree within
+ * CALIB_AGREE at each of its sizes (then the bend is the transport's, not
+ * a slow spell's, and it is kept, with a warning).  The segments become a machine
  * (core/machine.h) whose segment i ends at its last measured size.
  *
  * Then the gap: for each size up to CALIB_STREAM_TOP, a window pattern
@@ -36,6 +45,7 @@
 #include <stdio.h>
 
 #include "cli/backend.h"
+#include "cli/run_size.h"
 #include "core/fit.h"
 #include "core/machine.h"
 #include "core/record.h"
@@ -45,6 +55,16 @@
  * measures the ring's flow control, which few patterns meet. */
 #define CALIB_WINDOW 4                /* messages of the streaming window */
 #define CALIB_STREAM_TOP (4u << 20)   /* bytes: the largest size streamed */
+#define CALIB_ROUNDS 5                /* rounds of the ping-pong's sizes */
+#define CALIB_ROUNDS_QUICK 3          /* ... with --quick */
+#define CALIB_MAX_ROUNDS 5            /* the most of either, and of the probe's */
+#define CALIB_ROUND_ITERS 5           /* fewest timed iterations of a size a round */
+#define CALIB_ATTEMPTS 3              /* measurements of a segment before giving up */
+#define CALIB_AGREE 0.10              /* two measurements this close: not noise */
+#define CALIB_NREF 2                  /* sizes of the reference probe: */
+#define CALIB_REF_SMALL 8             /* bytes: latency */
+#define CALIB_REF_LARGE (1u << 20)    /* bytes: bandwidth */
+#define CALIB_PROBE_ROUNDS 3          /* rounds of the probe */
 
 typedef struct calib_opts {
     const char *backend;  /* a measured backend's name: "shm", "tcp", "rdma" */
@@ -59,8 +79,9 @@ typedef struct calib_opts {
 
 typedef struct calib_point {
     uint64_t bytes;
-    int iters;   /* timed iterations run */
-    cl_stats t;  /* one-way seconds: median, min, max over the iterations */
+    int iters;   /* timed iterations run, all rounds */
+    cl_stats t;  /* one-way seconds: the median of the rounds' medians, the min
+                    and max over every iteration */
     double t1, tw; /* seconds: median of the window of 1 and of CALIB_WINDOW
                       messages; NAN: not streamed (above CALIB_STREAM_TOP) */
     double gap;    /* seconds each further message of a stream adds (fit_gap);
@@ -81,6 +102,15 @@ typedef struct calib_result {
  * release r either way. */
 int calibrate_measure(const calib_opts *o, calib_result *r);
 void calibrate_release(calib_result *r);
+
+/* The reference probe: a ping-pong of CALIB_REF_SMALL and of
+ * CALIB_REF_LARGE bytes on 2 ranks, CALIB_PROBE_ROUNDS rounds of both (300
+ * and 30 iterations after 2 warm-up), each size's one-way time the median
+ * of its rounds' medians, into ref.  base gives the backend and its
+ * options (bind, listen, provider, eager limit); its pattern, ranks,
+ * iterations and arguments are not used.  A few tenths of a second.
+ * CLI_EXIT_OK, or the exit status of a failed run (already reported). */
+int calibrate_probe(const run_opts *base, run_env *env, machine_ref ref[CALIB_NREF]);
 
 /* configs/machines/<host>-<backend>.yaml under commlab's data folder (the
  * one configs/tiers.yaml is found in), host with anything but letters,

@@ -33,6 +33,11 @@ const char cmd_compare_usage[] =
     "                           <host>-rdma-<provider>.yaml; when it does not exist,\n"
     "                           calibration runs first and writes it)\n"
     "      --quick              a calibration run first is a --quick one\n"
+    "      --recalibrate        calibrate first, even when the machine file exists, and\n"
+    "                           write it (to --model FILE when given)\n"
+    "      --repeat R           measure R times (default 1) and print the spread of\n"
+    "                           the median |error| over the R runs; the table is the\n"
+    "                           run whose median |error| is the median\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         one message size\n"
     "  -s, --sizes LIST         sizes: 8,1KiB,4MiB or 8:4MiB:x4 (default 8:4MiB:x2)\n"
@@ -53,30 +58,61 @@ const char cmd_compare_usage[] =
     "                           modeled_s,measured_median_s,measured_min_s,\n"
     "                           measured_max_s,error_pct\n"
     "      --json               results[i].modeled_s, .measured_s.{median,min,max},\n"
-    "                           .error_pct\n"
+    "                           .error_pct; reference, drift; repeat runs\n"
+    "      --save FILE.csv      also write the table's rows, in the --csv schema, to\n"
+    "                           FILE.csv: a figure of the very run printed\n"
     "  -h, --help               this text\n"
+    "\n"
+    "Drift: when the machine file records a reference probe (8 B and 1 MiB\n"
+    "ping-pong at calibration), compare probes it again before and after its\n"
+    "measurements.  Where either moved from the file's figure by more than the\n"
+    "model claims to be right to (its segment's max residual, and at least 20 %,\n"
+    "the probe's own spread on a shared machine), one line says so with the\n"
+    "figures: the errors then reflect a machine that changed, not the model.\n"
     "\n"
     "exit status: 0 ok, 1 a data check failed, 2 bad usage or machine file,\n"
     "3 deadlock, 4 a rank failed, 128+N stopped by signal N\n"
     "\n"
     "examples:\n"
     "  commlab compare pingpong --backend shm\n"
+    "  commlab compare pingpong --backend shm --repeat 5\n"
     "  commlab compare ring --backend tcp -n 2 --sizes 8,64KiB,1MiB\n"
     "  commlab compare pipeline --backend rdma --provider tcp --quick --sizes 8,1MiB\n"
     "  commlab compare pipeline --model /tmp/shm.yaml --compute 20us --csv > pipe.csv\n";
 
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
-    OPT_MICRO,
-    OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT,
+    OPT_MICRO, OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT, OPT_RECAL, OPT_REPEAT,
+    OPT_SAVE,
 };
+
+/* The least move of a reference called drift, %: the probe's own spread
+ * between runs in one regime.  On the shared 2-core VM of chapter 06, ten
+ * compares after one calibration probed 8 B at 105-110 ns against 120 ns
+ * calibrated (up to 12.5 % apart, errors 2.4-5.0 %), while the other
+ * regime is 3.5 x slower. */
+#define DRIFT_FLOOR_PCT 20.0
 
 typedef struct compare_opts {
     run_opts run;      /* pattern, backend, ranks, sizes, iters, pattern args */
     const char *model; /* --model, or NULL */
     bool quick;
+    bool recalibrate;  /* --recalibrate */
+    int repeat;        /* --repeat R: measurements of every size, >= 1 */
+    const char *save;  /* --save FILE.csv, or NULL */
     int lo_iters, hi_iters; /* the iterations the sizes ran: fewest, most */
 } compare_opts;
+
+/* The reference probe against the machine file's (core/machine.h). */
+typedef struct drift {
+    size_t n;                             /* probes: the file's, 0 if it has none */
+    machine_ref cal[MACHINE_MAX_REFS];    /* at calibration */
+    double before[MACHINE_MAX_REFS];      /* seconds, before the measurements */
+    double after[MACHINE_MAX_REFS];       /* seconds, after them */
+    double threshold_pct[MACHINE_MAX_REFS]; /* the model's claimed residual there */
+    bool moved[MACHINE_MAX_REFS];
+    bool any;                             /* some probe moved */
+} drift;
 
 /* Timed iterations for a size whose modeled iteration takes t seconds:
  * calibrate's budget, so both measure the same steady state (the first tens
@@ -107,6 +143,9 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
+        {"recalibrate", no_argument, NULL, OPT_RECAL},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"save", required_argument, NULL, OPT_SAVE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -139,6 +178,9 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
+        case OPT_RECAL: co->recalibrate = true; break;
+        case OPT_REPEAT: rc = cli_parse_int("--repeat", optarg, 1, 1000, &co->repeat); break;
+        case OPT_SAVE: co->save = optarg; break;
         case 'h': fputs(cmd_compare_usage, stdout); return -1;
         default: return cli_bad_option("compare", argv, c);
         }
@@ -172,7 +214,8 @@ static int parse(int argc, char **argv, compare_opts *co)
     return 0;
 }
 
-/* The machine file: --model, or this host's, calibrated now when missing. */
+/* The machine file: --model, or this host's; calibrated now when this
+ * host's is missing, or with --recalibrate. */
 static int get_machine(const compare_opts *co, machine *m, char *path, size_t len)
 {
     const run_opts *o = &co->run;
@@ -181,26 +224,28 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
     int rc = calibrate_provider(o->be, o->provider, provider, sizeof provider);
     if (rc)
         return rc;
-    if (co->model) {
+    if (co->model)
         snprintf(path, len, "%s", co->model);
-    } else {
-        if ((rc = calibrate_default_path(path, len, o->backend, provider)))
+    else if ((rc = calibrate_default_path(path, len, o->backend, provider)))
+        return rc;
+    bool missing = !co->model && access(path, F_OK) != 0;
+    if (missing || co->recalibrate) {
+        if (missing)
+            fprintf(stderr, "commlab: no machine file for this host and %s at %s: calibrating "
+                            "first%s\n", o->backend, path, co->quick ? " (--quick)" : "");
+        else
+            fprintf(stderr, "commlab: --recalibrate: calibrating %s into %s%s\n", o->backend,
+                    path, co->quick ? " (--quick)" : "");
+        calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
+                          .eager_limit = 64 * 1024, .quick = co->quick, .bind = o->bind,
+                          .listen = o->listen, .progress = isatty(2)};
+        calib_result r;
+        rc = calibrate_measure(&cal, &r);
+        if (rc == CLI_EXIT_OK && machine_save(&r.m, path, &d))
+            rc = cli_diag(&d, CLI_EXIT_USAGE);
+        calibrate_release(&r);
+        if (rc)
             return rc;
-        if (access(path, F_OK) != 0) {
-            fprintf(stderr, "commlab: no machine file for this host and %s at %s: "
-                            "calibrating first%s\n",
-                    o->backend, path, co->quick ? " (--quick)" : "");
-            calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
-                              .eager_limit = 64 * 1024, .quick = co->quick, .bind = o->bind,
-                              .listen = o->listen, .progress = isatty(2)};
-            calib_result r;
-            rc = calibrate_measure(&cal, &r);
-            if (rc == CLI_EXIT_OK && machine_save(&r.m, path, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            calibrate_release(&r);
-            if (rc)
-                return rc;
-        }
     }
     if (machine_load(m, path, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
@@ -229,8 +274,95 @@ static double median_abs_error(const compare_row *rows, size_t n)
     return s.median;
 }
 
+/* The reference probe before or after the measurements, into dr's
+ * before or after; nothing when the file has no reference.  CLI_EXIT_OK
+ * or the exit status of a failed run. */
+static int probe(const compare_opts *co, run_env *env, drift *dr, bool after)
+{
+    if (dr->n == 0)
+        return CLI_EXIT_OK;
+    machine_ref now[CALIB_NREF];
+    int rc = calibrate_probe(&co->run, env, now);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < dr->n; i++) {
+        double t = NAN;
+        for (size_t k = 0; k < CALIB_NREF; k++)
+            if (now[k].bytes == dr->cal[i].bytes)
+                t = now[k].time;
+        (after ? dr->after : dr->before)[i] = t;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The threshold at each reference size: the model's claimed residual
+ * there (its segment's max residual), at least DRIFT_FLOOR_PCT. */
+static void drift_init(drift *dr, const machine *m)
+{
+    memset(dr, 0, sizeof *dr);
+    dr->n = m->nref;
+    for (size_t i = 0; i < dr->n; i++) {
+        dr->cal[i] = m->ref[i];
+        dr->before[i] = dr->after[i] = NAN;
+        double claim = machine_segment_of(m, m->ref[i].bytes)->max_residual_pct;
+        dr->threshold_pct[i] = isnan(claim) || claim < DRIFT_FLOOR_PCT ? DRIFT_FLOOR_PCT : claim;
+    }
+}
+
+static double moved_pct(double now, double cal)
+{
+    return 100.0 * (now - cal) / cal;
+}
+
+/* Which references moved by more than their threshold, before or after. */
+static void drift_judge(drift *dr)
+{
+    for (size_t i = 0; i < dr->n; i++) {
+        double c = dr->cal[i].time;
+        dr->moved[i] = fabs(moved_pct(dr->before[i], c)) > dr->threshold_pct[i] ||
+                       fabs(moved_pct(dr->after[i], c)) > dr->threshold_pct[i];
+        dr->any = dr->any || dr->moved[i];
+    }
+}
+
+/* The one drift line (without "commlab: "), or nothing when none moved. */
+static void drift_print(FILE *f, const drift *dr, const char *prefix)
+{
+    if (!dr->any)
+        return;
+    fputs(prefix, f);
+    bool first = true;
+    for (size_t i = 0; i < dr->n; i++) {
+        if (!dr->moved[i])
+            continue;
+        char b[UNITS_BUF], t0[UNITS_BUF], t1[UNITS_BUF], tc[UNITS_BUF];
+        fprintf(f, "%sthe %s reference took %s before and %s after the measurements, %s at "
+                   "calibration", first ? "" : "; ", units_size_str(b, dr->cal[i].bytes),
+                units_time_digits(t0, dr->before[i], 4), units_time_digits(t1, dr->after[i], 4),
+                units_time_digits(tc, dr->cal[i].time, 4));
+        first = false;
+    }
+    fputs(": the machine changed since calibration (by more than the model's claimed "
+          "residual and the probe's own spread); the errors reflect that (--recalibrate "
+          "measures the model again)\n", f);
+}
+
+/* The spread of the median |error| over the runs of --repeat. */
+static void print_repeats(const double *err, int runs, int shown)
+{
+    cl_stats st;
+    if (runs < 2 || stats_compute(err, (size_t)runs, &st))
+        return;
+    printf("over %d runs the median |error| was %.1f %% [%.1f %% - %.1f %%]:", runs, st.median,
+           st.min, st.max);
+    for (int i = 0; i < runs; i++)
+        printf(" %.1f", err[i]);
+    printf(" %%; the table is run %d's (the median)\n", shown + 1);
+}
+
 static void print_text(const compare_opts *co, const machine *m, const char *path,
-                       const run_env *env, const compare_row *rows, size_t n)
+                       const run_env *env, const drift *dr, const compare_row *rows, size_t n,
+                       const double *err, int runs, int shown)
 {
     const run_opts *o = &co->run;
     char el[UNITS_BUF];
@@ -242,6 +374,9 @@ static void print_text(const compare_opts *co, const machine *m, const char *pat
     printf("%s, %d ranks: %s measured (%s, %s after %d warm-up) vs modeled by %s, eager "
            "limit %s\n\n", o->pattern->name, o->ranks, o->backend, env->binding, its,
            o->warmup, path, units_size_str(el, m->eager_limit));
+    drift_print(stdout, dr, "drift: ");
+    if (dr->any)
+        putchar('\n');
     const char *h[] = {"size", "modeled", "measured (median)", "min", "max", "error"};
     table t;
     if (table_init(&t, 6, h))
@@ -260,10 +395,36 @@ static void print_text(const compare_opts *co, const machine *m, const char *pat
     if (n > 0)
         printf("\nmedian |error|: %.1f %% over %zu size%s\n", median_abs_error(rows, n), n,
                n == 1 ? "" : "s");
+    print_repeats(err, runs, shown);
+}
+
+static void json_drift(json_writer *w, const drift *dr)
+{
+    if (dr->n == 0)
+        return;
+    json_key(w, "drift");
+    json_bool(w, dr->any);
+    json_key(w, "reference");
+    json_begin_array(w);
+    for (size_t i = 0; i < dr->n; i++) {
+        json_begin_object(w);
+        json_kv_uint(w, "bytes", dr->cal[i].bytes);
+        json_kv_number(w, "calibrated_s", dr->cal[i].time);
+        if (!isnan(dr->before[i]))
+            json_kv_number(w, "before_s", dr->before[i]);
+        if (!isnan(dr->after[i]))
+            json_kv_number(w, "after_s", dr->after[i]);
+        json_kv_number(w, "threshold_pct", dr->threshold_pct[i]);
+        json_key(w, "moved");
+        json_bool(w, dr->moved[i]);
+        json_end_object(w);
+    }
+    json_end_array(w);
 }
 
 static void print_json(const compare_opts *co, const machine *m, const char *path,
-                       const compare_row *rows, size_t n, int status)
+                       const drift *dr, const compare_row *rows, size_t n, const double *err,
+                       int runs, int status)
 {
     const run_opts *o = &co->run;
     json_writer w;
@@ -281,8 +442,17 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     json_kv_uint(&w, "eager_limit_bytes", m->eager_limit);
     json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
+    json_drift(&w, dr);
     if (n > 0)
         json_kv_number(&w, "median_abs_error_pct", median_abs_error(rows, n));
+    json_kv_uint(&w, "repeat", (uint64_t)co->repeat);
+    if (runs > 1) {
+        json_key(&w, "median_abs_error_pct_runs");
+        json_begin_array(&w);
+        for (int i = 0; i < runs; i++)
+            json_number(&w, err[i]);
+        json_end_array(&w);
+    }
     json_key(&w, "results");
     json_begin_array(&w);
     for (size_t i = 0; i < n; i++) {
@@ -303,6 +473,48 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     json_finish(&w);
 }
 
+/* --save FILE.csv: the rows shown, in the --csv schema.  0, or the exit
+ * status after saying why. */
+static int save_csv(const compare_opts *co, const compare_row *rows, size_t n)
+{
+    const run_opts *o = &co->run;
+    FILE *f = fopen(co->save, "w");
+    if (!f)
+        return cli_error("--save: cannot write '%s': %s", co->save, strerror(errno));
+    compare_print_csv(f, o->pattern->name, o->backend, o->ranks, rows, n);
+    if (fclose(f) != 0) {
+        unlink(co->save);
+        return cli_error("--save: cannot write '%s'", co->save);
+    }
+    return 0;
+}
+
+/* One measurement of every size into rows (modeled next to measured);
+ * *done counts the rows filled.  Returns the last run's status. */
+static int measure_sizes(compare_opts *co, run_env *env, const run_opts *sim, bool first,
+                         compare_row *rows, size_t *done)
+{
+    run_opts *o = &co->run;
+    bool fixed = o->iters > 0;
+    int status = 0;
+    for (*done = 0; *done < o->nsizes; (*done)++) {
+        size_t i = *done;
+        run_row measured, modeled;
+        if ((status = run_size_sim(sim, env, o->sizes[i], NULL, false, &modeled)))
+            break;
+        run_opts real = *o;
+        if (!fixed)
+            real.iters = planned_iters(modeled.t.median * o->pattern->time_divisor);
+        bool none_yet = first && i == 0;
+        co->lo_iters = none_yet || real.iters < co->lo_iters ? real.iters : co->lo_iters;
+        co->hi_iters = none_yet || real.iters > co->hi_iters ? real.iters : co->hi_iters;
+        if ((status = run_size(&real, env, o->sizes[i], NULL, none_yet, &measured)))
+            break;
+        rows[i] = (compare_row){o->sizes[i], modeled.t.median, measured.t};
+    }
+    return status;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     compare_opts co = {
@@ -310,6 +522,7 @@ int cmd_compare(int argc, char **argv)
                 .bind = true, .copy = SHM_COPY_AUTO,
                 .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .fmt = CLI_TEXT,
                 .args = {.microbatches = 4}},
+        .repeat = 1,
     };
     run_opts *o = &co.run;
     int rc = parse(argc, argv, &co);
@@ -322,6 +535,7 @@ int cmd_compare(int argc, char **argv)
     char path[1100];
     run_env env = {0};
     compare_row *rows = NULL;
+    double *err = NULL;
     if ((rc = get_machine(&co, &m, path, sizeof path)))
         goto out;
     cl_diag d = {{0}};
@@ -329,44 +543,57 @@ int cmd_compare(int argc, char **argv)
         rc = cli_diag(&d, CLI_EXIT_USAGE);
         goto out;
     }
-    rows = calloc(o->nsizes, sizeof *rows);
-    if (!rows) {
+    rows = calloc((size_t)co.repeat * o->nsizes, sizeof *rows);
+    err = calloc((size_t)co.repeat, sizeof *err);
+    if (!rows || !err) {
         rc = cli_error("out of memory");
         goto out;
     }
     o->eager_limit = m.eager_limit;
+    drift dr;
+    drift_init(&dr, &m);
+    if (dr.n == 0)
+        fprintf(stderr, "commlab: note: %s records no reference probe (calibrated before "
+                        "commlab kept one), so a changed machine cannot be told from a wrong "
+                        "model; --recalibrate writes one\n", path);
     /* The modeled side: one exact iteration, no warm-up. */
     run_opts sim = *o;
     sim.sharing = SIM_SHARE_NONE; /* a machine mesh: its calibration holds it */
     sim.iters = 1;
     sim.warmup = 0;
-    int status = 0;
-    size_t done = 0;
-    bool fixed = o->iters > 0;
-    for (; done < o->nsizes && status == 0; done++) {
-        run_row measured, modeled;
-        status = run_size_sim(&sim, &env, o->sizes[done], NULL, false, &modeled);
+    int status = probe(&co, &env, &dr, false) ? CL_EPEER : 0;
+    int runs = 0, shown = 0;
+    size_t nshow = 0;
+    while (status == 0 && runs < co.repeat) {
+        compare_row *r = &rows[(size_t)runs * o->nsizes];
+        shown = runs; /* a run that fails shows what it did */
+        status = measure_sizes(&co, &env, &sim, runs == 0, r, &nshow);
         if (status)
             break;
-        run_opts real = *o;
-        if (!fixed)
-            real.iters = planned_iters(modeled.t.median * o->pattern->time_divisor);
-        co.lo_iters = done == 0 || real.iters < co.lo_iters ? real.iters : co.lo_iters;
-        co.hi_iters = done == 0 || real.iters > co.hi_iters ? real.iters : co.hi_iters;
-        status = run_size(&real, &env, o->sizes[done], NULL, done == 0, &measured);
-        if (status)
-            break;
-        rows[done] = (compare_row){o->sizes[done], modeled.t.median, measured.t};
+        err[runs++] = median_abs_error(r, nshow);
     }
+    if (status == 0 && probe(&co, &env, &dr, true))
+        status = CL_EPEER;
+    if (status == 0) {
+        drift_judge(&dr);
+        /* the table: the run whose median |error| is the median */
+        shown = run_median_iter(err, runs);
+    }
+    const compare_row *show = &rows[(size_t)shown * o->nsizes];
     if (o->fmt == CLI_JSON)
-        print_json(&co, &m, path, rows, done, status);
+        print_json(&co, &m, path, &dr, show, nshow, err, runs, status);
     else if (o->fmt == CLI_CSV)
-        compare_print_csv(stdout, o->pattern->name, o->backend, o->ranks, rows, done);
-    else if (done > 0)
-        print_text(&co, &m, path, &env, rows, done);
+        compare_print_csv(stdout, o->pattern->name, o->backend, o->ranks, show, nshow);
+    else if (nshow > 0)
+        print_text(&co, &m, path, &env, &dr, show, nshow, err, runs, shown);
+    if (o->fmt != CLI_TEXT)
+        drift_print(stderr, &dr, "commlab: drift: ");
     rc = run_exit_code(status, &env);
+    if (rc == CLI_EXIT_OK && co.save)
+        rc = save_csv(&co, show, nshow);
 out:
     free(rows);
+    free(err);
     sim_net_destroy(env.net);
     free(o->sizes);
     student_unload(&o->student);

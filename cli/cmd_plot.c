@@ -236,8 +236,10 @@ int cli_timeline_write(const char *path, const rec_log *log, const char *pattern
         return cli_error("--timeline: the run left no records to draw");
     char host[300], sz[UNITS_BUF], title[PLOT_TITLE_MAX];
     host_words(host, sizeof host);
-    cli_textf(title, sizeof title, "%s, %s%s%s%s, %d rank%s, %s%s", pattern, backend,
-              where ? " (" : "", where ? where : "", where ? ")" : "", ranks,
+    /* The records are the last iteration's (a table's figures are the
+     * median's): the title says so. */
+    cli_textf(title, sizeof title, "%s, %s%s%s%s, %d rank%s, %s, last iteration%s", pattern,
+              backend, where ? " (" : "", where ? where : "", where ? ")" : "", ranks,
               ranks == 1 ? "" : "s", units_size_str(sz, bytes), host);
     plot_timeline_meta meta = {
         .title = title, .side = backend,

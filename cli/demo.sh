@@ -33,15 +33,22 @@ step "T(n) from 4 KiB to 1 GiB and each tier's crossover (commlab sweep)"
 step "calibrate shared memory: ping-pong 1 B .. 4 MiB, piecewise alpha-beta fit"
 "$cl" calibrate --backend shm --quick --out "$model"
 
+# Each table and its figure are one measurement: compare prints the table
+# and --save writes the very rows printed, which plot then draws.
 for p in pingpong ring pipeline; do
     sizes=8:4MiB:x8
+    repeat=1
+    [ "$p" = pingpong ] && repeat=3
     [ "$p" = pingpong ] || sizes=8,64KiB,1MiB
     step "$p on 2 ranks: modeled with $model, measured on shm"
-    "$cl" compare "$p" --backend shm --model "$model" -n 2 --sizes "$sizes"
-    "$cl" compare "$p" --backend shm --model "$model" -n 2 --sizes "$sizes" --csv \
-        >"$out/$p-shm.csv"
+    "$cl" compare "$p" --backend shm --model "$model" -n 2 --sizes "$sizes" \
+        --repeat "$repeat" --save "$out/$p-shm.csv"
     "$cl" plot "$out/$p-shm.csv" --term png
 done
+echo
+echo "One measured run is one sample of a noisy machine: before believing an error,"
+echo "repeat it (--repeat 5 gives the spread of the median |error| over 5 runs) and"
+echo "read the drift line, if any (chapter 06, 'How many runs a claim needs')."
 
 step "a pipeline's bubble: 4 stages, 4 microbatches, 200 us of compute each"
 "$cl" run pipeline -n 4 --bytes 64KiB --compute 200us --model "$model" \

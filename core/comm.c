@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/debug.h"
+#include "core/run.h"
 
 void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, int size,
                      bool payload)
@@ -372,7 +373,10 @@ void cl_printf(cl_comm *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    c->ops->print(c, line);
+    if (c->world->held)
+        run_lines_add(c->world->held, line);
+    else
+        c->ops->print(c, line);
     call_leave(c, outer, 0);
 }
 

@@ -75,7 +75,9 @@ struct cl_comm {
     uint32_t ctx;        /* even context id of user traffic */
     uint32_t ngroups;    /* cl_group calls made on it, for child ids */
     bool payload;        /* buffers are real (not --no-payload) */
-    bool printing;       /* cl_printf prints (first timed iteration) */
+    bool printing;       /* cl_printf prints (see core/run.h) */
+    struct run_lines *held; /* world: where cl_printf's lines wait for the run's
+                               median iteration (core/run.h); NULL: printed at once */
     bool checking;       /* cl_fill/cl_verify act (see cl_checking) */
     bool blocking_call;  /* world: cl_send/cl_recv is posting; a backend copies
                             it into the new request's `blocking` at once, so a

@@ -229,3 +229,9 @@ size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, in
     *out = s;
     return k;
 }
+
+bool fit_segment_usable(const fit_segment *s)
+{
+    return isfinite(s->alpha) && isfinite(s->beta) &&
+           (s->r2 >= FIT_MIN_R2 || s->max_residual <= FIT_LOOSE_RESIDUAL);
+}

@@ -30,6 +30,7 @@
 #ifndef CL_FIT_H
 #define CL_FIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/diag.h"
@@ -87,6 +88,18 @@ int fit_piecewise(const double *x, const double *y, size_t n, const double *brea
  * when none is, or window < 2.  Cannot fail otherwise; gaps may be NULL. */
 size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, int window,
                double *gaps, fit_segment *out);
+
+/* Whether a segment is fit to be written into a model: its alpha and beta
+ * are finite (a bandwidth of 0 never is) and its line either explains the
+ * variation of its points (R^2 >= FIT_MIN_R2) or lies close to every one
+ * of them (worst relative residual <= FIT_LOOSE_RESIDUAL).  A flat segment
+ * of tiny messages, whose time does not depend on their size, has an R^2
+ * near 0 and points within a few % of its line: a fit.  One with both a
+ * low R^2 and a point far off is the mark of a measurement bent by a slow
+ * spell (`commlab calibrate` measures such a segment again).  Cannot fail. */
+#define FIT_MIN_R2 0.9
+#define FIT_LOOSE_RESIDUAL 0.10
+bool fit_segment_usable(const fit_segment *s);
 
 /* The segment of r that covers point index i (cannot fail for i < the
  * points fitted). */

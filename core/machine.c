@@ -126,10 +126,41 @@ static int load_segments(cfg_doc *c, yaml_node_t *root, const char *key, bool re
     return 0;
 }
 
+/* The optional reference probe: a list of {bytes, time}. */
+static int load_refs(cfg_doc *c, yaml_node_t *root, machine *m, cl_diag *d)
+{
+    static const char *const keys[] = {"bytes", "time", NULL};
+    yaml_node_t *list, *v;
+    int err;
+    m->nref = 0;
+    if ((err = cfg_get(c, root, "reference", false, &list, d)) || !list ||
+        (err = cfg_expect_seq(c, list, "reference", d)))
+        return err;
+    size_t len = cfg_seq_len(list);
+    if (len < 1 || len > MACHINE_MAX_REFS)
+        return cfg_error(c, list, d, "'reference' must list 1 to %d probes, got %zu",
+                         MACHINE_MAX_REFS, len);
+    for (size_t i = 0; i < len; i++) {
+        yaml_node_t *item = cfg_seq_at(c, list, i);
+        machine_ref *r = &m->ref[i];
+        if ((err = cfg_expect_map(c, item, "reference[]", d)) ||
+            (err = cfg_known_keys(c, item, keys, "a reference probe", d)) ||
+            (err = cfg_get(c, item, "bytes", true, &v, d)) ||
+            (err = cfg_size(c, v, "bytes", &r->bytes, d)) ||
+            (err = cfg_get(c, item, "time", true, &v, d)) ||
+            (err = cfg_time(c, v, "time", &r->time, d)))
+            return err;
+        if (!(r->time > 0))
+            return cfg_error(c, v, d, "'time' of a reference probe must be > 0");
+    }
+    m->nref = len;
+    return 0;
+}
+
 static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
 {
     static const char *const keys[] = {"host", "backend", "provider", "eager_limit", "date",
-                                       "method", "segments", "duplex", NULL};
+                                       "method", "segments", "duplex", "reference", NULL};
     yaml_node_t *root, *v;
     int err;
     if ((err = cfg_root(c, &root, d)) || (err = cfg_known_keys(c, root, keys, "a machine file", d)) ||
@@ -141,7 +172,8 @@ static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
         (err = cfg_get(c, root, "eager_limit", true, &v, d)) ||
         (err = cfg_size(c, v, "eager_limit", &m->eager_limit, d)) ||
         (err = load_segments(c, root, "segments", true, m->seg, &m->nseg, d)) ||
-        (err = load_segments(c, root, "duplex", false, m->duplex, &m->nduplex, d)))
+        (err = load_segments(c, root, "duplex", false, m->duplex, &m->nduplex, d)) ||
+        (err = load_refs(c, root, m, d)))
         return err;
     return 0;
 }
@@ -222,7 +254,8 @@ int machine_write(const machine *m, FILE *f)
           "# segment has a gap, a rank's back-to-back messages on one link start at\n"
           "# least gap + n / gap_bandwidth apart (LogGP's g and G).  duplex, where\n"
           "# present, prices a message that moves while one of its ranks moves\n"
-          "# another the opposite way (an exchange).\n",
+          "# another the opposite way (an exchange).  reference is a short\n"
+          "# ping-pong probed when it was calibrated: the regime it was taken in.\n",
           f);
     fputs("host: ", f);
     put_quoted(f, m->host);
@@ -246,6 +279,11 @@ int machine_write(const machine *m, FILE *f)
     write_segments(f, "segments", m->seg, m->nseg);
     if (m->nduplex)
         write_segments(f, "duplex", m->duplex, m->nduplex);
+    if (m->nref)
+        fputs("reference:\n", f);
+    for (size_t i = 0; i < m->nref; i++)
+        fprintf(f, "  - {bytes: %llu, time: %.6gns}\n", (unsigned long long)m->ref[i].bytes,
+                m->ref[i].time * 1e9);
     return ferror(f) ? CL_EIO : 0;
 }
 
@@ -328,6 +366,11 @@ static bool segments_ok(const machine_segment *seg, size_t n, bool gaps)
 
 bool machine_check(const machine *m)
 {
+    if (m->nref > MACHINE_MAX_REFS)
+        return false;
+    for (size_t i = 0; i < m->nref; i++)
+        if (!(m->ref[i].time > 0))
+            return false;
     return m->nseg >= 1 && m->nseg <= MACHINE_MAX_SEGMENTS &&
            m->nduplex <= MACHINE_MAX_SEGMENTS && segments_ok(m->seg, m->nseg, true) &&
            segments_ok(m->duplex, m->nduplex, false);

@@ -47,6 +47,15 @@
  * share the caches and the memory bus, and each rank's CPU both sends and
  * receives.  A file without it prices such a message like any other.
  *
+ * reference (optional) is the regime the calibration was taken in: the
+ * one-way time of a short ping-pong at a few sizes (`commlab calibrate`
+ * probes 8 B and 1 MiB), which `commlab compare` probes again to tell
+ * whether the machine still runs as it did:
+ *
+ *   reference:
+ *     - {bytes: 8, time: 121.3ns}
+ *     - {bytes: 1MiB, time: 70.21us}
+ *
  * Every load error names file:line:column, the key and the bad value.  A
  * machine is a plain value (fixed arrays, nothing allocated): copy it,
  * no release needed.
@@ -62,6 +71,7 @@
 
 #define MACHINE_MAX_SEGMENTS 16
 #define MACHINE_TEXT_MAX 256
+#define MACHINE_MAX_REFS 4
 
 typedef struct machine_segment {
     uint64_t upto;           /* bytes: the largest message it covers */
@@ -73,6 +83,11 @@ typedef struct machine_segment {
     double gap_bandwidth;    /* bytes per second of back-to-back sends; INFINITY:
                                 no per-byte part (meaningless when gap is NAN) */
 } machine_segment;
+
+typedef struct machine_ref {
+    uint64_t bytes; /* the probe's message size */
+    double time;    /* seconds: its one-way time when calibrated, > 0 */
+} machine_ref;
 
 typedef struct machine {
     char path[MACHINE_TEXT_MAX];   /* where it was loaded from ("" if built) */
@@ -86,6 +101,8 @@ typedef struct machine {
     size_t nseg;                   /* 1..MACHINE_MAX_SEGMENTS */
     machine_segment duplex[MACHINE_MAX_SEGMENTS]; /* increasing upto, no gaps */
     size_t nduplex;                /* 0 (none) ..MACHINE_MAX_SEGMENTS */
+    machine_ref ref[MACHINE_MAX_REFS]; /* the reference probe at calibration */
+    size_t nref;                   /* 0 (none: an older file) ..MACHINE_MAX_REFS */
 } machine;
 
 /* Loads a machine file.  CL_EIO, CL_EPARSE or CL_ECONFIG with d naming
@@ -120,7 +137,7 @@ bool machine_duplex_time(const machine *m, uint64_t bytes, double *out);
 /* Checks the invariants a loaded machine keeps (1..MAX segments, upto
  * increasing, alpha >= 0, bandwidth > 0, gap NAN or >= 0 with
  * gap_bandwidth > 0; the same of the 0..MAX duplex segments, without
- * gaps).  For asserts and tests. */
+ * gaps; 0..MAX references of times > 0).  For asserts and tests. */
 bool machine_check(const machine *m);
 
 #endif

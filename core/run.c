@@ -2,6 +2,7 @@
 #include "core/run.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/comm.h"
 #include "core/debug.h"
@@ -21,10 +22,67 @@ void run_result_release(run_result *res)
     res->iter_time = NULL;
 }
 
+void run_lines_add(run_lines *l, const char *line)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        run_line *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->lost = true;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    char *text = strdup(line);
+    if (!text) {
+        l->lost = true;
+        return;
+    }
+    l->v[l->n++] = (run_line){l->iter, text};
+}
+
+void run_lines_release(run_lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].text);
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+int run_median_iter(const double *t, int iters)
+{
+    /* The iteration of rank (iters - 1) / 2 in time order: O(iters^2),
+     * fine for the thousand iterations a size runs at most. */
+    int want = (iters - 1) / 2;
+    for (int i = 0; i < iters; i++) {
+        int below = 0, equal_before = 0;
+        for (int k = 0; k < iters; k++) {
+            below += t[k] < t[i];
+            equal_before += k < i && t[k] == t[i];
+        }
+        if (below + equal_before == want)
+            return i;
+    }
+    return 0; /* unreachable for finite times */
+}
+
+void run_rank_print_held(run_rank *r, int iter)
+{
+    cl_comm *c = r->comm;
+    c->held = NULL;
+    for (size_t i = 0; i < r->held.n; i++)
+        if (r->held.v[i].iter == iter)
+            c->ops->print(c, r->held.v[i].text);
+    run_lines_release(&r->held);
+}
+
 int run_rank_iterations(run_rank *r, const char **during)
 {
     const run_job *j = r->job;
     cl_comm *c = r->comm;
+    c->held = j->iters > 1 ? &r->held : NULL;
     for (int it = -j->warmup; it < j->iters; it++) {
         r->iter = it;
         if (r->begin)
@@ -32,11 +90,13 @@ int run_rank_iterations(run_rank *r, const char **during)
         int err = cl_barrier(c);
         if (err) {
             *during = "the barrier before an iteration failed";
+            run_rank_print_held(r, 0);
             return err;
         }
         cl_args a = j->args;
         a.iteration = it;
-        c->printing = it == 0;
+        c->printing = c->held ? it >= 0 : it == 0;
+        r->held.iter = it;
         c->checking = r->check_all || it <= 0;
         debug_iteration(c);
         c->refused[0] = 0;
@@ -53,12 +113,14 @@ int run_rank_iterations(run_rank *r, const char **during)
             /* A refused call's words say more than "invalid argument". */
             *during = err == CL_EINVAL && c->world->refused[0] ? c->world->refused
                                                               : "the pattern failed";
+            run_rank_print_held(r, 0);
             return err;
         }
         if (it >= 0)
             r->iter_time[it] = t1 - t0;
     }
     r->iter = j->iters;
+    c->held = NULL; /* lines after the iterations print at once */
     return 0;
 }
 

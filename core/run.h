@@ -77,6 +77,39 @@ int run_result_init(run_result *res, int iters);
 /* Frees the iteration times; res may be zeroed or half set up. */
 void run_result_release(run_result *res);
 
+/* ---- cl_printf's lines, held for the median iteration ----
+ *
+ * A pattern prints in one iteration (cl_printf).  With one timed
+ * iteration that is the one printed, at once.  With several, each timed
+ * iteration's lines are held back, and once every rank's times are in,
+ * the backend prints those of the median iteration (run_median_iter): a
+ * figure a pattern prints (the pipeline's bubble) is then that of a
+ * typical iteration, not of the first one, which is slow on a real
+ * machine (cold caches, data checks).  Held lines cost memory: every
+ * timed iteration's, until the run ends.  When the run fails, the first
+ * timed iteration's lines are printed, as they were before holding. */
+typedef struct run_line {
+    int iter;     /* the timed iteration that printed it */
+    char *text;   /* malloc'd, no newline */
+} run_line;
+
+typedef struct run_lines {
+    int iter;       /* the running iteration: lines added now belong to it */
+    run_line *v;    /* in the order printed */
+    size_t n, cap;
+    bool lost;      /* a line could not be kept (out of memory) */
+} run_lines;
+
+/* Keeps a copy of line for the running iteration; on failure to allocate
+ * the line is dropped and l->lost set. */
+void run_lines_add(run_lines *l, const char *line);
+/* Frees every line; l is empty after (cannot fail). */
+void run_lines_release(run_lines *l);
+
+/* The timed iteration whose time is the median of t[0..iters) (the lower
+ * of the middle two for even iters; the earliest among equal times). */
+int run_median_iter(const double *t, int iters);
+
 /* ---- the per-rank iteration driver ---- */
 
 /* One rank as the driver sees it.  The backend fills the first part and
@@ -97,6 +130,8 @@ typedef struct run_rank {
      * a failure the backend saw while it ran). */
     int (*end)(struct run_rank *r, int rc);
     void *backend;         /* the backend's rank, for the hooks */
+    run_lines held;        /* cl_printf's lines of the timed iterations when there
+                              are several (see above); the backend releases them */
 } run_rank;
 
 /* Runs the warm-up and timed iterations of r->job: per iteration a
@@ -106,6 +141,11 @@ typedef struct run_rank {
  * before an iteration", "the pattern"); the iteration times already
  * written stay. */
 int run_rank_iterations(run_rank *r, const char **during);
+
+/* Prints, through the rank's print operation, the lines r held from timed
+ * iteration iter (run_median_iter of the run's iteration times), then
+ * releases all it held.  Nothing is held with one timed iteration. */
+void run_rank_print_held(run_rank *r, int iter);
 
 /* The definition of an iteration's time (see the top of this file):
  * out[i] = max over ranks r of per_rank[r * iters + i].  Cannot fail. */

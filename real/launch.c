@@ -22,7 +22,6 @@
 
 #define TICK_NS 10000000L         /* the watchdog looks every 10 ms */
 #define RECORDS_PER_RUN (1u << 20) /* records kept over all ranks with --trace */
-#define POPULATE_MAX ((size_t)512 << 20) /* map smaller jobs with their pages in */
 
 const real_transport *real_transport_find(const char *name)
 {
@@ -61,11 +60,12 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->map_bytes = slots + times + recs + addrs + area;
     j->only = o->boot ? boot_rank(o->boot) : -1;
     /* Anonymous and shared: the ranks inherit it through fork, nothing is
-     * named, and it is gone when the last process unmaps or exits. */
-    int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE;
-    if (j->map_bytes <= POPULATE_MAX)
-        flags |= MAP_POPULATE; /* no page faults inside timed iterations */
-    void *m = mmap(NULL, j->map_bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+     * named, and it is gone when the last process unmaps or exits.  Not
+     * populated here: a fork does not hand the children a shared mapping's
+     * page-table entries, so each rank populates its own parts when it
+     * starts (real/pages.h). */
+    void *m = mmap(NULL, j->map_bytes, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
         char sz[UNITS_BUF];
         return diag_set(d, CL_ENOMEM, "cannot map %s of shared memory for %d ranks: %s",

@@ -10,6 +10,7 @@
 
 #include "core/debug.h"
 #include "core/units.h"
+#include "real/pages.h"
 
 struct rank_block {
     rank_block *next;
@@ -34,6 +35,13 @@ void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool c
      * when ranks take turns on a core (the peer cannot run meanwhile). */
     r->oversubscribed = j->nranks > j->cores;
     r->spin = r->oversubscribed ? 5e-6 : 200e-6;
+    /* This rank's parts of the job, in its page tables before it times
+     * anything (real/pages.h). */
+    pages_populate(r->slot, sizeof *r->slot);
+    pages_populate(&j->iter_time[(size_t)rank * (size_t)j->iters],
+                   (size_t)j->iters * sizeof *j->iter_time);
+    if (r->recs)
+        pages_populate(r->recs, j->rec_cap * sizeof *r->recs);
 }
 
 void rank_release(real_rank *r)
@@ -384,8 +392,20 @@ int rank_main(real_rank *r, const run_job *rj)
         return fail_code(r, err, during);
     r->tracing = false; /* the closing barrier is not part of any iteration */
     err = cl_barrier(&r->comm);
-    if (err)
+    if (err) {
+        run_lines_release(&r->run.held);
         return fail_code(r, err, "the closing barrier failed");
+    }
+    /* Every rank's times are in (each wrote its own before the barrier):
+     * its lines of the median iteration go out now (core/run.h). */
+    double *t = malloc((size_t)j->iters * sizeof *t);
+    if (t) {
+        run_iter_times(j->iter_time, j->nranks, j->iters, t);
+        run_rank_print_held(&r->run, run_median_iter(t, j->iters));
+        free(t);
+    } else {
+        run_rank_print_held(&r->run, 0);
+    }
     r->slot->messages = r->messages;
     r->slot->bytes = r->bytes;
     atomic_store_explicit(&r->slot->state, JOB_DONE, memory_order_release);

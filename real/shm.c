@@ -49,6 +49,7 @@
 #include "core/match.h"
 #include "core/units.h"
 #include "real/launch.h"
+#include "real/pages.h"
 #include "real/xfer.h"
 
 #define LINE 64
@@ -673,6 +674,20 @@ static const comm_ops shm_ops = XFER_OPS(shm_isend);
 
 /* ---- a rank's transport ---- */
 
+/* The rank's share of the area in its page tables (real/pages.h): the
+ * bells, its consumed counters, the rings it writes and those it reads. */
+static void populate(shm_rank *s)
+{
+    size_t n = (size_t)s->n, me = (size_t)s->me;
+    pages_populate(s->area, (size_t)((unsigned char *)s->consumed - (unsigned char *)s->area));
+    pages_populate(&s->consumed[me * n], n * sizeof *s->consumed);
+    pages_populate(ring(s, s->me, 0), n * s->ring_bytes);
+    for (int src = 0; src < s->n; src++) {
+        pages_populate(&s->consumed[(size_t)src * n + me], sizeof *s->consumed);
+        pages_populate(ring(s, src, s->me), s->ring_bytes);
+    }
+}
+
 static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opts *o, cl_diag *d)
 {
     shm_rank *s = calloc(1, sizeof *s);
@@ -701,6 +716,7 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
     s->eager_limit = o->job.eager_limit;
     s->copy = o->copy;
     s->bells[rank].pid = (int32_t)getpid();
+    populate(s);
     *out = &s->x.base;
     return 0;
 }

@@ -1260,6 +1260,7 @@ static void engine_release(sim_engine *e)
         for (int i = 0; i < e->n; i++) {
             arena_free(&e->ranks[i]); /* a rank stopped where it stood kept its own */
             debug_detach(&e->ranks[i].comm);
+            run_lines_release(&e->ranks[i].run.held);
         }
     sim_links_release(&e->links);
     sim_flow_destroy(e->flows);
@@ -1315,6 +1316,11 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
             unwind(&e);
         sim_fault_end(&e.fault);
         run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
+        if (!e.aborting) {
+            int median = run_median_iter(res->iter_time, j->iters);
+            for (int i = 0; i < e.n; i++)
+                run_rank_print_held(&e.ranks[i].run, median);
+        }
         if (e.flows) {
             const sim_flow_stats *fs = sim_flow_stats_get(e.flows);
             e.stats.solves = fs->solves;

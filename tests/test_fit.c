@@ -244,6 +244,37 @@ static void test_gap_from_windows(void **state)
     assert_near(s.alpha, 42, 0);
 }
 
+/* What calibrate writes and what it measures again: a flat segment of tiny
+ * messages (R^2 near 0, every point within 2 % of its line) is a fit; a
+ * segment bent by a slow spell over two of its sizes (the times of 4 and
+ * 8 KiB tripled) is not; a bandwidth of 0 never is. */
+static void test_segment_usable(void **state)
+{
+    (void)state;
+    const double flat_x[] = {1, 2, 4, 8, 16}, flat_y[] = {340e-9, 345e-9, 338e-9, 342e-9, 350e-9};
+    fit_segment f;
+    cl_diag d = {{0}};
+    assert_int_equal(fit_line(flat_x, flat_y, 5, &f, &d), 0);
+    assert_true(f.r2 < FIT_MIN_R2);
+    assert_true(fit_segment_usable(&f));
+
+    double x[6], y[6];
+    for (int i = 0; i < 6; i++) {
+        x[i] = 1024.0 * (1 << i);
+        y[i] = 500e-9 + x[i] / 10e9;
+    }
+    assert_int_equal(fit_line(x, y, 6, &f, &d), 0);
+    assert_true(fit_segment_usable(&f));
+    y[2] *= 3;
+    y[3] *= 3;
+    assert_int_equal(fit_line(x, y, 6, &f, &d), 0);
+    if (fit_segment_usable(&f))
+        fail_msg("a bent segment passed: R^2 %g, worst residual %g", f.r2, f.max_residual);
+
+    fit_segment zero = {.alpha = 1e-6, .beta = INFINITY, .r2 = 1, .max_residual = 0};
+    assert_false(fit_segment_usable(&zero));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_piecewise_short_piece_joins),
         cmocka_unit_test(test_bad_points),
         cmocka_unit_test(test_gap_from_windows),
+        cmocka_unit_test(test_segment_usable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

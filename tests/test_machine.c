@@ -131,6 +131,21 @@ static void test_errors(void **state)
     bad(y, "bad.yaml:7:25: ", "alpha");
     snprintf(y, sizeof y, "%s%sduplex: 3\n", head, one);
     bad(y, "bad.yaml:6:9: ", "duplex");
+    const char *ref = "reference:\n  - {bytes: 8, time: 121ns}\n";
+    machine withref;
+    snprintf(y, sizeof y, "%s%s%s", head, one, ref);
+    load_text(&withref, y);
+    assert_int_equal(withref.nref, 1);
+    assert_int_equal(withref.ref[0].bytes, 8);
+    assert_near(withref.ref[0].time, 121e-9, 1e-15);
+    snprintf(y, sizeof y, "%s%sreference: []\n", head, one);
+    bad(y, "bad.yaml:6:12: ", "'reference' must list 1 to 4 probes, got 0");
+    snprintf(y, sizeof y, "%s%sreference:\n  - {bytes: 8, time: 0ns}\n", head, one);
+    bad(y, "bad.yaml:7:22: ", "'time' of a reference probe must be > 0");
+    snprintf(y, sizeof y, "%s%sreference:\n  - {bytes: 8}\n", head, one);
+    bad(y, "bad.yaml:7:5: ", "missing key 'time'");
+    snprintf(y, sizeof y, "%s%sreference:\n  - {bytes: 8, time: 1us, size: 3}\n", head, one);
+    bad(y, "bad.yaml:7:27: ", "unknown key 'size' in a reference probe");
     snprintf(y, sizeof y, "%ssegments: []\n", head);
     bad(y, "bad.yaml:4:11: ", "'segments' must list 1 to 16 segments, got 0");
     snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: -3GB/s}\n", head);
@@ -189,6 +204,9 @@ static void test_write_read_back(void **state)
     m.nduplex = dx.nduplex;
     memcpy(m.duplex, dx.duplex, sizeof m.duplex);
     m.seg[0].bandwidth = INFINITY;
+    m.nref = 2;
+    m.ref[0] = (machine_ref){8, 121.3e-9};
+    m.ref[1] = (machine_ref){1 << 20, 70.21e-6};
     snprintf(m.host, sizeof m.host, "we\"ird\\host");
     char dir[] = "/tmp/commlab-test-machine-XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -231,6 +249,11 @@ static void test_write_read_back(void **state)
     assert_near(back.duplex[0].r2, 0.5, 1e-9);
     assert_near(back.duplex[2].max_residual_pct, 7, 1e-9);
     assert_near(back.duplex[1].bandwidth, 6e9, 6e3);
+    assert_int_equal(back.nref, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(back.ref[i].bytes, m.ref[i].bytes);
+        assert_near(back.ref[i].time, m.ref[i].time, m.ref[i].time * 1e-6);
+    }
     char cmd[256];
     snprintf(cmd, sizeof cmd, "test \"$(ls -A %s/sub)\" = m.yaml", dir);
     assert_int_equal(system(cmd), 0);

@@ -2,7 +2,8 @@
  * run comes to, and the driver as the simulator runs it: ranks that leave
  * the barrier at different times are timed each on its own clock.  The
  * measured side of the same definition is real_cases.h's
- * test_iteration_definition, run on shm, tcp and rdma. */
+ * test_iteration_definition, run on shm, tcp and rdma.  What a pattern
+ * prints comes from the median iteration. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,12 +115,50 @@ static void test_sim_skewed_barrier(void **state)
     sim_net_destroy(net);
 }
 
+/* The median iteration: the lower of the middle two for an even count,
+ * the earliest of equal times. */
+static void test_median_iter(void **state)
+{
+    (void)state;
+    const double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2}, same[] = {2, 2, 2};
+    assert_int_equal(run_median_iter(odd, 3), 2);
+    assert_int_equal(run_median_iter(even, 4), 3);
+    assert_int_equal(run_median_iter(same, 3), 1);
+    assert_int_equal(run_median_iter(odd, 1), 0);
+}
+
+/* Iteration i computes 1, 3, 5, 2, 4 ms and prints what it took: the line
+ * printed is the median iteration's (1, 3 ms), not the first's. */
+static int varied(cl_comm *c, const cl_args *a)
+{
+    static const double ms[] = {1, 3, 5, 2, 4};
+    double t0 = cl_now(c);
+    CL_TRY(cl_compute(c, ms[a->iteration % 5] * 1e-3));
+    if (cl_rank(c) == 0)
+        cl_printf(c, "iteration %d: %.3f ms", a->iteration, (cl_now(c) - t0) * 1e3);
+    return 0;
+}
+
+static void test_sim_prints_median(void **state)
+{
+    (void)state;
+    setup s = {.iters = 5};
+    run r;
+    run_pattern(&r, varied, 2, 8, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    if (strcmp(r.out, "rank 0: iteration 1: 3.000 ms\n") != 0)
+        fail_msg("printed '%s', expected iteration 1's line alone", r.out);
+    run_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_iter_times_max),
         cmocka_unit_test(test_row_fill),
         cmocka_unit_test(test_sim_skewed_barrier),
+        cmocka_unit_test(test_median_iter),
+        cmocka_unit_test(test_sim_prints_median),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

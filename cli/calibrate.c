@@ -1,0 +1,523 @@
+/* calibrate.c - measuring a transport and fitting its machine model
+ * (cli/calibrate.h): the reference probe, the ping-pong in interleaved
+ * rounds, the gap and the exchange; the machine file's default path; the
+ * CSV that calibrate and compare print. */
+#include "cli/calibrate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/run_size.h"
+#include "core/pattern.h"
+#include "core/units.h"
+#include "real/rdma.h"
+
+/* ---- measuring ---- */
+
+static int add_size(uint64_t *v, size_t *n, uint64_t s)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (v[i] == s)
+            return 0;
+    v[(*n)++] = s;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sizes: 1 B and 2^k, 1.5 x 2^k to 64 MiB (quick: 2^k to 4 MiB), plus
+ * the eager limit so the forced break falls on a point.  v has room for
+ * 128. */
+static size_t plan_sizes(bool quick, uint64_t eager, uint64_t *v)
+{
+    size_t n = 0;
+    uint64_t top = quick ? 4u << 20 : 64u << 20;
+    for (uint64_t s = 1; s <= top; s *= 2) {
+        add_size(v, &n, s);
+        if (!quick && s >= 2 && s + s / 2 < top)
+            add_size(v, &n, s + s / 2);
+    }
+    if (eager >= 1 && eager <= top)
+        add_size(v, &n, eager);
+    qsort(v, n, sizeof *v, cmp_u64);
+    return n;
+}
+
+/* The streaming window: rank 0 isends a->microbatches messages of a->bytes
+ * back to back from one buffer; rank 1 takes them one at a time with
+ * blocking receives into one buffer, as the course's patterns do (a
+ * pipeline stage, a relay), so messages that arrive before their receive
+ * pay the transport's unexpected-message path as they do there; then it
+ * answers with one empty message, so rank 0's clock spans the whole
+ * stream.  Not a course pattern: it checks no data. */
+static int window(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c), w = a->microbatches;
+    cl_request *req[CALIB_WINDOW];
+    if (rank > 1 || w < 1 || w > CALIB_WINDOW)
+        return 0;
+    unsigned char *ack = cl_alloc(c, 1), *buf = cl_alloc(c, a->bytes);
+    if (rank == 0) {
+        for (int i = 0; i < w; i++)
+            CL_TRY(cl_isend(c, buf, a->bytes, 1, 0, &req[i]));
+        CL_TRY(cl_waitall(c, w, req, NULL));
+        return cl_recv(c, ack, 0, 1, 1, NULL);
+    }
+    for (int i = 0; i < w; i++)
+        CL_TRY(cl_recv(c, buf, a->bytes, 0, 0, NULL));
+    return cl_send(c, ack, 0, 0, 1);
+}
+
+static const pattern_info window_pattern = {
+    "calibrate-window", window, NULL, "a window of back-to-back messages and one answer", 2,
+    1, NULL,
+};
+
+/* One calibration under way: the runs' options, where they ran, and the
+ * progress bar's steps. */
+typedef struct calib_ctx {
+    const calib_opts *o;
+    run_opts ro;        /* the run being measured (pattern, iterations) */
+    run_env env;
+    size_t step, steps; /* progress: runs done, runs planned */
+    bool first;         /* no run yet: the launcher's warnings may print */
+} calib_ctx;
+
+static void progress(const calib_ctx *c, uint64_t bytes)
+{
+    if (!c->o->progress)
+        return;
+    char b[UNITS_BUF];
+    size_t done = c->step < c->steps ? c->step : c->steps, n = c->steps;
+    int width = 30, fill = (int)(width * done / n);
+    fprintf(stderr, "\rcalibrate %s [%.*s%*s] %zu/%zu %-10s", c->o->backend, fill,
+            "##############################", width - fill, "", done, n,
+            done < n ? units_size_str(b, bytes) : "");
+    if (done == n)
+        fprintf(stderr, "\r%*s\r", 70, "");
+    fflush(stderr);
+}
+
+/* One size of c->ro's pattern, iters timed iterations, into *t: CLI_EXIT_OK,
+ * or the exit status after ending the progress bar's line. */
+static int measure(calib_ctx *c, uint64_t bytes, int iters, cl_stats *t)
+{
+    progress(c, bytes);
+    c->ro.iters = iters;
+    run_row row;
+    int status = run_size(&c->ro, &c->env, bytes, NULL, c->first, &row);
+    c->first = false;
+    c->step++;
+    if (status) {
+        if (c->o->progress)
+            fputc('\n', stderr);
+        return run_exit_code(status, &c->env);
+    }
+    *t = row.t;
+    return CLI_EXIT_OK;
+}
+
+/* Iterations for a run expected to take t seconds: about budget seconds. */
+static int iters_for(double budget, double t, int lo, int hi)
+{
+    double it = budget / (t + 2e-6);
+    return it < lo ? lo : it > hi ? hi : (int)it;
+}
+
+/* A size's time over rounds: the median of the rounds' medians, the least
+ * minimum and the largest maximum, n the iterations of all rounds. */
+static void combine_rounds(const cl_stats *round, int rounds, cl_stats *out)
+{
+    double med[CALIB_MAX_ROUNDS];
+    cl_stats all = round[0];
+    for (int k = 0; k < rounds; k++) {
+        med[k] = round[k].median;
+        all.min = fmin(all.min, round[k].min);
+        all.max = fmax(all.max, round[k].max);
+        if (k)
+            all.n += round[k].n;
+    }
+    cl_stats m;
+    stats_compute(med, (size_t)rounds, &m); /* finite medians: cannot fail */
+    all.median = m.median;
+    all.mean = m.mean;
+    *out = all;
+}
+
+/* The ping-pong at the points idx[0..k) of r (increasing sizes), in
+ * rounds: each round runs every one of these sizes once, in order, for
+ * about 1/rounds of the size's budget, so a slow spell of the machine
+ * lands on a few runs of many sizes instead of on every run of a few.  A
+ * point measured before starts from its old time; a new one from the
+ * previous point's. */
+static int measure_points(calib_ctx *c, calib_result *r, const size_t *idx, size_t k)
+{
+    const calib_opts *o = c->o;
+    int rounds = o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS;
+    double budget = (o->quick ? 0.05 : 0.2) / rounds;
+    int lo = CALIB_ROUND_ITERS, hi = (o->quick ? 500 : 1000) / rounds;
+    cl_stats *t = calloc(k * (size_t)rounds, sizeof *t);
+    if (!t)
+        return cli_error("out of memory");
+    c->ro.pattern = pattern_find("pingpong");
+    c->ro.args.microbatches = 0;
+    int rc = CLI_EXIT_OK;
+    for (int round = 0; round < rounds && !rc; round++) {
+        for (size_t j = 0; j < k && !rc; j++) {
+            calib_point *p = &r->points[idx[j]];
+            double guess = round > 0 ? t[j * (size_t)rounds].median
+                           : p->t.n ? p->t.median
+                           : j > 0 ? t[(j - 1) * (size_t)rounds].median : 0;
+            rc = measure(c, p->bytes, iters_for(budget, 2 * guess, lo, hi),
+                         &t[j * (size_t)rounds + (size_t)round]);
+        }
+    }
+    for (size_t j = 0; j < k && !rc; j++) {
+        calib_point *p = &r->points[idx[j]];
+        combine_rounds(&t[j * (size_t)rounds], rounds, &p->t);
+        p->iters = (int)p->t.n;
+    }
+    free(t);
+    return rc;
+}
+
+/* The gap of every point up to CALIB_STREAM_TOP: windows of 1 and of
+ * CALIB_WINDOW messages, (T_W - T_1) / (W - 1).  CLI_EXIT_OK or the exit
+ * status. */
+static int measure_gaps(calib_ctx *c, calib_result *r, double budget, int lo, int hi)
+{
+    c->ro.pattern = &window_pattern;
+    for (size_t i = 0; i < r->n; i++) {
+        calib_point *p = &r->points[i];
+        p->t1 = p->tw = p->gap = NAN;
+        if (p->bytes > CALIB_STREAM_TOP)
+            continue;
+        double t[2];
+        for (int k = 0; k < 2; k++) {
+            int w = k ? CALIB_WINDOW : 1;
+            c->ro.args.microbatches = w;
+            cl_stats st;
+            int rc = measure(c, p->bytes, iters_for(budget / 2, (w + 1) * p->t.median, lo, hi),
+                             &st);
+            if (rc)
+                return rc;
+            t[k] = st.median;
+        }
+        p->t1 = t[0];
+        p->tw = t[1];
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The exchange's span at every point.  CLI_EXIT_OK or the exit status. */
+static int measure_exchanges(calib_ctx *c, calib_result *r, double budget, int lo, int hi)
+{
+    c->ro.pattern = pattern_find("exchange");
+    c->ro.args.microbatches = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        calib_point *p = &r->points[i];
+        /* an exchange: one way */
+        int rc = measure(c, p->bytes, iters_for(budget / 2, p->t.median, lo, hi), &p->x);
+        if (rc)
+            return rc;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The machine segments of fit f over r's points: gap and gap_bandwidth
+ * none (segment_gap sets them). */
+static size_t segments_of(const calib_result *r, const fit_result *f, machine_segment *out)
+{
+    for (size_t s = 0; s < f->n; s++) {
+        const fit_segment *g = &f->seg[s];
+        out[s] = (machine_segment){
+            .upto = r->points[g->first + g->n - 1].bytes, .alpha = g->alpha,
+            .bandwidth = g->beta > 0 ? 1.0 / g->beta : INFINITY, .r2 = g->r2,
+            .max_residual_pct = 100 * g->max_residual, .gap = NAN,
+            .gap_bandwidth = INFINITY,
+        };
+    }
+    return f->n;
+}
+
+/* Segment f's gap (core/fit's fit_gap over its points' windows) into s,
+ * and each point's gap; none when no point of it has a positive one. */
+static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *s)
+{
+    double x[FIT_MAX_POINTS], t1[FIT_MAX_POINTS], tw[FIT_MAX_POINTS], gaps[FIT_MAX_POINTS];
+    for (size_t i = 0; i < f->n; i++) {
+        const calib_point *p = &r->points[f->first + i];
+        x[i] = (double)p->bytes;
+        t1[i] = p->t1;
+        tw[i] = p->tw;
+    }
+    fit_segment g;
+    s->gap = NAN;
+    s->gap_bandwidth = INFINITY;
+    if (fit_gap(x, t1, tw, f->n, CALIB_WINDOW, gaps, &g) > 0) {
+        s->gap = g.alpha;
+        s->gap_bandwidth = g.beta > 0 ? 1.0 / g.beta : INFINITY;
+    }
+    for (size_t i = 0; i < f->n; i++)
+        r->points[f->first + i].gap = gaps[i];
+}
+
+static void segment_range(char *buf, size_t len, const calib_result *r, const fit_segment *f)
+{
+    char a[UNITS_BUF], b[UNITS_BUF];
+    snprintf(buf, len, "%s..%s", units_size_str(a, r->points[f->first].bytes),
+             units_size_str(b, r->points[f->first + f->n - 1].bytes));
+}
+
+/* Fits the ping-pong's medians into r->fit.  A segment that is not fit to
+ * be written (fit_segment_usable) has its points measured again, up to
+ * CALIB_ATTEMPTS measurements in all.  Noise moves between measurements;
+ * the transport's own shape does not: when two measurements in a row agree
+ * within CALIB_AGREE at every point of such a segment, it is kept as
+ * measured, with a warning (its residuals are in the file).  CLI_EXIT_OK,
+ * or the exit status after saying which segment could not be fitted. */
+static int fit_pingpong(calib_ctx *c, calib_result *r)
+{
+    double x[128], y[128], prev[128], brk = (double)c->o->eager_limit;
+    fit_opts fo = FIT_OPTS_DEFAULT;
+    bool agree = false; /* the last measurement agreed with the one before */
+    for (int attempt = 1;; attempt++) {
+        for (size_t i = 0; i < r->n; i++) {
+            x[i] = (double)r->points[i].bytes;
+            y[i] = r->points[i].t.median;
+        }
+        cl_diag d = {{0}};
+        if (fit_piecewise(x, y, r->n, &brk, 1, &fo, &r->fit, &d))
+            return cli_error("calibrate: the fit failed: %s", d.msg);
+        size_t idx[128], k = 0;
+        const fit_segment *bad = NULL;
+        for (size_t s = 0; s < r->fit.n; s++) {
+            const fit_segment *f = &r->fit.seg[s];
+            if (fit_segment_usable(f))
+                continue;
+            bad = bad ? bad : f;
+            for (size_t i = 0; i < f->n; i++)
+                idx[k++] = f->first + i;
+        }
+        if (!bad)
+            return CLI_EXIT_OK;
+        char range[80];
+        segment_range(range, sizeof range, r, bad);
+        if (c->o->progress)
+            fputc('\n', stderr);
+        if (agree) {
+            fprintf(stderr, "commlab: calibrate: warning: segment %s fits a line poorly (R^2 "
+                            "%.2f, a point %.1f %% off it), but two measurements agree within "
+                            "%.0f %%: the transport's time is not a line there; kept as "
+                            "measured\n", range, bad->r2, 100 * bad->max_residual,
+                    100 * CALIB_AGREE);
+            return CLI_EXIT_OK;
+        }
+        if (attempt == CALIB_ATTEMPTS) {
+            cli_error("calibrate: segment %s cannot be fitted after %d measurements (R^2 "
+                      "%.2f, a point %.1f %% off its line): the machine is too noisy now; "
+                      "nothing written (calibrate again when it is quieter)",
+                      range, CALIB_ATTEMPTS, bad->r2, 100 * bad->max_residual);
+            return CLI_EXIT_FAILED;
+        }
+        fprintf(stderr, "commlab: calibrate: segment %s cannot be fitted (R^2 %.2f, a point "
+                        "%.1f %% off its line): measuring its %zu size%s again\n",
+                range, bad->r2, 100 * bad->max_residual, k, k == 1 ? "" : "s");
+        for (size_t j = 0; j < k; j++)
+            prev[j] = r->points[idx[j]].t.median;
+        c->steps += k * (size_t)(c->o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS);
+        int rc = measure_points(c, r, idx, k);
+        if (rc)
+            return rc;
+        agree = true;
+        for (size_t j = 0; j < k; j++)
+            agree = agree && fabs(r->points[idx[j]].t.median - prev[j]) <= CALIB_AGREE * prev[j];
+    }
+}
+
+_Static_assert(CALIB_ROUNDS <= CALIB_MAX_ROUNDS && CALIB_ROUNDS_QUICK <= CALIB_MAX_ROUNDS &&
+                   CALIB_PROBE_ROUNDS <= CALIB_MAX_ROUNDS,
+               "combine_rounds holds CALIB_MAX_ROUNDS");
+
+int calibrate_probe(const run_opts *base, run_env *env, machine_ref ref[CALIB_NREF])
+{
+    static const uint64_t bytes[CALIB_NREF] = {CALIB_REF_SMALL, CALIB_REF_LARGE};
+    static const int iters[CALIB_NREF] = {300, 30};
+    run_opts ro = *base;
+    ro.pattern = pattern_find("pingpong");
+    ro.ranks = 2;
+    ro.warmup = 2;
+    ro.args = (cl_args){0};
+    ro.fmt = CLI_TEXT;
+    ro.timeline = ro.trace = NULL;
+    cl_stats t[CALIB_NREF][CALIB_PROBE_ROUNDS];
+    for (int round = 0; round < CALIB_PROBE_ROUNDS; round++)
+        for (int i = 0; i < CALIB_NREF; i++) {
+            ro.iters = iters[i];
+            run_row row;
+            int status = run_size(&ro, env, bytes[i], NULL, false, &row);
+            if (status)
+                return run_exit_code(status, env);
+            t[i][round] = row.t;
+        }
+    for (int i = 0; i < CALIB_NREF; i++) {
+        cl_stats all;
+        combine_rounds(t[i], CALIB_PROBE_ROUNDS, &all);
+        ref[i] = (machine_ref){bytes[i], all.median};
+    }
+    return CLI_EXIT_OK;
+}
+
+int calibrate_measure(const calib_opts *o, calib_result *r)
+{
+    memset(r, 0, sizeof *r);
+    uint64_t sizes[128];
+    size_t n = plan_sizes(o->quick, o->eager_limit, sizes);
+    r->points = calloc(n, sizeof *r->points);
+    if (!r->points)
+        return cli_error("out of memory");
+    size_t streamed = 0, idx[128];
+    for (size_t i = 0; i < n; i++) {
+        streamed += sizes[i] <= CALIB_STREAM_TOP;
+        idx[i] = i;
+        r->points[i] = (calib_point){.bytes = sizes[i], .t1 = NAN, .tw = NAN, .gap = NAN};
+    }
+    r->n = n;
+    calib_ctx c = {
+        .o = o, .first = true,
+        .ro = {.backend = o->backend, .be = o->be, .ranks = 2, .warmup = 2,
+               .eager_limit = o->eager_limit, .bind = o->bind, .copy = SHM_COPY_AUTO,
+               .listen = o->listen, .provider = o->provider, .deadlock_timeout = 5.0,
+               .timeout = RUN_TIMEOUT_DEFAULT},
+        .steps = n * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS) + 2 * streamed + n,
+    };
+    /* The regime: the reference probe first (its runs are not on the bar). */
+    machine *m = &r->m;
+    int rc = calibrate_probe(&c.ro, &c.env, m->ref);
+    if (rc)
+        return rc;
+    m->nref = CALIB_NREF;
+    c.first = false;
+    if ((rc = measure_points(&c, r, idx, n)) || (rc = fit_pingpong(&c, r)))
+        return rc;
+    /* The gap and the exchange: one run a size, about a ping-pong size's
+     * budget each. */
+    const double budget = o->quick ? 0.05 : 0.2;
+    const int lo = 10, hi = o->quick ? 500 : 1000;
+    if ((rc = measure_gaps(&c, r, budget, lo, hi)) ||
+        (rc = measure_exchanges(&c, r, budget, lo, hi)))
+        return rc;
+    c.step = c.steps;
+    progress(&c, 0);
+
+    double x[128], yx[128], brk = (double)o->eager_limit;
+    for (size_t i = 0; i < r->n; i++) {
+        x[i] = (double)r->points[i].bytes;
+        yx[i] = r->points[i].x.median;
+    }
+    fit_opts fo = FIT_OPTS_DEFAULT;
+    cl_diag d = {{0}};
+    if (fit_piecewise(x, yx, r->n, &brk, 1, &fo, &r->duplex, &d))
+        return cli_error("calibrate: the fit failed: %s", d.msg);
+
+    calibrate_hostname(m->host, sizeof m->host);
+    snprintf(m->backend, sizeof m->backend, "%s", o->backend);
+    if ((rc = calibrate_provider(o->be, o->provider, m->provider, sizeof m->provider)))
+        return rc;
+    m->eager_limit = o->eager_limit;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int rounds = o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS;
+    snprintf(m->method, sizeof m->method,
+             "pingpong, 2 ranks%s: one-way = half the round trip, median of %d rounds' "
+             "medians (every size once a round); piecewise fit, relative residuals; "
+             "gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB; "
+             "duplex: an exchange's span%s",
+             o->bind ? " bound to cores" : "", rounds, CALIB_WINDOW, CALIB_WINDOW - 1,
+             CALIB_STREAM_TOP >> 20, o->quick ? " (--quick)" : "");
+    m->nseg = segments_of(r, &r->fit, m->seg);
+    for (size_t s = 0; s < r->fit.n; s++)
+        segment_gap(r, &r->fit.seg[s], &m->seg[s]);
+    m->nduplex = segments_of(r, &r->duplex, m->duplex);
+    return CLI_EXIT_OK;
+}
+
+void calibrate_release(calib_result *r)
+{
+    free(r->points);
+    r->points = NULL;
+    r->n = 0;
+}
+
+void calibrate_hostname(char *buf, size_t len)
+{
+    if (gethostname(buf, len) != 0 || !*buf)
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = 0;
+}
+
+int calibrate_provider(const backend_info *be, const char *asked, char *buf, size_t len)
+{
+    cl_diag d = {{0}};
+    *buf = 0;
+    if (!(be->takes & BOPT(BOPT_PROVIDER)))
+        return 0;
+    if (asked && strcmp(asked, "auto") != 0) {
+        snprintf(buf, len, "%s", asked);
+        return 0;
+    }
+    if (rdma_provider_auto(buf, len, false, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    return 0;
+}
+
+int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider)
+{
+    char tiers[1024], host[256];
+    cl_diag d = {{0}};
+    if (cli_data_path(tiers, sizeof tiers, "configs/tiers.yaml", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    *strrchr(tiers, '/') = 0; /* .../configs */
+    calibrate_hostname(host, sizeof host);
+    for (char *p = host; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            *p = '-';
+    bool rdma = provider && *provider;
+    if ((size_t)snprintf(buf, len, "%s/machines/%s-%s%s%s.yaml", tiers, host, backend,
+                         rdma ? "-" : "", rdma ? provider : "") >= len)
+        return cli_error("the machine file's path is too long: set COMMLAB_HOME or use --out");
+    return 0;
+}
+
+/* ---- the CSV shared with compare ---- */
+
+double compare_error_pct(const compare_row *r)
+{
+    return 100.0 * (r->modeled - r->measured.median) / r->measured.median;
+}
+
+void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
+                       const compare_row *rows, size_t n)
+{
+    char host[256];
+    calibrate_hostname(host, sizeof host);
+    fprintf(f, "# commlab-plot: compare\n# title: %s, %s, %d ranks, host %s\n", pattern,
+            backend, ranks, host);
+    fputs("pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,"
+          "measured_max_s,error_pct\n", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s,%s,%d,%llu,%.6g,%.6g,%.6g,%.6g,%.6g\n", pattern, backend, ranks,
+                (unsigned long long)rows[i].bytes, rows[i].modeled, rows[i].measured.median,
+                rows[i].measured.min, rows[i].measured.max, compare_error_pct(&rows[i]));
+}

@@ -1,0 +1,26 @@
+/*
+ * pages.h - giving a rank process the pages of the shared job before it
+ * times anything.
+ *
+ * The launcher maps the job (real/job.h) before it forks, and a fork does
+ * not copy the page-table entries of a shared mapping: a rank's first
+ * access to each page of its rings, slots and records is a page fault in
+ * that rank, however warm the pages are in the launcher.  A 4 KiB
+ * ping-pong with the default 2 warm-up iterations used to pay ~10 of them
+ * in its timed iterations (4-12 x too slow at 4-32 KiB).  So every rank
+ * populates, right after it starts, the parts of the mapping it will use.
+ */
+#ifndef REAL_PAGES_H
+#define REAL_PAGES_H
+
+#include <stddef.h>
+
+/* Maps [addr, addr + len) into this process's page tables, writable,
+ * without changing a byte: madvise(MADV_POPULATE_WRITE) where the kernel
+ * has it (Linux 5.14), else an atomic add of 0 to one byte of each page,
+ * safe while other processes use the memory.  Whole pages around the range
+ * are populated.  Cannot fail: a range the kernel refuses stays as it was
+ * (its pages then fault when first used, as before). */
+void pages_populate(void *addr, size_t len);
+
+#endif
