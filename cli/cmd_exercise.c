@@ -6,11 +6,17 @@
  *   code    the student writes a pattern in a file of their own (`file:`);
  *           `check:` is a list of steps, each a commlab command run on the
  *           student's file and what it must show: the exit status, a line of
- *           output, the messages per iteration, or (modeled) the same time as
- *           a reference command.
+ *           output or every rank's line, the messages per iteration, where
+ *           each message goes (the run's --timeline), the data each rank
+ *           ends with (include/commlab_probe.h, compiled into the file),
+ *           the calls used, or (modeled) the same time as a reference.
+ *           Every run gets --debug unless --no-debug; a failed step's hint
+ *           is the one its fault has (`hints:`), else the step's.
  *   answer  the student answers with numbers (`--answer "..."`); `answer:`
  *           says which commlab outputs the numbers must match, or the command
  *           whose printed figure the smallest answer must bring under a bound.
+ *           A wrong number is told by direction and kind, or by the hint of
+ *           a likely mistake (`mistakes:`), never by the figure itself.
  *
  * Every check runs commlab itself as a child process (/proc/self/exe), so
  * what is checked is exactly what the student sees.  Steps whose command
