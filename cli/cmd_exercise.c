@@ -622,12 +622,16 @@ static int check_step(check_ctx *k, const ex_step *s)
         extra[nx++] = "--timeline";
         extra[nx++] = timeline;
     }
-    bool is_run = strncmp(s->run, "run ", 4) == 0;
-    if (k->debug && is_run)
-        extra[nx++] = "--debug";
+    /* --debug goes into the command shown, so the student can run it. */
+    const char *line = s->run;
+    char with_debug[2048];
+    if (k->debug && strncmp(line, "run ", 4) == 0) {
+        cli_textf(with_debug, sizeof with_debug, "%s --debug", line);
+        line = with_debug;
+    }
     if (s->holds)
         setenv(STUDENT_PROBE_ENV, probe, 1);
-    rc = run_args(s->run, k->file, k->label, k->backend, 0, extra, false, &r, shown,
+    rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, &r, shown,
                   sizeof shown);
     unsetenv(STUDENT_PROBE_ENV);
     char *calls = trace_calls(trace);
