@@ -6,11 +6,17 @@
  *   code    the student writes a pattern in a file of their own (`file:`);
  *           `check:` is a list of steps, each a commlab command run on the
  *           student's file and what it must show: the exit status, a line of
- *           output, the messages per iteration, or (modeled) the same time as
- *           a reference command.
+ *           output or every rank's line, the messages per iteration, where
+ *           each message goes (the run's --timeline), the data each rank
+ *           ends with (include/commlab_probe.h, compiled into the file),
+ *           the calls used, or (modeled) the same time as a reference.
+ *           Every run gets --debug unless --no-debug; a failed step's hint
+ *           is the one its fault has (`hints:`), else the step's.
  *   answer  the student answers with numbers (`--answer "..."`); `answer:`
  *           says which commlab outputs the numbers must match, or the command
  *           whose printed figure the smallest answer must bring under a bound.
+ *           A wrong number is told by direction and kind, or by the hint of
+ *           a likely mistake (`mistakes:`), never by the figure itself.
  *
  * Every check runs commlab itself as a child process (/proc/self/exe), so
  * what is checked is exactly what the student sees.  Steps whose command
@@ -33,6 +39,7 @@
 #include "cli/cli.h"
 #include "cli/course.h"
 #include "cli/run_size.h"
+#include "cli/student.h"
 #include "commlab.h"
 #include "core/table.h"
 #include "core/units.h"
@@ -42,7 +49,7 @@ const char cmd_exercise_usage[] =
     "       commlab exercise show ID\n"
     "       commlab exercise run ID [--file FILE | --solution] [--debug]\n"
     "       commlab exercise check ID [--file FILE | --solution | --answer TEXT]\n"
-    "                                 [--backend NAME] [--debug]\n"
+    "                                 [--backend NAME] [--no-debug]\n"
     "\n"
     "The course's exercises (chapters/NN-topic/exercises.yaml), each something\n"
     "you run and commlab checks.\n"
@@ -61,8 +68,10 @@ const char cmd_exercise_usage[] =
     "  -b, --backend NAME   where the measured steps of a check run: sim (the\n"
     "                       default), shm, tcp or rdma; modeled steps always run on\n"
     "                       sim\n"
-    "      --debug          every `commlab run` of the exercise also gets --debug:\n"
-    "                       a misused send or receive buffer fails the step\n"
+    "      --debug          run: every `commlab run` of the exercise also gets\n"
+    "                       --debug (check always does, unless --no-debug): a\n"
+    "                       misused send or receive buffer fails the step\n"
+    "      --no-debug       check: runs without --debug's buffer checks\n"
     "      --timeout TIME   the budget of each step (default 60s; 0: none): a\n"
     "                       `commlab run` gets it as its --timeout and says which\n"
     "                       rank made no progress; any step still running 15 s\n"
@@ -78,7 +87,7 @@ const char cmd_exercise_usage[] =
     "  commlab exercise check 2.1 --solution --backend shm\n"
     "  commlab exercise check 3.1 --answer \"0.90 10.74 5.37 86.62\"\n";
 
-enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE, OPT_DEBUG, OPT_TIMEOUT };
+enum { OPT_SOLUTION = 256, OPT_ANSWER, OPT_FILE, OPT_DEBUG, OPT_NO_DEBUG, OPT_TIMEOUT };
 
 #define STEP_BUDGET 60.0 /* seconds a step may take, by default */
 #define STEP_GRACE 15.0  /* seconds past the budget before a step is stopped: its own
@@ -226,8 +235,8 @@ static int child_start(char **argv, bool pass, double budget, child_run *r)
     return 0;
 }
 
-/* Runs `commlab ARGS` with the substitutions ({file}: file) and up to
- * three extra words (a NULL-terminated list, or NULL); *shown is the
+/* Runs `commlab ARGS` with the substitutions ({file}: file) and extra
+ * words (a NULL-terminated list, or NULL); *shown is the
  * command as the student would type it, with label for {file}. */
 static int run_args(const char *args, const char *file, const char *label,
                     const char *backend, long n, const char *const *extra, bool pass,
@@ -237,7 +246,7 @@ static int run_args(const char *args, const char *file, const char *label,
     int argc = make_argv(buf, sizeof buf, args, file, backend, n, argv);
     if (argc < 0)
         return cli_error("the command '%s' has too many words", args);
-    for (int i = 0; extra && i < 3 && extra[i] && argc < MAX_ARGS - 1; i++) {
+    for (int i = 0; extra && extra[i] && argc < MAX_ARGS - 1; i++) {
         argv[argc++] = (char *)extra[i];
         argv[argc] = NULL;
     }
@@ -297,7 +306,7 @@ typedef struct check_ctx {
     const char *file;    /* the student's file, or the solution */
     const char *label;   /* file as shown: as given, or chapters/NN/solutions/x.c */
     const char *backend; /* for steps with {backend} */
-    bool debug;          /* --debug: runs of the steps get --debug */
+    bool debug;          /* runs of the steps get --debug (--no-debug: not) */
     double budget;       /* --timeout: seconds a step may take; 0: no limit */
     int passed, failed;
 } check_ctx;
@@ -321,7 +330,7 @@ static void show_output(const child_run *r)
 }
 
 static void step_result(check_ctx *k, const char *shown, const char *what, const char *why,
-                        const ex_step *s, const child_run *r)
+                        const char *hint, const child_run *r)
 {
     if (!why) {
         k->passed++;
@@ -330,8 +339,8 @@ static void step_result(check_ctx *k, const char *shown, const char *what, const
     }
     k->failed++;
     printf("  FAIL  %s\n        %s\n", shown, why);
-    if (s && s->hint)
-        printf("        hint: %s\n", s->hint);
+    if (hint)
+        printf("        hint: %s\n", hint);
     if (r)
         show_output(r);
 }
@@ -399,28 +408,256 @@ static void check_calls(const char *calls, const ex_step *s, char *why, size_t l
     }
 }
 
+/* The world size a step's command runs: its -n / --ranks, else 2 (run's
+ * default). */
+static long step_ranks(const char *args)
+{
+    const char *p = args;
+    while ((p = strstr(p, "-n")) != NULL) {
+        bool word = (p == args || p[-1] == ' ') && (p[2] == ' ');
+        if (word)
+            return strtol(p + 3, NULL, 10);
+        p += 2;
+    }
+    p = strstr(args, "--ranks ");
+    return p ? strtol(p + 8, NULL, 10) : 2;
+}
+
+/* The line of output that begins with `label`, copied into buf; false
+ * when there is none. */
+static bool find_line(const char *output, const char *label, char *buf, size_t len)
+{
+    for (const char *p = output; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, label, strlen(label)) == 0) {
+            const char *end = strchr(p, '\n');
+            cli_textf(buf, len, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* s->output is missing: says what was printed instead, without the
+ * expected text's value (the part after its last ": " is the answer the
+ * exercise asks for). */
+static void why_output(const char *want, const char *output, char *why, size_t len)
+{
+    char label[512];
+    cli_textf(label, sizeof label, "%s", want);
+    char *cut = strrchr(label, ':');
+    if (cut && cut[1] == ' ' && cut != strchr(label, ':'))
+        cut[2] = 0;
+    char line[512];
+    if (find_line(output, label, line, sizeof line))
+        cli_textf(why, len, "printed '%s': not the value the exercise asks for", line);
+    else
+        cli_textf(why, len, "printed no line '%s...'", label);
+}
+
+/* Every rank r prints "rank r: " + s->every_rank with {r} and {n}. */
+static void check_every_rank(const ex_step *s, const char *output, char *why, size_t len)
+{
+    long n = step_ranks(s->run);
+    for (long r = 0; r < n; r++) {
+        char text[512] = "", line[600];
+        int used = 0;
+        for (const char *p = s->every_rank; *p; p++) {
+            if (strncmp(p, "{r}", 3) == 0 || strncmp(p, "{n}", 3) == 0) {
+                cli_appendf(text, sizeof text, &used, "%ld", p[1] == 'r' ? r : n);
+                p += 2;
+            } else {
+                cli_appendf(text, sizeof text, &used, "%c", *p);
+            }
+        }
+        cli_textf(line, sizeof line, "rank %ld: %s", r, text);
+        char found[600];
+        if (!find_line(output, line, found, sizeof found) || strcmp(found, line) != 0) {
+            cli_textf(why, len, "rank %ld does not print '%s'", r, text);
+            return;
+        }
+    }
+}
+
+/* ---- the messages of a run: its timeline (cli_timeline_write's CSV) ---- */
+
+typedef struct pair {
+    long a, b; /* ranks: source and destination, or holder and owner */
+} pair;
+
+#define MAX_PAIRS 4096
+
+/* "0>1 1>0" into pairs; the text was checked when it was loaded. */
+static size_t parse_pairs(const char *text, pair *out, size_t max)
+{
+    size_t n = 0;
+    const char *p = text;
+    char *end;
+    while (n < max) {
+        long a = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        long b = strtol(end + 1, &end, 10);
+        out[n++] = (pair){a, b};
+        p = end;
+    }
+    return n;
+}
+
+/* The source and destination of every send in a timeline file. */
+static size_t timeline_sends(const char *path, pair *out, size_t max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[512];
+    size_t n = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        long rank, peer;
+        char op[16];
+        double t0, t1, t2;
+        if (sscanf(line, "%ld,%15[a-z],%lf,%lf,%lf,%ld", &rank, op, &t0, &t1, &t2, &peer) == 6 &&
+            (strcmp(op, "send") == 0 || strcmp(op, "isend") == 0))
+            out[n++] = (pair){rank, peer};
+    }
+    fclose(f);
+    return n;
+}
+
+static long count_pair(const pair *v, size_t n, pair p)
+{
+    long k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += v[i].a == p.a && v[i].b == p.b;
+    return k;
+}
+
+static const char *times_word(long k)
+{
+    static const char *const words[] = {"never", "once", "twice"};
+    static char buf[32];
+    if (k >= 0 && k < 3)
+        return words[k];
+    snprintf(buf, sizeof buf, "%ld times", k);
+    return buf;
+}
+
+/* Every message goes where the task says: the sends of the run's last
+ * iteration are, as a multiset, s->route. */
+static void check_route(const ex_step *s, const char *timeline, char *why, size_t len)
+{
+    static pair want[MAX_PAIRS], got[MAX_PAIRS];
+    size_t nw = parse_pairs(s->route, want, MAX_PAIRS);
+    size_t ng = timeline_sends(timeline, got, MAX_PAIRS);
+    for (size_t i = 0; i < ng; i++)
+        if (count_pair(want, nw, got[i]) == 0) {
+            cli_textf(why, len, "rank %ld sends to rank %ld: no message of this exercise "
+                      "goes from %ld to %ld", got[i].a, got[i].b, got[i].a, got[i].b);
+            return;
+        }
+    for (size_t i = 0; i < nw; i++) {
+        long w = count_pair(want, nw, want[i]), g = count_pair(got, ng, want[i]);
+        if (w != g) {
+            char tw[32];
+            cli_textf(tw, sizeof tw, "%s", times_word(w));
+            cli_textf(why, len, "rank %ld sends to rank %ld %s; the task asks for %s",
+                      want[i].a, want[i].b, times_word(g), tw);
+            return;
+        }
+    }
+}
+
+/* Each rank ends with the data the task says (s->holds), as the probe
+ * compiled into the student's file reports it (include/commlab_probe.h). */
+static void check_holds(const ex_step *s, const char *probe, char *why, size_t len)
+{
+    static pair want[MAX_PAIRS], got[MAX_PAIRS];
+    size_t nw = parse_pairs(s->holds, want, MAX_PAIRS), ng = 0;
+    FILE *f = fopen(probe, "r");
+    char line[128];
+    while (f && ng < MAX_PAIRS && fgets(line, sizeof line, f))
+        if (sscanf(line, "holds %ld %ld", &got[ng].a, &got[ng].b) == 2)
+            ng++;
+    if (f)
+        fclose(f);
+    for (size_t i = 0; i < nw; i++)
+        if (count_pair(got, ng, want[i]) == 0) {
+            cli_textf(why, len, "rank %ld does not end with the data of rank %ld: none of its "
+                      "buffers holds what rank %ld filled with cl_fill(c, buf, a->bytes, %ld)",
+                      want[i].a, want[i].b, want[i].b, want[i].b);
+            return;
+        }
+}
+
+/* A folder of our own for the files a step's run writes. */
+static int scratch_dir(char *dir, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    cli_textf(dir, len, "%s/commlab-check-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return cli_error("cannot make a temporary folder '%s': %s", dir, strerror(errno));
+    return 0;
+}
+
+/* The step's modeled time against its reference's; says why when they
+ * differ.  Returns 0 or the exit status of an error of our own. */
+static int check_time(check_ctx *k, const ex_step *s, const child_run *r, char *why,
+                      size_t len, char *what, size_t wlen, int *used)
+{
+    child_run ref;
+    char rshown[2048];
+    double mine, theirs;
+    const char *csvopt[] = {"--csv", NULL};
+    int rc = run_args(s->same_time_as, k->file, k->label, "sim", 0, csvopt, false, k->budget, &ref,
+                      rshown, sizeof rshown);
+    if (rc)
+        return rc;
+    if (csv_column(r->output, "time_median_s", &mine, 1) != 1 ||
+        csv_column(ref.output, "time_median_s", &theirs, 1) != 1 || ref.status) {
+        cli_textf(why, len, "the reference '%s' printed no time", rshown);
+    } else {
+        char a[UNITS_BUF], b[UNITS_BUF];
+        double want = s->factor * theirs;
+        char times[40] = "";
+        if (s->factor != 1)
+            cli_textf(times, sizeof times, "%g x ", s->factor);
+        if (fabs(mine - want) > 1e-9 * fabs(want) + 1e-15)
+            cli_textf(why, len, "takes %s modeled, expected %s (%sthe time of `%s`)",
+                      units_time_digits(a, mine, 4), units_time_digits(b, want, 4), times,
+                      rshown);
+        cli_appendf(what, wlen, used, ", modeled time %s = %sthe time of `%s`",
+                    units_time_digits(a, mine, 4), times, rshown);
+    }
+    free(ref.output);
+    return 0;
+}
+
 /* Runs one step and prints its verdict.  Returns 0, 1 when the student's
  * file does not build (the other steps would fail alike), or the exit
  * status of an error of our own. */
 static int check_step(check_ctx *k, const ex_step *s)
 {
-    bool csv = s->messages >= 0 || s->same_time_as;
     child_run r;
-    char shown[2048], why[600] = "", what[600];
-    const char *extra[4] = {NULL};
-    char dir[PATH_MAX] = "", trace[PATH_MAX + 16] = "";
-    int nx = 0;
-    if (csv)
+    char shown[2048], why[600] = "", what[1200];
+    const char *extra[8] = {NULL};
+    char dir[PATH_MAX] = "", trace[PATH_MAX + 16], timeline[PATH_MAX + 16],
+         probe[PATH_MAX + 16];
+    int nx = 0, rc;
+    if (s->messages >= 0 || s->same_time_as)
         extra[nx++] = "--csv";
+    if ((rc = scratch_dir(dir, sizeof dir)))
+        return rc;
+    cli_textf(trace, sizeof trace, "%s/trace.json", dir);
+    cli_textf(timeline, sizeof timeline, "%s/timeline.csv", dir);
+    cli_textf(probe, sizeof probe, "%s/probe.txt", dir);
     if (s->uses || s->avoids) {
-        const char *tmp = getenv("TMPDIR");
-        cli_textf(dir, sizeof dir, "%s/commlab-check-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir))
-            return cli_error("cannot make a temporary folder '%s': %s", dir, strerror(errno));
-        cli_textf(trace, sizeof trace, "%s/trace.json", dir);
         extra[nx++] = "--trace";
         extra[nx++] = trace;
     }
+    if (s->route) {
+        extra[nx++] = "--timeline";
+        extra[nx++] = timeline;
+    }
+    /* --debug goes into the command shown, so the student can run it. */
     const char *line = s->run;
     char with_debug[2048], with_budget[2100];
     if (k->debug && strncmp(line, "run ", 4) == 0) {
@@ -431,20 +668,20 @@ static int check_step(check_ctx *k, const ex_step *s)
         cli_textf(with_budget, sizeof with_budget, "%s --timeout %gs", line, k->budget);
         line = with_budget;
     }
-    int rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, k->budget, &r, shown,
-                      sizeof shown);
-    char *calls = NULL;
-    if (trace[0]) {
-        calls = trace_calls(trace);
-        unlink(trace);
-        rmdir(dir);
-    }
+    if (s->holds)
+        setenv(STUDENT_PROBE_ENV, probe, 1);
+    rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, k->budget, &r, shown,
+                  sizeof shown);
+    unsetenv(STUDENT_PROBE_ENV);
+    char *calls = trace_calls(trace);
     if (rc) {
         free(calls);
+        unlink(trace), unlink(timeline), unlink(probe), rmdir(dir);
         return rc;
     }
     int used = 0;
     cli_appendf(what, sizeof what, &used, "exit %ld (%s)", s->exit, status_word(s->exit));
+    ex_fault fault = FAULT_COUNT;
     double v[4];
     char budget[UNITS_BUF];
     units_time_str(budget, k->budget);
@@ -464,58 +701,62 @@ static int check_step(check_ctx *k, const ex_step *s)
                   (int)strcspn(start, "\n"), start);
     } else if (r.status != s->exit) {
         cli_textf(why, sizeof why, "exited %d (%s), expected %ld (%s)", r.status,
-                 status_word(r.status), s->exit, status_word(s->exit));
-    } else if (s->output && !strstr(r.output, s->output)) {
-        cli_textf(why, sizeof why, "expected the line '%s' in its output", s->output);
-    } else if (s->messages >= 0 && csv_column(r.output, "messages", v, 1) != 1) {
-        cli_textf(why, sizeof why, "printed no table of results");
-    } else if (s->messages >= 0 && v[0] != (double)s->messages) {
-        cli_textf(why, sizeof why, "sent %.0f messages per iteration, expected %ld", v[0],
-                 s->messages);
+                  status_word(r.status), s->exit, status_word(s->exit));
+        fault = r.status == CLI_EXIT_DEADLOCK ? FAULT_DEADLOCK
+                : r.status == CLI_EXIT_CHECK  ? FAULT_FAILED
+                                              : FAULT_EXIT;
     }
-    if (!why[0] && (s->uses || s->avoids))
+    if (!why[0] && s->output && !strstr(r.output, s->output)) {
+        why_output(s->output, r.output, why, sizeof why);
+        fault = FAULT_OUTPUT;
+    }
+    if (!why[0] && s->every_rank) {
+        check_every_rank(s, r.output, why, sizeof why);
+        fault = FAULT_OUTPUT;
+    }
+    if (!why[0] && s->messages >= 0) {
+        if (csv_column(r.output, "messages", v, 1) != 1)
+            cli_textf(why, sizeof why, "printed no table of results");
+        else if (v[0] != (double)s->messages)
+            cli_textf(why, sizeof why, "sent %.0f messages per iteration, expected %ld", v[0],
+                      s->messages);
+        fault = FAULT_MESSAGES;
+    }
+    if (!why[0] && s->route) {
+        check_route(s, timeline, why, sizeof why);
+        fault = FAULT_ROUTE;
+    }
+    if (!why[0] && s->holds) {
+        check_holds(s, probe, why, sizeof why);
+        fault = FAULT_DATA;
+    }
+    if (!why[0] && (s->uses || s->avoids)) {
         check_calls(calls, s, why, sizeof why);
+        fault = FAULT_CALLS;
+    }
     free(calls);
+    unlink(trace), unlink(timeline), unlink(probe), rmdir(dir);
     if (s->uses)
         cli_appendf(what, sizeof what, &used, ", calls %s", s->uses);
     if (s->avoids)
         cli_appendf(what, sizeof what, &used, ", never %s", s->avoids);
-    if (s->output)
-        cli_appendf(what, sizeof what, &used, ", prints '%s'", s->output);
+    if (s->output || s->every_rank)
+        cli_appendf(what, sizeof what, &used, ", prints what the task asks");
     if (s->messages >= 0)
-        cli_appendf(what, sizeof what, &used, ", %ld messages",
-                         s->messages);
+        cli_appendf(what, sizeof what, &used, ", %ld messages", s->messages);
+    if (s->route)
+        cli_appendf(what, sizeof what, &used, ", each from and to the right rank");
+    if (s->holds)
+        cli_appendf(what, sizeof what, &used, ", every rank ends with the right data");
     if (!why[0] && s->same_time_as) {
-        child_run ref;
-        char rshown[2048];
-        double mine, theirs;
-        const char *csvopt[] = {"--csv", NULL};
-        rc = run_args(s->same_time_as, k->file, k->label, "sim", 0, csvopt, false, k->budget,
-                      &ref, rshown,
-                      sizeof rshown);
-        if (rc) {
+        if ((rc = check_time(k, s, &r, why, sizeof why, what, sizeof what, &used))) {
             free(r.output);
             return rc;
         }
-        if (csv_column(r.output, "time_median_s", &mine, 1) != 1 ||
-            csv_column(ref.output, "time_median_s", &theirs, 1) != 1 || ref.status) {
-            cli_textf(why, sizeof why, "the reference '%s' printed no time", rshown);
-        } else {
-            char a[UNITS_BUF], b[UNITS_BUF];
-            double want = s->factor * theirs;
-            char times[40] = "";
-            if (s->factor != 1)
-                cli_textf(times, sizeof times, "%g x ", s->factor);
-            if (fabs(mine - want) > 1e-9 * fabs(want) + 1e-15)
-                cli_textf(why, sizeof why, "takes %s modeled, expected %s (%sthe time of `%s`)",
-                         units_time_digits(a, mine, 4), units_time_digits(b, want, 4), times,
-                         rshown);
-            cli_appendf(what, sizeof what, &used, ", modeled time %s = %sthe time "
-                     "of `%s`", units_time_digits(a, mine, 4), times, rshown);
-        }
-        free(ref.output);
+        fault = FAULT_TIME;
     }
-    step_result(k, shown, what, why[0] ? why : NULL, s, why[0] ? &r : NULL);
+    const char *hint = fault < FAULT_COUNT && s->hints[fault] ? s->hints[fault] : s->hint;
+    step_result(k, shown, what, why[0] ? why : NULL, hint, why[0] ? &r : NULL);
     /* A file that does not build fails every step the same way. */
     bool unbuilt = r.status == CLI_EXIT_USAGE && s->exit != CLI_EXIT_USAGE &&
                    (strstr(r.output, "commlab: cannot compile") ||
@@ -550,6 +791,51 @@ static int parse_answer(const char *text, double *out, size_t max, size_t *n)
     if (*n == 0)
         return cli_error("--answer is empty");
     return 0;
+}
+
+/* Whether x is within about 3% of a power of ten times 1, away from 1. */
+static int decades_off(double ratio)
+{
+    double l = log10(ratio), r = round(l);
+    return r != 0 && fabs(l - r) < 0.013 ? (int)r : 0;
+}
+
+/* How the answer's number i (got) is off from the figure (want), in
+ * words that never give the figure: the exercise's own hint when got is
+ * one of its likely mistakes, else the direction and the size of the
+ * gap. */
+static void how_wrong(const exercise *e, size_t i, double got, double want, char *out,
+                      size_t len)
+{
+    const char *dir = got < want ? "too low" : "too high";
+    for (size_t m = 0; m < e->nmistakes; m++) {
+        const ex_mistake *x = &e->mistakes[m];
+        if ((size_t)x->number == i + 1 && fabs(got - x->value) <= e->tolerance * fabs(x->value)) {
+            cli_textf(out, len, "%s: %s", dir, x->says);
+            return;
+        }
+    }
+    double ratio = want != 0 ? got / want : INFINITY;
+    int dec = isfinite(ratio) && ratio > 0 ? decades_off(ratio) : 0;
+    if (!(got > 0) && want > 0)
+        cli_textf(out, len, "%s: it must be above zero", dir);
+    else if (dec)
+        cli_textf(out, len, "%s by a factor of about 10^%d: check the unit the question asks "
+                  "in (ms, us, bytes)", dir, abs(dec));
+    else if (ratio > 0.97 && ratio < 1.03)
+        cli_textf(out, len, "%s by a few percent: the smaller term, or rounding too early",
+                  dir);
+    else if (fabs(ratio - 1.048576) < 0.01 || fabs(ratio - 1 / 1.048576) < 0.01 ||
+             fabs(ratio - 1.024) < 0.005 || fabs(ratio - 1 / 1.024) < 0.005)
+        cli_textf(out, len, "%s by 2.4%% or 4.9%%: KiB is 1024 bytes, KB is 1000", dir);
+    else if (ratio > 0.3 && ratio < 1)
+        cli_textf(out, len, "too low: you may have left out a term, or counted one too few "
+                  "times");
+    else if (ratio > 1 && ratio < 3.4)
+        cli_textf(out, len, "too high: a term counted too many times, or one that is not "
+                  "there");
+    else
+        cli_textf(out, len, "%s, by more than a factor of 3: go back to the formula", dir);
 }
 
 static int check_values(check_ctx *k, const double *ans, size_t nans)
@@ -592,8 +878,9 @@ static int check_values(check_ctx *k, const double *ans, size_t nans)
         if (!(fabs(ans[i] - want[i]) <= e->tolerance * fabs(want[i]))) {
             if (!wrong++)
                 printf("  FAIL  your answer\n");
-            printf("        number %zu is %.6g, but commlab gives %.6g\n", i + 1, ans[i],
-                   want[i]);
+            char words[300];
+            how_wrong(e, i, ans[i], want[i], words, sizeof words);
+            printf("        number %zu (%.6g) is %s\n", i + 1, ans[i], words);
         }
     if (wrong) {
         k->failed++;
@@ -641,11 +928,15 @@ static int check_smallest(check_ctx *k, const double *ans, size_t nans)
     if (fig > e->at_most)
         cli_textf(why, sizeof why, "%s prints '%s%g', above %g: %ld is not enough", shown,
                  e->after, fig, e->at_most, n);
+    const char *hint = NULL;
+    for (size_t m = 0; m < e->nmistakes; m++)
+        if (e->mistakes[m].value == ans[0])
+            hint = e->mistakes[m].says;
     else if (n > 1 && prev <= e->at_most)
         cli_textf(why, sizeof why, "%s already prints '%s%g', at most %g: %ld is not the "
                  "smallest", pshown, e->after, prev, e->at_most, n);
     step_result(k, "your answer", what, fig > e->at_most || (n > 1 && prev <= e->at_most)
-                                            ? why : NULL, NULL, NULL);
+                                            ? why : NULL, hint, NULL);
     return 0;
 }
 
@@ -710,10 +1001,14 @@ static int ex_show(const exercise *e)
         for (size_t i = 0; i < e->nsteps; i++) {
             const ex_step *s = &e->steps[i];
             printf("  commlab %s: exit %ld", s->run, s->exit);
-            if (s->output)
-                printf(", prints '%s'", s->output);
+            if (s->output || s->every_rank)
+                printf(", what the ranks print");
             if (s->messages >= 0)
                 printf(", %ld messages per iteration", s->messages);
+            if (s->route)
+                printf(", where each message goes");
+            if (s->holds)
+                printf(", the data each rank ends with");
             if (s->uses)
                 printf(", calls %s", s->uses);
             if (s->avoids)
@@ -723,6 +1018,7 @@ static int ex_show(const exercise *e)
                        s->factor != 1 ? " (x factor)" : "");
             printf("\n");
         }
+        printf("  (every run also gets --debug: a misused buffer fails the step)\n");
         char names[128];
         printf("  ({file} is your file; {backend} is %s, or the one --backend names: %s)\n",
                backend_default()->name, backend_names(names, sizeof names, false, " or "));
@@ -862,12 +1158,13 @@ int cmd_exercise(int argc, char **argv)
         {"answer", required_argument, NULL, OPT_ANSWER},
         {"backend", required_argument, NULL, 'b'},
         {"debug", no_argument, NULL, OPT_DEBUG},
+        {"no-debug", no_argument, NULL, OPT_NO_DEBUG},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *file = NULL, *answer = NULL, *backend = NULL;
-    bool solution = false, debug = false, budget_given = false;
+    bool solution = false, debug = false, no_debug = false, budget_given = false;
     double budget = STEP_BUDGET;
     int c;
     while ((c = getopt_long(argc, argv, ":b:h", opts, NULL)) != -1) {
@@ -882,6 +1179,7 @@ int cmd_exercise(int argc, char **argv)
         case OPT_ANSWER: answer = optarg; break;
         case 'b': backend = optarg; break;
         case OPT_DEBUG: debug = true; break;
+        case OPT_NO_DEBUG: no_debug = true; break;
         case 'h': fputs(cmd_exercise_usage, stdout); return CLI_EXIT_OK;
         default: return cli_bad_option("exercise", argv, c);
         }
@@ -913,6 +1211,10 @@ int cmd_exercise(int argc, char **argv)
         return cli_error("exercise %s: --answer and --backend apply to check", verb);
     if (debug && !checking && !running)
         return cli_error("exercise %s: --debug applies to run and check", verb);
+    if (no_debug && !checking)
+        return cli_error("exercise %s: --no-debug applies to check", verb);
+    if (debug && no_debug)
+        return cli_error("exercise: give either --debug or --no-debug, not both");
     if (budget_given && !checking && !running)
         return cli_error("exercise %s: --timeout applies to run and check", verb);
     const backend_info *be = backend_default();
@@ -932,7 +1234,7 @@ int cmd_exercise(int argc, char **argv)
     } else if (running) {
         rc = ex_run(e, file, solution, debug, budget);
     } else {
-        rc = ex_check(e, file, solution, answer, backend, debug, budget);
+        rc = ex_check(e, file, solution, answer, backend, !no_debug, budget);
     }
     course_release(&co);
     return rc;

@@ -17,6 +17,7 @@ void course_release(course *c)
         free(c->ex[i].commands);
         free(c->ex[i].steps);
         free(c->ex[i].values);
+        free(c->ex[i].mistakes);
     }
     for (size_t i = 0; i < c->ndocs; i++)
         cfg_doc_release(&c->docs[i]);
@@ -71,6 +72,70 @@ static int opt_long(cfg_doc *d, yaml_node_t *map, const char *key, long min, lon
     return err;
 }
 
+const char *ex_fault_name(ex_fault f)
+{
+    static const char *const names[FAULT_COUNT] = {
+        "deadlock", "failed", "exit", "output", "messages", "route", "data", "calls", "time",
+    };
+    return f < FAULT_COUNT ? names[f] : "?";
+}
+
+/* `hints:`, a map from a fault's name to its hint. */
+static int load_hints(cfg_doc *d, yaml_node_t *map, ex_step *s, cl_diag *g)
+{
+    yaml_node_t *n;
+    int err = cfg_get(d, map, "hints", false, &n, g);
+    if (err || !n)
+        return err;
+    if ((err = cfg_expect_map(d, n, "hints", g)))
+        return err;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = yaml_document_get_node(&d->doc, p->key);
+        const char *name = key && key->type == YAML_SCALAR_NODE
+                               ? (const char *)key->data.scalar.value : "";
+        ex_fault f = 0;
+        while (f < FAULT_COUNT && strcmp(ex_fault_name(f), name) != 0)
+            f++;
+        if (f == FAULT_COUNT)
+            return cfg_error(d, key, g, "unknown fault '%s' under 'hints' (deadlock, failed, "
+                             "exit, output, messages, route, data, calls, time)", name);
+        if ((err = cfg_string(d, yaml_document_get_node(&d->doc, p->value), name,
+                              &s->hints[f], g)))
+            return err;
+    }
+    return 0;
+}
+
+/* "R<P R<P ...": checked here so a typo is an error of the file. */
+static int check_pairs(cfg_doc *d, yaml_node_t *map, const char *key, const char *text,
+                       char sep, cl_diag *g)
+{
+    const char *p = text;
+    while (*p) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        long a = strtol(p, &end, 10);
+        bool ok = end != p && *end == sep && a >= 0;
+        if (ok) {
+            p = end + 1;
+            long b = strtol(p, &end, 10);
+            ok = end != p && (*end == ' ' || !*end) && b >= 0;
+        }
+        if (!ok) {
+            yaml_node_t *n;
+            cfg_get(d, map, key, true, &n, g);
+            return cfg_error(d, n, g, "'%s' is a list of rank%crank pairs, got '%s'", key, sep,
+                             text);
+        }
+        p = end;
+    }
+    return 0;
+}
+
 static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
 {
     int err = cfg_expect_map(d, n, "check", g);
@@ -82,7 +147,17 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
     if (!err)
         err = opt_string(d, n, "output", &s->output, g);
     if (!err)
+        err = opt_string(d, n, "every_rank", &s->every_rank, g);
+    if (!err)
         err = opt_long(d, n, "messages", 0, LONG_MAX, &s->messages, g);
+    if (!err)
+        err = opt_string(d, n, "route", &s->route, g);
+    if (!err && s->route)
+        err = check_pairs(d, n, "route", s->route, '>', g);
+    if (!err)
+        err = opt_string(d, n, "holds", &s->holds, g);
+    if (!err && s->holds)
+        err = check_pairs(d, n, "holds", s->holds, '<', g);
     if (!err)
         err = opt_string(d, n, "same_time_as", &s->same_time_as, g);
     if (!err)
@@ -93,6 +168,8 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
         err = opt_string(d, n, "avoids", &s->avoids, g);
     if (!err)
         err = opt_string(d, n, "hint", &s->hint, g);
+    if (!err)
+        err = load_hints(d, n, s, g);
     return err;
 }
 
@@ -129,6 +206,31 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
                 err = req_string(d, v, "column", &x->column, g);
             if (!err)
                 err = opt_number(d, v, "scale", &x->scale, g);
+        }
+    }
+    yaml_node_t *ms = NULL;
+    if (!err)
+        err = cfg_get(d, n, "mistakes", false, &ms, g);
+    if (!err && ms && !(err = cfg_expect_seq(d, ms, "mistakes", g))) {
+        e->nmistakes = cfg_seq_len(ms);
+        e->mistakes = calloc(e->nmistakes ? e->nmistakes : 1, sizeof *e->mistakes);
+        if (!e->mistakes)
+            return diag_set(g, CL_ENOMEM, "out of memory");
+        for (size_t i = 0; !err && i < e->nmistakes; i++) {
+            yaml_node_t *m = cfg_seq_at(d, ms, i);
+            ex_mistake *x = &e->mistakes[i];
+            x->number = 1;
+            err = cfg_expect_map(d, m, "mistakes", g);
+            if (!err)
+                err = opt_long(d, m, "number", 1, 64, &x->number, g);
+            if (!err) {
+                x->value = NAN;
+                err = opt_number(d, m, "value", &x->value, g);
+            }
+            if (!err && isnan(x->value))
+                return cfg_error(d, m, g, "a mistake needs its 'value'");
+            if (!err)
+                err = req_string(d, m, "says", &x->says, g);
         }
     }
     if (!err && sm && !(err = cfg_expect_map(d, sm, "smallest", g))) {

@@ -13,17 +13,49 @@
 
 #include "core/config.h"
 
+/* What made a step fail; each may have a hint of its own (`hints:`). */
+typedef enum ex_fault {
+    FAULT_DEADLOCK, /* exit 3 where another status was expected */
+    FAULT_FAILED,   /* exit 1: a data check or --debug's buffer check failed */
+    FAULT_EXIT,     /* any other wrong exit status */
+    FAULT_OUTPUT,   /* a line missing from what the ranks print */
+    FAULT_MESSAGES, /* the count of messages */
+    FAULT_ROUTE,    /* the source and destination of the messages */
+    FAULT_DATA,     /* the data a rank ends with */
+    FAULT_CALLS,    /* the calls used or avoided */
+    FAULT_TIME,     /* the modeled time */
+    FAULT_COUNT     /* number of faults; not a fault */
+} ex_fault;
+
+/* The YAML key of a fault under `hints:` ("deadlock", ...). */
+const char *ex_fault_name(ex_fault f);
+
 typedef struct ex_step {
     const char *run;          /* commlab arguments: {file}, {backend} substituted */
     long exit;                /* expected exit status */
-    const char *output;       /* text the output must contain; NULL: none */
+    const char *output;       /* a line the output must contain; NULL: none */
+    const char *every_rank;   /* what every rank r prints ("rank r: " + this, {r}
+                                 and {n} substituted); NULL: not checked */
     long messages;            /* messages per iteration; -1: not checked */
+    const char *route;        /* every message's "src>dst", blank-separated, in
+                                 any order ("0>1 1>0"); NULL: not checked */
+    const char *holds;        /* "R<P ...": rank R ends with a block holding the
+                                 data of rank P, cl_fill(seed P); NULL: none */
     const char *same_time_as; /* reference arguments (modeled); NULL: none */
     double factor;            /* the step's time = factor x the reference's */
     const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */
     const char *avoids;       /* calls it must not show; NULL: none */
-    const char *hint;         /* printed when the step fails; NULL: none */
+    const char *hint;         /* printed when the step fails and no hint of the
+                                 fault's own is given; NULL: none */
+    const char *hints[FAULT_COUNT]; /* by fault; NULL: the step's hint */
 } ex_step;
+
+/* A wrong number students are likely to give, and what it tells them. */
+typedef struct ex_mistake {
+    long number;      /* which number of the answer, from 1 */
+    double value;     /* the wrong value, in the unit asked */
+    const char *says; /* printed when the answer's number is that value */
+} ex_mistake;
 
 typedef struct ex_value {
     const char *run;    /* commlab arguments printing CSV */
@@ -46,6 +78,8 @@ typedef struct exercise {
     ex_value *values;
     size_t nvalues;
     double tolerance;       /* relative */
+    ex_mistake *mistakes;   /* likely wrong answers, each with its hint */
+    size_t nmistakes;
     const char *smallest;   /* arguments with {n} */
     const char *after;      /* the figure follows this text in its output */
     double at_most;

@@ -11,7 +11,8 @@
  * next to the student's file or in /tmp.  The object resolves commlab's
  * API from the running binary (linked with -rdynamic) and binds its own
  * symbols to itself (-Bsymbolic), so a helper named like a built-in
- * pattern stays the student's.  Measured backends fork after loading, so
+ * pattern stays the student's.  Under a grader (STUDENT_PROBE_ENV set)
+ * the probe of include/commlab_probe.h is compiled in with it.  Measured backends fork after loading, so
  * the pattern runs on every backend.
  *
  * Ownership: the student_pattern owns the loaded object and its name;
@@ -26,6 +27,11 @@
 
 /* The symbol a student's file must define. */
 #define STUDENT_SYMBOL "pattern"
+
+/* When this environment variable names a file, the student's file is
+ * compiled with include/commlab_probe.h, which appends to that file what
+ * data each rank ends with (`commlab exercise check` sets it). */
+#define STUDENT_PROBE_ENV "COMMLAB_PROBE"
 
 typedef struct student_pattern {
     pattern_info info; /* name = the file's base name, fn = its `pattern` */

@@ -15,7 +15,7 @@ run 0 exercise --help;      has "$out" "usage: commlab exercise list"; has "$out
 run 0 help exercise;        has "$out" "commlab exercise check ID"
 run 0 --help;               has "$out" "exercise"
 run 0 exercise list
-for id in 1.1 2.1 2.2 2.3 2.4 2.5 3.1 3.2 4.1 5.1 5.2; do has "$out" "$id "; done
+for id in 1.1 2.1 2.2 2.3 2.4 2.5 3.1 3.2 3.3 4.1 5.1 5.2 6.1; do has "$out" "$id "; done
 run 0 exercise show 2.1;    has "$out" "Turn the relay into a ring"; has "$out" "myring.c"
 has "$out" "commlab exercise check 2.1 --file myring.c"
 run 0 exercise show 3.1;    has "$out" "--answer"
@@ -44,18 +44,24 @@ for id in 1.1 2.1 2.2 2.3 2.5 5.1 5.2; do
     has "$out" "--backend shm"
 done
 run 0 exercise check 2.1 --solution --backend tcp; has "$out" "--backend tcp"
-run 0 exercise check 3.1 --answer "0.90 10.74 5.37 86.62"
-run 0 exercise check 3.2 --answer "292.97KiB 48.83KiB 146.48KiB 90.82KiB"
-run 0 exercise run 3.1;     has "$out" "$ commlab price --bytes 256MiB"; has "$out" "86.62"
-run 0 exercise run 2.1 --solution; has "$out" "rank 0: after the full circle: 40"
+run 0 exercise check 3.1 --answer "0.2247 2.686 1.345 21.68"
+run 0 exercise check 3.2 --answer "2636.72KiB 439.45KiB 1318.36KiB 817.38KiB"
+run 0 exercise run 3.1;     has "$out" "$ commlab price --bytes 64MiB"; has "$out" "21.68"
+run 0 exercise run 2.1 --solution; has "$out" "rank 0: after the full circle: 30"
 has "$out" "on shm"
 
 # --- wrong work fails, and says why ---
 sed 's/^int relay(/int pattern(/' chapters/02-point-to-point/relay.c >"$stu/myring.c"
 run 1 exercise check 2.1 --file "$stu/myring.c"
-has "$out" "expected the line 'rank 0: after the full circle: 30' in its output"
-has "$out" "hint: a ring of K ranks sends K messages"
+has "$out" "printed no line 'rank 0: after the full circle: ...'"
+has "$out" "hint: count the ranks that add 10"
 has "$out" "| rank 2: the value after 2 hops is 20"; has "$out" "FAILED: 0 of 3 checks passed"
+# A ring that prints a wrong value is told so, without the right one.
+sed 's/cl_printf(c, "after the full circle: %lld", value);/cl_printf(c, "after the full circle: %lld", value + 10);/' \
+    chapters/02-point-to-point/solutions/ring_relay.c >"$stu/ring10.c"
+run 1 exercise check 2.1 --file "$stu/ring10.c"
+has "$out" "printed 'rank 0: after the full circle: 30': not the value the exercise asks for"
+if grep -q "full circle: 20" "$out"; then bad "2.1's failure shows the expected value"; else ok; fi
 cat >"$stu/swap.c" <<'C'
 #include "commlab.h"
 int pattern(cl_comm *c, const cl_args *a)
@@ -71,19 +77,61 @@ C
 run 1 exercise check 2.2 --file "$stu/swap.c"
 has "$out" "exited 3 (deadlock), expected 0 (success)"
 has "$out" "hint: two blocking sends head to head wait forever above the eager limit"
-has "$out" "| rank 0: blocked in send(dst=1, tag=0, 1 MiB)"; has "$out" "never calls cl_isend"; has "$out" "FAILED: 0 of 4 checks passed"
+has "$out" "| rank 0: blocked in send(dst=1, tag=0, 1 MiB)"; has "$out" "FAILED: 0 of 4 checks passed"
+has "$out" "rank 0 does not end with the data of rank 1"  # it fills nothing
+if grep -q "hint: the partner of rank r" "$out"; then bad "a deadlock got the route's hint"; else ok; fi
 run 1 exercise check 2.2 --file "$stu/swap.c" --backend shm
 has "$out" "exited 3 (deadlock)"
 run 1 exercise check 5.2 --file chapters/05-deadlock/solutions/fix_order.c
 has "$out" "takes 8.991 us modeled, expected 4.495 us (the time of \`commlab run deadlock --fix nonblocking --bytes 1MiB\`)"
 run 1 exercise check 2.3 --file chapters/05-deadlock/solutions/fix_order.c; has "$out" "never calls cl_isend"
-run 1 exercise check 3.1 --answer "0.90 10.74 5.37 8.66"
-has "$out" "number 4 is 8.66, but commlab gives 86.6221"
-run 1 exercise check 3.1 --answer "0.90 10.74 5.37"
+run 1 exercise check 3.1 --answer "0.2247 2.686 1.345 2.168"
+has "$out" "number 4 (2.168) is too low by a factor of about 10^1: check the unit"
+run 1 exercise check 3.1 --answer "0.2247 2.686 1.345"
 has "$out" "the answer has 3 numbers, the question asks for 4"
+# A wrong answer says how it is wrong, never the figure it should be.
+run 1 exercise check 3.1 --answer "0 0 0 0"; has "$out" "number 4 (0) is too low: it must be above zero"
+for fig in 0.2247 2.686 1.345 21.68 224.7 21678; do
+    if grep -q "$fig" "$out"; then bad "3.1's failure shows $fig"; else ok; fi
+done
+run 1 exercise check 3.1 --answer "0.2237 2.686 1.345 21.68"; has "$out" "you left out alpha"
+run 1 exercise check 3.2 --answer "300KB 50KB 150KB 93KB"; has "$out" "that is the crossover"
 run 1 exercise check 2.4 --answer 27; has "$out" "27 is not enough"
+has "$out" "hint: 27 is what the formula gives; the messages between the stages"
 run 1 exercise check 2.4 --answer 40; has "$out" "40 is not the smallest"
-run 1 exercise check 4.1 --answer "161.15 10.156 30 30"; has "$out" "number 4 is 30, but commlab gives 480"
+# 4.1 without the alpha term (issue 19): the 256 MiB times pass within 1 %,
+# the 1 MiB ring time does not.
+run 1 exercise check 4.1 --answer "161.06 10.066 39.32 30 480"
+has "$out" "number 3 (39.32) is too low: you left out the latency term"
+run 1 exercise check 4.1 --answer "161.15 10.156 129.32 30 30"
+has "$out" "number 5 (30) is too low: that is what one rank sends"
+if grep -q "480" "$out"; then bad "4.1's failure shows the expected total"; else ok; fi
+
+# --- the reproducers of issue 19: wrong work fails, right work passes ---
+data=tests/data/course
+run 1 exercise check 2.2 --file $data/ring_shift.c   # no data check, the exchange's time
+has "$out" "rank 1 sends to rank 2: no message of this exercise goes from 1 to 2"
+has "$out" "FAILED: 1 of 4 checks passed"
+run 1 exercise check 2.2 --file $data/same_buffer.c  # isend and irecv on one buffer
+has "$out" "misuse: irecv #1"; has "$out" "hint: a buffer handed to isend or irecv belongs to the operation"
+run 1 exercise check 2.2 --file $data/same_buffer.c --no-debug
+has "$out" "does not end with the data of rank"
+run 1 exercise check 2.2 --file $data/zero_swap.c    # right messages, no data
+has "$out" "rank 0 does not end with the data of rank 1"
+run 1 exercise check 5.1 --file $data/send_twice.c   # rank 0 never receives
+has "$out" "rank 0 sends to rank 1 twice; the task asks for once"
+run 1 exercise check 1.1 --file $data/even_hello.c   # only even ranks print
+has "$out" "rank 1 does not print 'hello from rank 1 of 3'"; has "$out" "FAILED: 0 of 2 checks passed"
+run 1 exercise check 2.5 --file $data/chunks_misplaced.c --no-debug
+has "$out" "rank 1 does not end with the data of rank 0"
+has "$out" "hint: piece i of rank 0's buffer must land at the same offset"
+run 0 exercise check 5.2 --file $data/poll_exchange.c  # both ranks poll with cl_test
+has "$out" "passed: all 4 checks"
+run 2 exercise check 2.2 --solution --debug --no-debug; has "$err" "either --debug or --no-debug"
+run 2 exercise show 2.2 --no-debug; has "$err" "--no-debug applies to check"
+run 0 exercise show 2.1
+if grep -q "full circle: 20\|full circle: 40" "$out"; then bad "exercise show prints the expected output"; else ok; fi
+has "$out" "what the ranks print"; has "$out" "where each message goes"
 
 # --- a student's own file ---
 hello=chapters/01-ranks-and-worlds/solutions/hello.c
@@ -119,5 +167,5 @@ has "$out" "stopped: the file does not compile or load"; has "$out" "FAILED: 0 o
 # Nothing is left behind: no object in TMPDIR, nothing new next to the files.
 if [ -z "$(ls -A "$tmpd/tmp")" ]; then ok; else bad "left in TMPDIR: $(ls "$tmpd/tmp")"; fi
 n=$(ls -A "$stu" | wc -l)
-if [ "$n" -eq 8 ]; then ok; else bad "the student's folder holds $n files, want 8: $(ls -A "$stu")"; fi
+if [ "$n" -eq 9 ]; then ok; else bad "the student's folder holds $n files, want 9: $(ls -A "$stu")"; fi
 finish

@@ -69,9 +69,13 @@ cp "$out" "$tmpd/debug.out"
 run 0 run pipeline -n 4 --compute 1ms --bytes 1KiB
 if cmp -s "$out" "$tmpd/debug.out"; then ok; else bad "--debug changed a modeled run's output"; fi
 
-# Exercises pass it on to their runs.
+# Exercises pass it on to their runs; check does by default.
 run 0 exercise check 2.2 --solution --debug
 has "$out" "--bytes 1MiB --backend sim --debug"; has "$out" "passed: all"
+run 0 exercise check 2.2 --solution
+has "$out" "--bytes 1MiB --backend sim --debug"; has "$out" "passed: all"
+run 0 exercise check 2.2 --solution --no-debug
+if grep -q -- "--debug" "$out"; then bad "--no-debug still ran with --debug"; else ok; fi
 
 # Nothing left behind by the failed measured runs.
 if command -v pgrep >/dev/null 2>&1 && pgrep -f "$cl run $d/" >/dev/null; then

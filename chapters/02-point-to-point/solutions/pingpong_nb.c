@@ -11,17 +11,17 @@ int pattern(cl_comm *c, const cl_args *a)
     unsigned char *buf = cl_alloc(c, a->bytes);
     cl_request *r;
     if (rank == 0) {
-        cl_fill(c, buf, a->bytes, 31);
+        cl_fill(c, buf, a->bytes, 0);
         CL_TRY(cl_isend(c, buf, a->bytes, 1, 0, &r));
         CL_TRY(cl_wait(c, &r, NULL));
         CL_TRY(cl_irecv(c, buf, a->bytes, 1, 0, &r));
         CL_TRY(cl_wait(c, &r, NULL));
-        return cl_verify(c, buf, a->bytes, 32, "pong");
+        return cl_verify(c, buf, a->bytes, 1, "pong");
     }
     CL_TRY(cl_irecv(c, buf, a->bytes, 0, 0, &r));
     CL_TRY(cl_wait(c, &r, NULL));
-    CL_TRY(cl_verify(c, buf, a->bytes, 31, "ping"));
-    cl_fill(c, buf, a->bytes, 32);
+    CL_TRY(cl_verify(c, buf, a->bytes, 0, "ping"));
+    cl_fill(c, buf, a->bytes, 1);
     CL_TRY(cl_isend(c, buf, a->bytes, 0, 0, &r));
     return cl_wait(c, &r, NULL);
 }

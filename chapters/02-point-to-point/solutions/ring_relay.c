@@ -1,6 +1,7 @@
 /* ring_relay.c - exercise 2.1: the relay closed into a ring.  Rank r sends
  * to (r + 1) mod size, so the last rank sends back to rank 0 and the value
- * makes the full circle: size hops of +10. */
+ * makes the full circle: size hops, of which the size - 1 after rank 0
+ * add 10, so 10 (size - 1) arrives back. */
 #include "commlab.h"
 
 int pattern(cl_comm *c, const cl_args *a)
@@ -21,7 +22,7 @@ int pattern(cl_comm *c, const cl_args *a)
         CL_TRY(cl_recv(c, x, a->bytes, left, 0, NULL));
         value = 10LL * (size - 1);
         CL_TRY(cl_verify(c, x, a->bytes, (unsigned long long)value, "buffer back at rank 0"));
-        cl_printf(c, "after the full circle: %lld", value + 10);
+        cl_printf(c, "after the full circle: %lld", value);
     }
     return 0;
 }
