@@ -206,8 +206,8 @@ int cli_plot_tiers(const tier_set *ts, uint64_t bytes, unsigned terms, FILE *rep
 {
     char host[300], sz[UNITS_BUF], title[PLOT_TITLE_MAX];
     host_words(host, sizeof host);
-    snprintf(title, sizeof title, "one %s message on each tier, alpha-beta model%s",
-             units_size_str(sz, bytes), host);
+    cli_textf(title, sizeof title, "one %s message on each tier, alpha-beta model%s",
+              units_size_str(sz, bytes), host);
     tiers_arg a = {ts, bytes};
     return write_and_draw("price", write_tiers, &a, title, terms, report);
 }
@@ -217,7 +217,7 @@ int cli_plot_sweep(const tier_set *ts, const uint64_t *sizes, size_t n, unsigned
 {
     char host[300], title[PLOT_TITLE_MAX];
     host_words(host, sizeof host);
-    snprintf(title, sizeof title, "T(n) = alpha + n/B per tier, alpha-beta model%s", host);
+    cli_textf(title, sizeof title, "T(n) = alpha + n/B per tier, alpha-beta model%s", host);
     sweep_arg a = {ts, sizes, n};
     return write_and_draw("sweep", write_sweep, &a, title, terms, report);
 }
@@ -235,9 +235,9 @@ int cli_timeline_write(const char *path, const rec_log *log, const char *pattern
         return cli_error("--timeline: the run left no records to draw");
     char host[300], sz[UNITS_BUF], title[PLOT_TITLE_MAX];
     host_words(host, sizeof host);
-    snprintf(title, sizeof title, "%s, %s%s%s%s, %d rank%s, %s%s", pattern, backend,
-             where ? " (" : "", where ? where : "", where ? ")" : "", ranks,
-             ranks == 1 ? "" : "s", units_size_str(sz, bytes), host);
+    cli_textf(title, sizeof title, "%s, %s%s%s%s, %d rank%s, %s%s", pattern, backend,
+              where ? " (" : "", where ? where : "", where ? ")" : "", ranks,
+              ranks == 1 ? "" : "s", units_size_str(sz, bytes), host);
     plot_timeline_meta meta = {
         .title = title, .side = backend,
         .status = status == 0 ? "ok" : status == CL_EDEADLOCK ? "deadlock" : cl_errname(status),
