@@ -1,5 +1,7 @@
-/* cmd_bench.c - `commlab bench`: how fast the simulator runs.  Prints
- * figures; asserts nothing (tests never depend on timing). */
+/* cmd_bench.c - `commlab bench`: how fast the simulator runs (bench sim,
+ * here) and the transports next to references (bench_real.c,
+ * bench_rdma.c).  Prints figures; asserts nothing (tests never depend on
+ * timing). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>

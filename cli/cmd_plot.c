@@ -80,9 +80,7 @@ static int find_plotdir(char *buf, size_t len)
     if (cli_data_path(path, sizeof path, "plots/common.gp", &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     *strrchr(path, '/') = 0;
-    /* "build/../plots" reads better as the folder it is. */
-    char real[PATH_MAX];
-    snprintf(buf, len, "%s", realpath(path, real) ? real : path);
+    cli_textf(buf, len, "%s", path);
     return 0;
 }
 

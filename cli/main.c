@@ -29,7 +29,7 @@ static const cli_command commands[] = {
      cmd_calibrate_usage},
     {"compare", cmd_compare, "a pattern measured next to its calibrated model, error per size",
      cmd_compare_usage},
-    {"bench", cmd_bench, "benchmarks: how fast the simulator runs", cmd_bench_usage},
+    {"bench", cmd_bench, "benchmarks: the simulator's speed; each transport next to a reference", cmd_bench_usage},
     {"exercise", cmd_exercise, "the course's exercises: list, show, run, check",
      cmd_exercise_usage},
     {"fabric", cmd_fabric, "the libfabric providers here, for --backend rdma", cmd_fabric_usage},

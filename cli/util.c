@@ -71,14 +71,19 @@ int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
-        /* build/commlab in a source tree, then PREFIX/bin/commlab. */
-        snprintf(buf, len, "%s/../%s", exe, rel);
+        /* The folder above the binary's: the source tree of build/commlab,
+         * or PREFIX of PREFIX/bin/commlab (named without "/..", so the
+         * paths printed read as the folders they are). */
+        for (int up = 0; up < 2; up++) {
+            char *slash = strrchr(exe, '/');
+            if (slash)
+                *slash = 0;
+        }
+        const char *top = exe[0] ? exe : "/";
+        cli_textf(buf, len, "%s/%s", top, rel);
         if (readable(buf))
             return 0;
-        snprintf(buf, len, "%s/../share/commlab/%s", exe, rel);
+        cli_textf(buf, len, "%s/share/commlab/%s", top, rel);
         if (readable(buf))
             return 0;
     }
