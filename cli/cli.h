@@ -44,9 +44,10 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_diag(const cl_diag *d, int code);
 
 /* The default case of a getopt_long loop whose optstring starts with ':':
- * c is '?' (unknown option) or ':' (missing value).  Prints the option and
- * the hint `commlab help CMD`; returns CLI_EXIT_USAGE. */
-int cli_bad_option(const char *cmd, char **argv, int c);
+ * c is '?' (unknown option) or ':' (missing value).  Prints the option,
+ * the nearest of the command's long options opts (cli/near.h) when one is
+ * close, and the hint `commlab help CMD`; returns CLI_EXIT_USAGE. */
+int cli_bad_option(const char *cmd, const struct option *opts, char **argv, int c);
 /* Positional arguments left after options are an error for most commands. */
 int cli_no_extra(const char *cmd, int argc, char **argv);
 /* An integer option's value in min..max into *out; else prints why and

@@ -220,7 +220,7 @@ int cmd_bench(int argc, char **argv)
             quick = true;
             continue;
         }
-        return cli_bad_option("bench", argv, c);
+        return cli_bad_option("bench", opts, argv, c);
     }
     char names[128];
     backend_names(names, sizeof names, false, ", ");

@@ -587,7 +587,7 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
         case OPT_CSV: *fmt = CLI_CSV; break;
         case OPT_JSON: *fmt = CLI_JSON; break;
         case 'h': fputs(cmd_calibrate_usage, stdout); return -1;
-        default: return cli_bad_option("calibrate", argv, c);
+        default: return cli_bad_option("calibrate", opts, argv, c);
         }
     }
     int rc = cli_no_extra("calibrate", argc, argv);

@@ -136,7 +136,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
         case 'h': fputs(cmd_compare_usage, stdout); return -1;
-        default: return cli_bad_option("compare", argv, c);
+        default: return cli_bad_option("compare", opts, argv, c);
         }
     }
     if (rc)

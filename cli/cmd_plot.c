@@ -134,7 +134,7 @@ int cmd_plot(int argc, char **argv)
             outdir = optarg;
             break;
         case 'h': fputs(cmd_plot_usage, stdout); return CLI_EXIT_OK;
-        default: return cli_bad_option("plot", argv, c);
+        default: return cli_bad_option("plot", opts, argv, c);
         }
     }
     int n = argc - optind;

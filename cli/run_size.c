@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/near.h"
 #include "core/units.h"
 #include "sim/engine.h"
 
@@ -128,8 +129,16 @@ int run_find_pattern(run_opts *o, const char *name)
             return rc;
         o->pattern = &o->student.info;
     }
-    if (!o->pattern)
+    if (!o->pattern) {
+        cli_near near;
+        cli_near_init(&near, name);
+        for (size_t i = 0; pattern_at(i); i++)
+            cli_near_add(&near, pattern_at(i)->name);
+        if (near.best)
+            return cli_error("unknown pattern '%s'; did you mean '%s'? (`commlab patterns` "
+                             "lists them)", name, near.best);
         return cli_error("unknown pattern '%s' (`commlab patterns` lists them)", name);
+    }
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/near.h"
 #include "commlab.h"
 #include "core/tier.h"
 
@@ -28,18 +29,31 @@ int cli_diag(const cl_diag *d, int code)
     return code;
 }
 
-int cli_bad_option(const char *cmd, char **argv, int c)
+int cli_bad_option(const char *cmd, const struct option *opts, char **argv, int c)
 {
     /* With a leading ':' in the optstring getopt returns ':' for a missing
      * argument; either way the offending word is argv[optind - 1]. */
     const char *word = optind > 0 ? argv[optind - 1] : "?";
     char shortopt[3] = {'-', (char)optopt, 0};
-    if (optopt && (word[0] != '-' || word[1] != '-'))
+    bool is_long = word[0] == '-' && word[1] == '-';
+    if (optopt && !is_long)
         word = shortopt;
-    if (c == ':')
+    if (c == ':') {
         fprintf(stderr, "commlab %s: option '%s' needs a value\n", cmd, word);
-    else
-        fprintf(stderr, "commlab %s: unknown option '%s'\n", cmd, word);
+    } else {
+        fprintf(stderr, "commlab %s: unknown option '%s'", cmd, word);
+        if (is_long) {
+            char name[64];
+            cli_textf(name, sizeof name, "%.*s", (int)strcspn(word + 2, "="), word + 2);
+            cli_near near;
+            cli_near_init(&near, name);
+            for (size_t i = 0; opts[i].name; i++)
+                cli_near_add(&near, opts[i].name);
+            if (near.best)
+                fprintf(stderr, "; did you mean '--%s'?", near.best);
+        }
+        fputc('\n', stderr);
+    }
     fprintf(stderr, "try 'commlab help %s'\n", cmd);
     return CLI_EXIT_USAGE;
 }
