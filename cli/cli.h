@@ -61,6 +61,11 @@ void cli_textf(char *buf, size_t len, const char *fmt, ...) __attribute__((forma
 void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The memory the kernel says can be had without swapping (MemAvailable of
+ * /proc/meminfo), in bytes.  0, or CL_ENOENT where it does not say
+ * (*bytes unchanged). */
+int cli_mem_available(uint64_t *bytes);
+
 /* Finds a file shipped with commlab (rel such as "configs/tiers.yaml"):
  * $COMMLAB_HOME/rel, then next to the binary's source tree, then under
  * PREFIX/share/commlab.  Writes the path and returns 0, or CL_ENOENT with

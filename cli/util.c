@@ -164,3 +164,20 @@ void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
     if (n > 0)
         *used = (size_t)*used + (size_t)n < len - 1 ? *used + n : (int)len - 1;
 }
+
+int cli_mem_available(uint64_t *bytes)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return CL_ENOENT;
+    char line[128];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    fclose(f);
+    if (!found)
+        return CL_ENOENT;
+    *bytes = (uint64_t)kib * 1024;
+    return 0;
+}

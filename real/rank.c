@@ -282,7 +282,10 @@ void *rank_op_alloc(cl_comm *c, size_t bytes)
             free(nb);
             free(data);
             char t[UNITS_BUF];
-            rank_detail(r, "out of memory allocating %s", units_size_str(t, bytes));
+            /* The failure itself, not what the pattern's next call makes
+             * of a NULL buffer (CL_EINVAL). */
+            rank_failed(r, CL_ENOMEM, "rank %d: out of memory allocating %s", r->rank,
+                        units_size_str(t, bytes));
             return NULL;
         }
         nb->bytes = round;

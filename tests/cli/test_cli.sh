@@ -121,6 +121,22 @@ run 2 run ring --compute 5; has "$err" "needs a unit"
 run 2 run ring --sizes 8,16 --trace "$tmpd/x.json"; has "$err" "one size"
 run 2 run ring --topology "$tmpd/none.yaml"; has "$err" "none.yaml"
 run 2 run ring -n 64 --topology configs/topologies/pcie-4gpu.yaml; has "$err" "has 4 devices"
+# --- sizes that do not fit in memory: said before the run, or when an
+# allocation fails, with what to do instead ---
+run 2 run allreduce-ring -n 1024 --bytes 1TiB
+has "$err" "1024 ranks of 1 TiB need at least 1 PiB of buffers"; has "$err" "add --no-payload"
+run 0 run allreduce-ring -n 1024 --bytes 1TiB --no-payload --tier infiniband
+run 2 run pingpong --backend shm --bytes 1TiB; has "$err" "a measured run moves real bytes"
+# Under a 1 GB address-space limit a 1 GiB buffer cannot be had: the rank
+# names the allocation (never the invalid argument of the NULL buffer's send).
+(ulimit -v 1000000 && exec $limit "$cl" run pingpong --bytes 1GiB) >"$out" 2>"$err"
+if [ $? -eq 4 ]; then ok; else bad "sim: 1 GiB under ulimit -v 1000000"; fi
+has "$err" "out of memory allocating"; has "$err" "add --no-payload"
+(ulimit -v 1000000 && exec $limit "$cl" run pingpong --backend shm --bytes 1GiB) >"$out" 2>"$err"
+if [ $? -eq 4 ]; then ok; else bad "shm: 1 GiB under ulimit -v 1000000"; fi
+has "$err" ": out of memory allocating 1 GiB"
+if grep -q "CL_EINVAL" "$err"; then bad "shm's failed allocation called CL_EINVAL"; else ok; fi
+
 # --- run --backend shm (measured: one process per rank) ---
 # children PID : the pids of PID's child processes, one a line.
 children() {
