@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -84,6 +85,21 @@ static int find_plotdir(char *buf, size_t len)
     return 0;
 }
 
+/* The width of the terminal a dumb plot is drawn in: $COLUMNS when set,
+ * else the terminal's own on stdout; 0 when neither says (not a terminal). */
+static unsigned terminal_columns(void)
+{
+    const char *env = getenv("COLUMNS");
+    char *end;
+    long n = env ? strtol(env, &end, 10) : 0;
+    if (env && *env && !*end && n >= 40 && n <= 1000)
+        return (unsigned)n;
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+        return ws.ws_col;
+    return 0;
+}
+
 /* Loads and checks paths[0..n), then draws them as one job. */
 static int draw(const char *const *paths, size_t n, unsigned terms, const char *outdir,
                 FILE *report)
@@ -101,7 +117,7 @@ static int draw(const char *const *paths, size_t n, unsigned terms, const char *
     plot_job job = {
         .path = {paths[0], n > 1 ? paths[1] : NULL}, .csv = {&csv[0], &csv[1]},
         .plotdir = plotdir, .outdir = outdir, .terms = terms,
-        .gnuplot = gnuplot && *gnuplot ? gnuplot : NULL,
+        .gnuplot = gnuplot && *gnuplot ? gnuplot : NULL, .columns = terminal_columns(),
     };
     int err = plot_render(&job, report, &d);
     if (err)

@@ -642,6 +642,7 @@ int plot_render(const plot_job *job, FILE *report, cl_diag *d)
             gp_set(&a, "plotdir", job->plotdir);
             gp_set(&a, "term", terms[t].term);
             gp_set(&a, "output", out);
+            gp_num(&a, "cols", job->columns ? job->columns : 110);
             panel_args(&a, "", job->path[0], job->csv[0]);
             panel_args(&a, "2", job->path[1], job->path[1] ? job->csv[1] : NULL);
             if (a.overflow)

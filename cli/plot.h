@@ -98,6 +98,7 @@ typedef struct plot_job {
     const char *outdir;      /* where figures go; made (with parents) if missing */
     unsigned terms;          /* PLOT_* bits */
     const char *gnuplot;     /* the program to run; NULL: "gnuplot" from PATH */
+    unsigned columns;        /* dumb: the terminal's width in characters; 0: 110 */
 } plot_job;
 
 /* Draws the job: for each of the kind's figures and each term in png, svg,

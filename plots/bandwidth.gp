@@ -8,7 +8,7 @@ hi = STATS_max
 eval size_tics
 set logscale y 10
 set format y '%.0s %cB/s'
-set title 'bandwidth vs message size: '.plottitle
+set title wrap('bandwidth vs message size: '.plottitle, titlechars)
 set xlabel 'message size (bytes, log scale)'
 set ylabel 'bandwidth = size / time (bytes per second, log scale)'
 set key top left Left reverse

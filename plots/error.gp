@@ -6,7 +6,7 @@ lo = STATS_min
 hi = STATS_max
 eval size_tics
 set format y '%g %%'
-set title 'prediction error vs message size: '.plottitle
+set title wrap('prediction error vs message size: '.plottitle, titlechars)
 set xlabel 'message size (bytes, log scale)'
 set ylabel 'error = (modeled - measured median) / measured median (%)'
 set arrow 1 from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#555555' dt 2 lw 1.5

@@ -8,7 +8,7 @@ hi = STATS_max
 eval size_tics
 set logscale y 10
 set format y '%.0s %cs'
-set title 'latency vs message size: '.plottitle
+set title wrap('latency vs message size: '.plottitle, titlechars)
 set xlabel 'message size (bytes, log scale)'
 set ylabel 'time (seconds, log scale)'
 set key top left Left reverse

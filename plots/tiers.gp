@@ -12,7 +12,7 @@ set format y '%.0s %cs'
 unset mytics
 if (term ne 'dumb') { set grid noxtics nomxtics }
 set boxwidth 0.6
-set title plottitle
+set title wrap(plottitle, titlechars)
 unset xlabel
 set ylabel 'time of one message, T = alpha + n / B (seconds)'
 set key top left Left reverse

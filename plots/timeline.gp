@@ -11,7 +11,7 @@
 #
 # Gaps between a rank's bars are time it spent idle: a pipeline's bubble.
 # With datafile2 set, the second file is drawn below the first (modeled
-# above measured); each has its own time axis.
+# above measured), both on one time axis.
 if (!exists("datafile2")) datafile2 = ''
 stacked = datafile2 ne ''
 height = stacked ? 1000 : 560
@@ -25,6 +25,18 @@ isop(op) = strcol(2) eq op
 main(op) = op ne 'isend' && op ne 'irecv' && op ne 'iter'
 h = 0.28     # half the height of a main bar
 sideword(s) = s eq 'sim' ? 'modeled: ' : s ne '' ? 'measured: ' : ''
+
+# One time axis for both panels (the later end, its unit), so their bars
+# compare by eye: a modeled run much faster than the measured one shows
+# as the short thing it is.
+stats datafile using 5 nooutput
+tall = STATS_max
+if (stacked) { stats datafile2 using 5 nooutput; tall = STATS_max > tall ? STATS_max : tall }
+tall = tall > 0 ? tall : 1e-9
+anydeadlock = status eq 'deadlock' || (stacked && status2 eq 'deadlock')
+# Times in the unit that suits the axis: x = seconds * sc.
+sc = tall >= 1 ? 1 : tall >= 1e-3 ? 1e3 : tall >= 1e-6 ? 1e6 : 1e9
+unit = tall >= 1 ? 's' : tall >= 1e-3 ? 'ms' : tall >= 1e-6 ? 'us' : 'ns'
 
 if (stacked) { set multiplot layout 2, 1 }
 do for [p = 1 : (stacked ? 2 : 1)] {
@@ -45,16 +57,13 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     stats f using (isop('iter') ? 1 : 0) nooutput
     niter = STATS_sum
     deadlock = st eq 'deadlock'
-    # Times in the unit that suits the panel: x = seconds * sc.
-    sc = tend >= 1 ? 1 : tend >= 1e-3 ? 1e3 : tend >= 1e-6 ? 1e6 : 1e9
-    unit = tend >= 1 ? 's' : tend >= 1e-3 ? 'ms' : tend >= 1e-6 ? 'us' : 'ns'
     bars = ''
     do for [k = 1 : words(ops)] { if (word(ops, k) ne 'iter') { bars = bars.' '.word(ops, k) } }
 
     unset object
     unset arrow
     unset label
-    set xrange [0 : tend * sc * (deadlock ? 1.5 : 1.02)]
+    set xrange [0 : tall * sc * (anydeadlock ? 1.5 : 1.02)]
     set yrange [nranks - 0.45 : -0.55]
     set ytics 0, (nranks > 24 ? ceil(nranks / 16.0) : 1), nranks - 1 out nomirror
     set format y 'rank %.0f'
@@ -63,7 +72,7 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     set format x '%g'
     set xlabel 'time since the iteration began ('.unit.')'
     set ylabel ''
-    set title sideword(sd).ttl.(deadlock ? '  [deadlock]' : '')
+    set title wrap(sideword(sd).ttl.(deadlock ? '  [deadlock]' : ''), titlechars)
     set key outside right top vertical Left reverse
     if (deadlock) {
         set object 1 rect from tend * sc, graph 0 to graph 1, graph 1 \

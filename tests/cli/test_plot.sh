@@ -140,6 +140,20 @@ absent "$tmpd/dumb"
 run 0 price --plot=dumb; has "$out" "bandwidth term n / B"
 run 0 plot "$data/timeline-sim.csv" "$data/timeline-shm.csv" --term dumb
 has "$out" "modeled: pipeline"; has "$out" "measured: pipeline"
+# A dumb plot is as wide as the terminal ($COLUMNS, else the terminal's
+# own width) and its title is wrapped to fit, never clipped or dropped.
+# (gnuplot starts a dumb page with a form feed, which is no column)
+widest() { awk '{ gsub(/\f/, ""); if (length($0) > w) w = length($0) } END { print w + 0 }' "$out"; }
+export COLUMNS=60
+run 0 plot "$data/timeline-sim.csv" --term dumb
+if [ "$(widest)" -eq 60 ]; then ok; else bad "COLUMNS=60 drew $(widest) columns"; fi
+has "$out" "modeled: pipeline, sim (tier nvlink,"; has "$out" "full mesh of 3 ranks)"
+has "$out" "host example"
+export COLUMNS=150
+run 0 plot "$data/timeline-sim.csv" "$data/timeline-shm.csv" --term dumb
+if [ "$(widest)" -eq 150 ]; then ok; else bad "COLUMNS=150 drew $(widest) columns"; fi
+has "$out" "modeled: pipeline, sim (tier nvlink, full mesh of 3 ranks), 3 ranks, 64 KiB, host example"
+unset COLUMNS
 # Titles reach gnuplot as data, quotes and all.
 sed "2s/.*/# title: it's \"quoted\" @x \$y \`z\`/" "$data/tiers.csv" >"$tmpd/quote.csv"
 run 0 plot "$tmpd/quote.csv" --term dumb; has "$out" "it's \"quoted\" @x \$y \`z\`"
