@@ -85,7 +85,7 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
         {1, -1, -1},
     },
     [PLOT_TIMELINE] = {
-        "timeline", {"timeline", NULL}, 8,
+        "timeline", {"timeline", NULL}, 9,
         {{"rank", COL_INT, 0, false, NULL},
          {"op", COL_TEXT, 0, false, timeline_ops},
          {"posted_s", COL_NUM, NO_MIN, false, NULL},
@@ -93,7 +93,8 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"finished_s", COL_NUM, NO_MIN, false, NULL},
          {"peer", COL_INT, -1, false, NULL},
          {"bytes", COL_INT, 0, false, NULL},
-         {"tag", COL_INT, -1, false, NULL}},
+         {"tag", COL_INT, -1, false, NULL},
+         {"stalled", COL_TEXT, 0, false, "0,1"}},
         {1, -1, -1},
     },
 };
@@ -119,7 +120,7 @@ const char *plot_kind_header(int kind)
                          "measured_min_s,measured_max_s,error_pct",
         [PLOT_TIERS] = "tier,scope,bytes,alpha_s,bandwidth_Bps,time_s,ratio",
         [PLOT_SWEEP] = "bytes,tier,time_s,regime,crossover_bytes,alpha_s,bandwidth_Bps",
-        [PLOT_TIMELINE] = "rank,op,posted_s,started_s,finished_s,peer,bytes,tag",
+        [PLOT_TIMELINE] = "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled",
     };
     return kind >= 0 && kind < PLOT_KIND_COUNT ? headers[kind] : "";
 }
@@ -756,10 +757,11 @@ int plot_write_timeline(FILE *f, const cl_record *recs, size_t n,
         const cl_record *r = v[i];
         /* started is clamped into [posted, finished] as the trace does. */
         double started = fmin(fmax(r->started, r->posted), r->finished);
-        fprintf(f, "%d,%s,%.12g,%.12g,%.12g,%d,%llu,%d\n", (int)r->rank,
+        fprintf(f, "%d,%s,%.12g,%.12g,%.12g,%d,%llu,%d,%d\n", (int)r->rank,
                 rec_op_name(r->op, r->blocking), r->posted - origin, started - origin,
                 r->finished - origin, (int)(r->peer < 0 ? -1 : r->peer),
-                (unsigned long long)r->bytes, (int)(r->tag < 0 ? -1 : r->tag));
+                (unsigned long long)r->bytes, (int)(r->tag < 0 ? -1 : r->tag),
+                r->stalled ? 1 : 0);
     }
     free(v);
     return write_end(f);

@@ -134,7 +134,7 @@ typedef struct plot_timeline_meta {
 /* kind timeline: one row per record of the last iteration in recs[0..n)
  * (the largest `iter`: the last timed one of a run that completed, the one
  * that stalled otherwise), times in seconds since the earliest `posted` of
- * that iteration.  Writes `# iteration: N`.  CL_EINVAL when n is 0 or a
+ * that iteration; `stalled` is 1 for a call that never completed.  Writes `# iteration: N`.  CL_EINVAL when n is 0 or a
  * record's time is not finite (nothing written); CL_EIO as above. */
 int plot_write_timeline(FILE *f, const cl_record *recs, size_t n,
                         const plot_timeline_meta *meta);

@@ -65,6 +65,18 @@ typedef struct comm_ops {
     void (*span)(cl_comm *c, rec_op op, double start, double end);
 } comm_ops;
 
+/* The blocking call a rank is in, kept by comm.c so that one that never
+ * completes (a deadlock, a failed run) still leaves a record: the run
+ * driver writes it (core/run.h). */
+typedef struct comm_call {
+    bool open;       /* inside a blocking call whose wait has not returned */
+    uint8_t op;      /* rec_op: REC_SEND, REC_RECV, REC_WAIT or REC_BARRIER */
+    int peer;        /* world rank of a send or receive; -1 none or any */
+    int tag;         /* of a send or receive; -1 none */
+    uint64_t bytes;  /* of a send or receive */
+    double posted;   /* seconds on the backend's clock: when the call was made */
+} comm_call;
+
 struct cl_comm {
     const comm_ops *ops; /* the backend */
     void *backend;       /* the backend's rank state */
@@ -82,6 +94,7 @@ struct cl_comm {
                             request completed inside isend/irecv is recorded
                             as the blocking call it is */
     debug_state *debug;  /* world: --debug's checks (core/debug.h); NULL: off */
+    comm_call call;      /* world: the blocking call in progress */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

@@ -45,6 +45,10 @@ typedef struct cl_record {
     int32_t iter;     /* iteration index (warm-up negative) */
     uint8_t op;       /* rec_op */
     uint8_t blocking; /* 1 for calls that blocked the rank, 0 for isend/irecv posts */
+    uint8_t stalled;  /* 1: a blocking call that never completed (a deadlock, a
+                         failed run); `finished` is the last moment it is known
+                         to have waited (sim: when the run stopped; measured:
+                         when it was called), not a completion */
 } cl_record;
 
 /* Name of an op as the API spells it: "send", "isend", "recv", "irecv",

@@ -21,16 +21,38 @@ void run_result_release(run_result *res)
     res->iter_time = NULL;
 }
 
+/* The blocking call r never came back from, up to now, as a stalled
+ * record (comm.c keeps what the call was).  Where the records are the
+ * driver's to write: a measured run's launcher writes its ranks' from the
+ * waits they publish (real/launch.c).  A record that cannot be kept is
+ * only a figure's bar short: its error is not the run's. */
+static void record_stalled(run_rank *r)
+{
+    const cl_comm *c = r->comm;
+    const comm_call *call = &c->call;
+    if (!call->open || !r->job->records || r->records_elsewhere)
+        return;
+    double now = c->ops->now(c);
+    cl_record rec = {
+        .posted = call->posted, .started = now, .finished = now, .bytes = call->bytes,
+        .rank = c->rank, .peer = call->peer, .tag = call->tag, .iter = r->iter,
+        .op = call->op, .blocking = 1, .stalled = 1,
+    };
+    (void)rec_log_add(r->job->records, &rec);
+}
+
 int run_rank_iterations(run_rank *r, const char **during)
 {
     const run_job *j = r->job;
     cl_comm *c = r->comm;
     for (int it = -j->warmup; it < j->iters; it++) {
         r->iter = it;
+        c->call.open = false;
         if (r->begin)
             r->begin(r);
         int err = cl_barrier(c);
         if (err) {
+            record_stalled(r);
             *during = "the barrier before an iteration failed";
             return err;
         }
@@ -49,6 +71,7 @@ int run_rank_iterations(run_rank *r, const char **during)
         if (c->ops->span)
             c->ops->span(c, REC_ITER, t0, t1);
         if (err) {
+            record_stalled(r);
             *during = "the pattern failed";
             return err;
         }

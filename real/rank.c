@@ -380,6 +380,7 @@ int rank_main(real_rank *r, const run_job *rj)
     r->run.begin = iteration_begin;
     r->run.end = iteration_end;
     r->run.backend = r;
+    r->run.records_elsewhere = true; /* the launcher gathers them (launch.c) */
     atomic_store_explicit(&r->slot->state, JOB_RUNNING, memory_order_release);
     const char *during = NULL;
     int err = run_rank_iterations(&r->run, &during);

@@ -125,13 +125,13 @@ static void test_row_checks(void **state)
     assert_int_equal(read_text(minmax, &c, &d), CL_EPARSE);
     assert_non_null(strstr(d.msg, "t.csv:3: measured_min_s <= measured_median_s"));
     const char *order = "# commlab-plot: timeline\n"
-                        "rank,op,posted_s,started_s,finished_s,peer,bytes,tag\n"
-                        "0,send,0,2e-6,1e-6,1,8,0\n";
+                        "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled\n"
+                        "0,send,0,2e-6,1e-6,1,8,0,0\n";
     assert_int_equal(read_text(order, &c, &d), CL_EPARSE);
     assert_non_null(strstr(d.msg, "posted_s <= started_s <= finished_s"));
     const char *op = "# commlab-plot: timeline\n"
-                     "rank,op,posted_s,started_s,finished_s,peer,bytes,tag\n"
-                     "0,allreduce,0,0,1e-6,1,8,0\n";
+                     "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled\n"
+                     "0,allreduce,0,0,1e-6,1,8,0,0\n";
     assert_int_equal(read_text(op, &c, &d), CL_EPARSE);
     assert_non_null(strstr(d.msg, "column 'op' must be one of send,isend"));
 }
@@ -312,11 +312,11 @@ static void test_timeline_keeps_the_last_iteration(void **state)
     assert_string_equal(c.series, "barrier recv send");
     /* By rank then time, from the iteration's earliest post (9.5 s). */
     const char *want = "# iteration: 0\n"
-                       "rank,op,posted_s,started_s,finished_s,peer,bytes,tag\n"
-                       "0,barrier,0,0,0.5,1,8,0\n"
-                       "0,recv,0.5,1,1.5,1,8,0\n"
-                       "1,send,0.75,1,1.5,0,8,0\n"
-                       "1,recv,2.5,2.5,3,0,8,0\n";
+                       "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled\n"
+                       "0,barrier,0,0,0.5,1,8,0,0\n"
+                       "0,recv,0.5,1,1.5,1,8,0,0\n"
+                       "1,send,0.75,1,1.5,0,8,0,0\n"
+                       "1,recv,2.5,2.5,3,0,8,0,0\n";
     if (!strstr(text, want))
         fail_msg("got:\n%s\nwant it to contain:\n%s", text, want);
     free(text);
@@ -327,6 +327,16 @@ static void test_timeline_keeps_the_last_iteration(void **state)
     assert_int_equal(read_text(text, &c, &d), 0);
     assert_string_equal(c.status, "deadlock");
     assert_non_null(strstr(text, "# iteration: -1\n"));
+    free(text);
+
+    /* A call that never completed is written as stalled. */
+    cl_record stalled[] = {mk(0, 0, REC_BARRIER, 0, 0, 1.0), mk(0, 0, REC_SEND, 1.0, 1.0, 1.0)};
+    stalled[1].stalled = 1;
+    recs_in st = {stalled, 2, "deadlock"};
+    text = written(timeline_write, &st, &m);
+    assert_int_equal(read_text(text, &c, &d), 0);
+    if (!strstr(text, "0,barrier,0,0,1,1,8,0,0\n0,send,1,1,1,1,8,0,1\n"))
+        fail_msg("got:\n%s", text);
     free(text);
 
     cl_record bad = mk(0, 0, REC_SEND, 0, 0, NAN);

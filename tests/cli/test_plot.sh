@@ -95,9 +95,16 @@ has ps.csv "# side: shm"; has ps.csv "# iteration: 2"; rows ps.csv 8
 run 0 run pingpong --backend tcp --bind none --iters 2 --warmup 0 --bytes 4KiB --timeline pt.csv
 has pt.csv "# side: tcp"; has pt.csv "# iteration: 1"; rows pt.csv 8
 # A deadlock's records are written too: the barrier each rank finished,
-# and the iteration each ran until the deadlock ended it.
+# the iteration each ran until the deadlock ended it, and the sends that
+# never completed (stalled: 1), modeled and measured.
 run 3 run deadlock --bytes 1MiB --timeline dl.csv
-has dl.csv "# status: deadlock"; rows dl.csv 4
+has dl.csv "# status: deadlock"; rows dl.csv 6
+has dl.csv "0,send,1e-06,1e-06,1e-06,1,1048576,0,1"
+has dl.csv "1,send,1e-06,1e-06,1e-06,0,1048576,0,1"
+run 3 run deadlock --backend shm --bind none --bytes 1MiB --timeline dls.csv
+has dls.csv "# status: deadlock"
+if grep -q "^0,send,.*,1,1048576,0,1\$" dls.csv && grep -q "^1,send,.*,0,1048576,0,1\$" dls.csv
+then ok; else bad "the measured deadlock's timeline lacks its stalled sends"; fi
 run 2 run pingpong --sizes 8,16 --timeline x.csv; has "$err" "--timeline records one run"
 run 2 run pingpong --timeline "$tmpd/no/such/dir/x.csv"; has "$err" "cannot write"
 absent "$tmpd/no"
@@ -123,6 +130,8 @@ has "$out" "$tmpd/stack/timeline-sim-vs-timeline-shm.png"
 png "$tmpd/stack/timeline-sim-vs-timeline-shm.png"
 svg "$tmpd/stack/timeline-sim-vs-timeline-shm.svg"
 run 0 plot dl.csv ps.csv --term png; png plots/out/dl-vs-ps.png; absent plots/out/dl-vs-ps.svg
+run 0 plot dl.csv dls.csv --term dumb
+has "$out" "send to 1"; has "$out" "send to 0"; has "$out" "never completed"
 
 # --- price --plot and sweep --plot write the CSV next to the figures ---
 run 0 price --bytes 256MiB --plot
