@@ -147,6 +147,9 @@ run 0 plot "$data/compare.csv" --term dumb --out "$tmpd/dumb"
 has "$out" "latency vs message size: pingpong"; has "$out" "message size (bytes, log scale)"
 absent "$tmpd/dumb"
 run 0 price --plot=dumb; has "$out" "bandwidth term n / B"
+# alpha, too thin to see at 256 MiB, is written on each bar with its share
+# of T (1 us of 895.8 us on nvlink: 0.11 %; the course's tier table).
+has "$out" "alpha 1 us = 0.11 %"; has "$out" "alpha 30 us = 0.035 %"
 run 0 plot "$data/timeline-sim.csv" "$data/timeline-shm.csv" --term dumb
 has "$out" "modeled: pipeline"; has "$out" "measured: pipeline"
 # A dumb plot is as wide as the terminal ($COLUMNS, else the terminal's
