@@ -390,21 +390,79 @@ double compare_error_pct(const compare_row *r)
 }
 
 void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
-                       const compare_row *rows, size_t n)
+                       const compare_row *rows, size_t n, const compare_row *curve,
+                       size_t ncurve)
 {
     char host[256];
     calibrate_hostname(host, sizeof host);
     fprintf(f, "# commlab-plot: compare\n# title: %s, %s, %d ranks, host %s\n", pattern,
             backend, ranks, host);
     fputs("pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,"
-          "measured_max_s,error_pct\n", f);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s,%s,%d,%llu,%.6g,%.6g,%.6g,%.6g,%.6g\n", pattern, backend, ranks,
-                (unsigned long long)rows[i].bytes, rows[i].modeled, rows[i].measured.median,
-                rows[i].measured.min, rows[i].measured.max, compare_error_pct(&rows[i]));
+          "measured_max_s,error_pct,measured_q1_s,measured_q3_s\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const cl_stats *m = &rows[i].measured;
+        fprintf(f, "%s,%s,%d,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", pattern, backend,
+                ranks, (unsigned long long)rows[i].bytes, rows[i].modeled, m->median, m->min,
+                m->max, compare_error_pct(&rows[i]), m->q1, m->q3);
+    }
+    for (size_t i = 0; i < ncurve; i++)
+        fprintf(f, "%s,%s,%d,%llu,%.6g,,,,,,\n", pattern, backend, ranks,
+                (unsigned long long)curve[i].bytes, curve[i].modeled);
+}
+
+size_t compare_curve_sizes(const uint64_t *sizes, size_t n, uint64_t out[COMPARE_CURVE_MAX])
+{
+    if (n == 0)
+        return 0;
+    uint64_t lo = sizes[0], hi = sizes[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = sizes[i] < lo ? sizes[i] : lo;
+        hi = sizes[i] > hi ? sizes[i] : hi;
+    }
+    size_t m = 0;
+    uint64_t last = 0;
+    for (int k = 1; m < COMPARE_CURVE_MAX; k++) {
+        uint64_t s = (uint64_t)llround((double)lo * exp2((double)k / COMPARE_CURVE_STEPS));
+        if (s >= hi)
+            break;
+        bool measured = false;
+        for (size_t i = 0; i < n && !measured; i++)
+            measured = sizes[i] == s;
+        if (s != last && !measured)
+            out[m++] = s;
+        last = s;
+    }
+    return m;
 }
 
 /* ---- output ---- */
+
+/* The points and the fitted model (calibrate --csv): the model's curve
+ * from the fit at sizes between the points. */
+static int print_csv(const calib_opts *o, const calib_result *r)
+{
+    compare_row *rows = calloc(r->n, sizeof *rows);
+    uint64_t *sizes = calloc(r->n, sizeof *sizes);
+    if (!rows || !sizes) {
+        free(rows);
+        free(sizes);
+        return cli_error("out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        rows[i] = (compare_row){r->points[i].bytes, machine_time(&r->m, r->points[i].bytes),
+                                r->points[i].t};
+        sizes[i] = r->points[i].bytes;
+    }
+    uint64_t at[COMPARE_CURVE_MAX];
+    compare_row curve[COMPARE_CURVE_MAX];
+    size_t nc = compare_curve_sizes(sizes, r->n, at);
+    for (size_t i = 0; i < nc; i++)
+        curve[i] = (compare_row){.bytes = at[i], .modeled = machine_time(&r->m, at[i])};
+    compare_print_csv(stdout, "pingpong", o->backend, 2, rows, r->n, curve, nc);
+    free(rows);
+    free(sizes);
+    return CLI_EXIT_OK;
+}
 
 static void segment_range(char *buf, size_t len, const calib_result *r, const fit_segment *f)
 {
@@ -666,16 +724,7 @@ int cmd_calibrate(int argc, char **argv)
         if (fmt == CLI_JSON) {
             print_json(&o, &r, path);
         } else if (fmt == CLI_CSV) {
-            compare_row *rows = calloc(r.n, sizeof *rows);
-            if (!rows) {
-                rc = cli_error("out of memory");
-            } else {
-                for (size_t i = 0; i < r.n; i++)
-                    rows[i] = (compare_row){r.points[i].bytes,
-                                            machine_time(&r.m, r.points[i].bytes), r.points[i].t};
-                compare_print_csv(stdout, "pingpong", o.backend, 2, rows, r.n);
-                free(rows);
-            }
+            rc = print_csv(&o, &r);
         } else {
             print_text(&o, &r, path);
         }

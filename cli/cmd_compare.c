@@ -49,7 +49,9 @@ const char cmd_compare_usage[] =
     "output:\n"
     "      --csv                the `commlab plot` schema: pattern,backend,ranks,bytes,\n"
     "                           modeled_s,measured_median_s,measured_min_s,\n"
-    "                           measured_max_s,error_pct\n"
+    "                           measured_max_s,error_pct,measured_q1_s,measured_q3_s;\n"
+    "                           then rows of the model alone (measured columns\n"
+    "                           empty) at 4 sizes a doubling between, for its curve\n"
     "      --json               results[i].modeled_s, .measured_s.{median,min,max},\n"
     "                           .error_pct\n"
     "  -h, --help               this text\n"
@@ -299,6 +301,33 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     json_finish(&w);
 }
 
+/* The CSV: the measured rows, then the model alone at sizes between them
+ * (compare_curve_sizes), so a figure draws the model as the curve it is
+ * rather than straight lines between a few sizes.  A curve run moves no
+ * bytes (the model's times do not depend on them) and says nothing; one
+ * that fails only leaves its point out. */
+static void print_csv(const run_opts *sim, run_env *env, const compare_row *rows, size_t n)
+{
+    uint64_t sizes[COMPARE_CURVE_MAX], at[COMPARE_CURVE_MAX];
+    compare_row curve[COMPARE_CURVE_MAX];
+    size_t nsizes = 0, ncurve = 0;
+    for (size_t i = 0; i < n && i < COMPARE_CURVE_MAX; i++)
+        sizes[nsizes++] = rows[i].bytes;
+    size_t nat = compare_curve_sizes(sizes, nsizes, at);
+    run_opts quiet = *sim;
+    quiet.payload = false;
+    quiet.quiet = fopen("/dev/null", "w");
+    for (size_t i = 0; quiet.quiet && i < nat; i++) {
+        run_row r;
+        if (run_size_sim(&quiet, env, at[i], NULL, false, &r) == 0)
+            curve[ncurve++] = (compare_row){.bytes = at[i], .modeled = r.t.median};
+    }
+    if (quiet.quiet)
+        fclose(quiet.quiet);
+    compare_print_csv(stdout, sim->pattern->name, sim->backend, sim->ranks, rows, n, curve,
+                      ncurve);
+}
+
 int cmd_compare(int argc, char **argv)
 {
     compare_opts co = {
@@ -356,7 +385,7 @@ int cmd_compare(int argc, char **argv)
     if (o->fmt == CLI_JSON)
         print_json(&co, &m, path, rows, done, status);
     else if (o->fmt == CLI_CSV)
-        compare_print_csv(stdout, o->pattern->name, o->backend, o->ranks, rows, done);
+        print_csv(&sim, &env, rows, done);
     else if (done > 0)
         print_text(&co, &m, path, &env, rows, done);
     rc = run_exit_code(status, &env);

@@ -8,7 +8,7 @@
  *     # commlab-plot: compare
  *     # title: pingpong, shm, 2 ranks, host myhost
  *     pattern,backend,ranks,bytes,modeled_s,measured_median_s,...
- *     pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7
+ *     pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7,2.2e-07,2.5e-07
  *
  * The kinds and their columns are in plot.c (plots/README.md documents
  * them).  plot_csv_read() checks a file completely in C, naming the line

@@ -26,7 +26,13 @@ int run_exit_code(int status, const run_env *env)
  * stdout carries CSV or JSON that a program reads. */
 static FILE *pattern_out(const run_opts *o)
 {
-    return o->fmt == CLI_TEXT ? stdout : stderr;
+    return o->quiet ? o->quiet : o->fmt == CLI_TEXT ? stdout : stderr;
+}
+
+/* Where a run's errors and reports go: stderr, or o->quiet. */
+static FILE *report_out(const run_opts *o)
+{
+    return o->quiet ? o->quiet : stderr;
 }
 
 /* The job of one size of o. */
@@ -36,7 +42,7 @@ static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
         .check = o->check, .debug = o->debug, .records = log, .out = pattern_out(o),
-        .report = stderr,
+        .report = report_out(o),
     };
     j.args.bytes = (size_t)bytes;
     return j;
@@ -61,7 +67,7 @@ static void out_of_memory_hint(const run_opts *o)
 static int check_memory(const run_opts *o, uint64_t bytes)
 {
     uint64_t avail;
-    if (!o->payload || o->pattern == &o->student.info || cli_mem_available(&avail))
+    if (!o->payload || o->quiet || o->pattern == &o->student.info || cli_mem_available(&avail))
         return 0;
     double need = (double)o->ranks * (double)bytes;
     if (need <= (double)avail)
@@ -81,18 +87,19 @@ static int check_memory(const run_opts *o, uint64_t bytes)
 static int size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *res,
                         run_row *row)
 {
+    FILE *f = report_out(o);
     if (err) {
-        cli_diag(&res->diag, 0);
+        fprintf(f, "commlab: %s\n", res->diag.msg[0] ? res->diag.msg : cl_strerror(err));
         return err;
     }
     if (res->status) {
-        fprintf(stderr, "commlab: %s\n", res->diag.msg);
-        if (res->status == CL_ENOMEM)
+        fprintf(f, "commlab: %s\n", res->diag.msg);
+        if (res->status == CL_ENOMEM && !o->quiet)
             out_of_memory_hint(o);
         return res->status;
     }
     if ((err = run_row_fill(row, res, o->pattern, bytes, o->iters + o->warmup))) {
-        fprintf(stderr, "commlab: %s\n", cl_strerror(err));
+        fprintf(f, "commlab: %s\n", cl_strerror(err));
         return err;
     }
     return 0;

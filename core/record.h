@@ -92,6 +92,9 @@ typedef struct cl_stats {
     double max;    /* largest sample */
     double mean;   /* arithmetic mean */
     size_t n;      /* number of samples */
+    double q1, q3; /* 25th and 75th percentiles, interpolated linearly between
+                      the sorted samples at rank p (n - 1) (Hyndman and Fan's
+                      type 7, R's and NumPy's default); median <= q3, q1 <= median */
 } cl_stats;
 
 /* Fills *out from samples[0..n).  samples is only read (a sorted copy is
