@@ -18,7 +18,7 @@ trap 'rm -f "$log"' EXIT
 count() {
     name=$1
     shift
-    printf '%-28s ' "$name"
+    printf '%-30s ' "$name"
     t0=$(date +%s)
     "$@" >"$log" 2>&1
     rc=$?
