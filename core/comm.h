@@ -74,7 +74,6 @@ typedef struct comm_call {
     int peer;        /* world rank of a send or receive; -1 none or any */
     int tag;         /* of a send or receive; -1 none */
     uint64_t bytes;  /* of a send or receive */
-    double posted;   /* seconds on the backend's clock: when the call was made */
 } comm_call;
 
 struct cl_comm {

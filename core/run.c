@@ -21,24 +21,35 @@ void run_result_release(run_result *res)
     res->iter_time = NULL;
 }
 
-/* The blocking call r never came back from, up to now, as a stalled
- * record (comm.c keeps what the call was).  Where the records are the
- * driver's to write: a measured run's launcher writes its ranks' from the
- * waits they publish (real/launch.c).  A record that cannot be kept is
- * only a figure's bar short: its error is not the run's. */
+/* The blocking call r never came back from, as a stalled record (comm.c
+ * keeps what the call was), from the end of the rank's last record of the
+ * iteration (when it made the call: a clock read per call would cost
+ * measured latencies) to now.  Where the records are the driver's to
+ * write: a measured run's launcher writes its ranks' from the waits they
+ * publish (real/launch.c).  A record that cannot be kept is only a
+ * figure's bar short: its error is not the run's. */
 static void record_stalled(run_rank *r)
 {
     const cl_comm *c = r->comm;
     const comm_call *call = &c->call;
-    if (!call->open || !r->job->records || r->records_elsewhere)
+    rec_log *log = r->job->records;
+    if (!call->open || !log || r->records_elsewhere)
         return;
-    double now = c->ops->now(c);
+    double now = c->ops->now(c), since = now;
+    /* Backwards: a rank's latest records are near the end.  The
+     * iteration's own span, just written, is not a call. */
+    for (size_t k = log->n; k-- > 0;)
+        if (log->v[k].rank == c->rank && log->v[k].iter == r->iter &&
+            log->v[k].op != REC_ITER) {
+            since = log->v[k].finished;
+            break;
+        }
     cl_record rec = {
-        .posted = call->posted, .started = now, .finished = now, .bytes = call->bytes,
+        .posted = since, .started = now, .finished = now, .bytes = call->bytes,
         .rank = c->rank, .peer = call->peer, .tag = call->tag, .iter = r->iter,
         .op = call->op, .blocking = 1, .stalled = 1,
     };
-    (void)rec_log_add(r->job->records, &rec);
+    (void)rec_log_add(log, &rec);
 }
 
 int run_rank_iterations(run_rank *r, const char **during)

@@ -101,6 +101,21 @@ run 3 run deadlock --bytes 1MiB --timeline dl.csv
 has dl.csv "# status: deadlock"; rows dl.csv 6
 has dl.csv "0,send,1e-06,1e-06,1e-06,1,1048576,0,1"
 has dl.csv "1,send,1e-06,1e-06,1e-06,0,1048576,0,1"
+# A stalled call starts where its rank's last record ended: rank 0 sends
+# at 1 us and waits; rank 1 computes 1 ms first, and the deadlock is then.
+cat >"$tmpd/late.c" <<'EOF'
+#include "commlab.h"
+int pattern(cl_comm *c, const cl_args *a)
+{
+    char *x = cl_alloc(c, a->bytes);
+    if (cl_rank(c) == 1)
+        cl_compute(c, 1e-3);
+    return cl_send(c, x, a->bytes, 1 - cl_rank(c), 0);
+}
+EOF
+run 3 run "$tmpd/late.c" --bytes 1MiB --timeline late.csv
+has late.csv "0,send,1e-06,0.001001,0.001001,1,1048576,0,1"
+has late.csv "1,send,0.001001,0.001001,0.001001,0,1048576,0,1"
 run 3 run deadlock --backend shm --bind none --bytes 1MiB --timeline dls.csv
 has dls.csv "# status: deadlock"
 if grep -q "^0,send,.*,1,1048576,0,1\$" dls.csv && grep -q "^1,send,.*,0,1048576,0,1\$" dls.csv
