@@ -12,6 +12,11 @@
 #   make install PREFIX=/usr/local
 #   make clean
 
+# Every core builds: -j from the number of cores unless the command line
+# gives its own -j.
+NPROC   := $(shell nproc 2>/dev/null || echo 1)
+MAKEFLAGS += -j$(NPROC)
+
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   := build
@@ -172,12 +177,17 @@ $(BUILD)/fuzz/seed_wire: tests/fuzz/seed_wire.c $(BUILD)/libcommlab.a
 fuzz: $(FUZZ_BIN) $(BUILD)/fuzz/seed_wire
 	@sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
 
+# What is shipped: the tracked files of configs, chapters, plots and
+# include; never this host's machine files (configs/machines/*.yaml, written
+# by calibrate, per host) nor rendered figures (plots/out).
+SHARE := $(DESTDIR)$(PREFIX)/share/commlab
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/commlab
+	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)
 	install -m 755 $(BUILD)/commlab $(DESTDIR)$(PREFIX)/bin/commlab
 	for d in configs chapters plots include; do \
-	    if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(PREFIX)/share/commlab/; fi; done
-	rm -rf $(DESTDIR)$(PREFIX)/share/commlab/plots/out
+	    if [ -d $$d ]; then cp -R $$d $(SHARE)/; fi; done
+	rm -rf $(SHARE)/plots/out
+	rm -f $(SHARE)/configs/machines/*.yaml
 
 clean:
 	rm -rf $(BUILD) plots/out

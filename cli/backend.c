@@ -6,6 +6,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "cli/near.h"
 #include "cli/run_size.h"
 #include "core/units.h"
 #include "real/rdma.h"
@@ -89,9 +90,18 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
     for (size_t k = 0; k < NTABLE && !b; k++)
         if (strcmp(table[k].name, name) == 0)
             b = &table[k];
-    if (!b)
-        return cli_error("unknown backend '%s' (%s: %s)", name, cmd,
+    if (!b) {
+        cli_near near;
+        cli_near_init(&near, name);
+        for (size_t k = 0; k < NTABLE; k++)
+            if (table[k].built && (table[k].measured || !measured_only))
+                cli_near_add(&near, table[k].name);
+        char hint[64] = "";
+        if (near.best)
+            cli_textf(hint, sizeof hint, "; did you mean '%s'?", near.best);
+        return cli_error("unknown backend '%s'%s (%s: %s)", name, hint, cmd,
                          backend_names(names, sizeof names, measured_only, ", "));
+    }
     if (!b->built)
         return cli_error("the '%s' backend is not built yet; %s takes %s", name, cmd, names);
     if (measured_only && !b->measured)

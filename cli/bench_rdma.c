@@ -200,7 +200,7 @@ static int bench_provider(const char *prov, bool quick, bool have_pp, const real
             }
             if (pp) {
                 lat_r[k] = ours[k] / theirs[k];
-                bw_r[k] = theirs[k] / ours[k];
+                bw_r[k] = theirs[k] / ours[k]; /* bandwidths: the times inverted */
             }
         }
         cl_stats lat, pps;
@@ -217,9 +217,8 @@ static int bench_provider(const char *prov, bool quick, bool have_pp, const real
                bench_range(bw, sizeof bw, &bws, false), br);
         fflush(stdout);
     }
-    printf("\nratio: commlab / fi_pingpong for latency (below 1 is faster), fi_pingpong /\n"
-           "commlab for bandwidth (above 1 is faster); each the median of the %d pairs'\n"
-           "ratios [min-max]\n", SAMPLES);
+    printf("\nratio: commlab / fi_pingpong (latency: below 1 is faster; bandwidth: above 1\n"
+           "is faster); each the median of the %d pairs' ratios [min-max]\n", SAMPLES);
     return CLI_EXIT_OK;
 }
 

@@ -12,8 +12,10 @@
  *   samples    one warm-up sample, then SAMPLES timed ones; median, min, max
  * Here a sample is one iteration of the launcher: it starts after a
  * barrier and lasts until the slower of the two ranks returns. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
@@ -136,26 +138,67 @@ static int measure(const char *backend, cl_pattern_fn *fn, size_t bytes, bool la
     return err;
 }
 
+/* Runs argv[0] (looked up on PATH) with stdin from /dev/null and its
+ * output to stderr; true when it exits 0. */
+static bool run_quiet(char *const argv[])
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return false;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The Open MPI reference program next to the binary (`make bench` builds
+ * it), built now from real/mpi/mpi_pingpong.c with mpicc when it is
+ * missing.  Fills prog and returns true, or prints one line saying why
+ * not and returns false. */
+static bool find_reference(char *prog, size_t len)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    cli_textf(prog, len, "%s/mpi_pingpong", exe);
+    if (access(prog, X_OK) == 0)
+        return true;
+    char src[4096];
+    cl_diag d = {{0}};
+    if (cli_data_path(src, sizeof src, "real/mpi/mpi_pingpong.c", &d)) {
+        printf("Open MPI: skipped, %s is missing and its source is not here\n", prog);
+        return false;
+    }
+    printf("Open MPI: building the reference program %s with mpicc ...\n", prog);
+    char *argv[] = {"mpicc", "-O2", "-std=c11", "-o", prog, src, NULL};
+    if (!run_quiet(argv)) {
+        printf("Open MPI: skipped, mpicc could not build %s (is libopenmpi-dev installed? "
+               "`make deps` installs it)\n", prog);
+        unlink(prog);
+        return false;
+    }
+    return true;
+}
+
 /* Runs the Open MPI reference over `btl` and fills mpi[] by size index.
  * Returns false (with a line saying why) when it cannot. */
 static bool run_mpi(const char *btl, size_t max, bench_point *mpi, size_t n)
 {
-    char exe[4096], dir[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0)
-        return false;
-    exe[len] = 0;
-    snprintf(dir, sizeof dir, "%s", exe);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = 0;
     char prog[4200];
-    snprintf(prog, sizeof prog, "%s/mpi_pingpong", dir);
-    if (access(prog, X_OK) != 0) {
-        printf("Open MPI: skipped, %s is missing (`make bench` builds it where mpicc is "
-               "installed)\n", prog);
+    if (!find_reference(prog, sizeof prog))
         return false;
-    }
     char cmd[8600];
     snprintf(cmd, sizeof cmd,
              "mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to core --mca btl %s "

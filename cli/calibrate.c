@@ -508,16 +508,47 @@ double compare_error_pct(const compare_row *r)
 }
 
 void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
-                       const compare_row *rows, size_t n)
+                       const compare_row *rows, size_t n, const compare_row *curve,
+                       size_t ncurve)
 {
     char host[256];
     calibrate_hostname(host, sizeof host);
     fprintf(f, "# commlab-plot: compare\n# title: %s, %s, %d ranks, host %s\n", pattern,
             backend, ranks, host);
     fputs("pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,"
-          "measured_max_s,error_pct\n", f);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s,%s,%d,%llu,%.6g,%.6g,%.6g,%.6g,%.6g\n", pattern, backend, ranks,
-                (unsigned long long)rows[i].bytes, rows[i].modeled, rows[i].measured.median,
-                rows[i].measured.min, rows[i].measured.max, compare_error_pct(&rows[i]));
+          "measured_max_s,error_pct,measured_q1_s,measured_q3_s\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const cl_stats *m = &rows[i].measured;
+        fprintf(f, "%s,%s,%d,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", pattern, backend,
+                ranks, (unsigned long long)rows[i].bytes, rows[i].modeled, m->median, m->min,
+                m->max, compare_error_pct(&rows[i]), m->q1, m->q3);
+    }
+    for (size_t i = 0; i < ncurve; i++)
+        fprintf(f, "%s,%s,%d,%llu,%.6g,,,,,,\n", pattern, backend, ranks,
+                (unsigned long long)curve[i].bytes, curve[i].modeled);
+}
+
+size_t compare_curve_sizes(const uint64_t *sizes, size_t n, uint64_t out[COMPARE_CURVE_MAX])
+{
+    if (n == 0)
+        return 0;
+    uint64_t lo = sizes[0], hi = sizes[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = sizes[i] < lo ? sizes[i] : lo;
+        hi = sizes[i] > hi ? sizes[i] : hi;
+    }
+    size_t m = 0;
+    uint64_t last = 0;
+    for (int k = 1; m < COMPARE_CURVE_MAX; k++) {
+        uint64_t s = (uint64_t)llround((double)lo * exp2((double)k / COMPARE_CURVE_STEPS));
+        if (s >= hi)
+            break;
+        bool measured = false;
+        for (size_t i = 0; i < n && !measured; i++)
+            measured = sizes[i] == s;
+        if (s != last && !measured)
+            out[m++] = s;
+        last = s;
+    }
+    return m;
 }

@@ -141,10 +141,13 @@ void calibrate_hostname(char *buf, size_t len);
  *
  *   # commlab-plot: compare
  *   # title: <pattern>, <backend>, <R> ranks, host <hostname>
- *   pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct
- *   pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7
+ *   pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct,measured_q1_s,measured_q3_s
+ *   pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7,2.25e-07,2.4e-07
+ *   pingpong,shm,2,11,2.1e-07,,,,,,
  *
- * every value with %.6g; error_pct = 100 (modeled - median) / median. */
+ * every value with %.6g; error_pct = 100 (modeled - median) / median.  The
+ * measured sizes come first, then the model alone at sizes between them
+ * (the measured columns empty), so a figure draws the model as a curve. */
 typedef struct compare_row {
     uint64_t bytes;
     double modeled;    /* seconds */
@@ -152,7 +155,18 @@ typedef struct compare_row {
 } compare_row;
 
 double compare_error_pct(const compare_row *r);
+/* rows[0..n) measured, then curve[0..ncurve) (only bytes and modeled are
+ * read) as rows of the model alone. */
 void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
-                       const compare_row *rows, size_t n);
+                       const compare_row *rows, size_t n, const compare_row *curve,
+                       size_t ncurve);
+
+/* The sizes at which the model's curve is drawn: from the smallest of
+ * sizes[0..n) to the largest, COMPARE_CURVE_STEPS a doubling, those of
+ * sizes left out.  Writes at most COMPARE_CURVE_MAX into out and returns
+ * how many.  Cannot fail. */
+#define COMPARE_CURVE_STEPS 4
+#define COMPARE_CURVE_MAX 256
+size_t compare_curve_sizes(const uint64_t *sizes, size_t n, uint64_t out[COMPARE_CURVE_MAX]);
 
 #endif

@@ -44,9 +44,10 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_diag(const cl_diag *d, int code);
 
 /* The default case of a getopt_long loop whose optstring starts with ':':
- * c is '?' (unknown option) or ':' (missing value).  Prints the option and
- * the hint `commlab help CMD`; returns CLI_EXIT_USAGE. */
-int cli_bad_option(const char *cmd, char **argv, int c);
+ * c is '?' (unknown option) or ':' (missing value).  Prints the option,
+ * the nearest of the command's long options opts (cli/near.h) when one is
+ * close, and the hint `commlab help CMD`; returns CLI_EXIT_USAGE. */
+int cli_bad_option(const char *cmd, const struct option *opts, char **argv, int c);
 /* Positional arguments left after options are an error for most commands. */
 int cli_no_extra(const char *cmd, int argc, char **argv);
 /* An integer option's value in min..max into *out; else prints why and
@@ -59,6 +60,11 @@ void cli_textf(char *buf, size_t len, const char *fmt, ...) __attribute__((forma
 /* Appends to buf of len bytes holding *used; *used never passes len - 1. */
 void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* The memory the kernel says can be had without swapping (MemAvailable of
+ * /proc/meminfo), in bytes.  0, or CL_ENOENT where it does not say
+ * (*bytes unchanged). */
+int cli_mem_available(uint64_t *bytes);
 
 /* Finds a file shipped with commlab (rel such as "configs/tiers.yaml"):
  * $COMMLAB_HOME/rel, then next to the binary's source tree, then under

@@ -1,5 +1,8 @@
-/* cmd_bench.c - `commlab bench`: how fast the simulator runs.  Prints
- * figures; asserts nothing (tests never depend on timing). */
+/* cmd_bench.c - `commlab bench`: how fast the simulator runs (bench sim,
+ * here) and the transports next to references (bench_real.c,
+ * bench_rdma.c).  Prints figures; asserts nothing (tests never depend on
+ * timing). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -12,6 +15,7 @@
 #include "cli/cli.h"
 #include "core/pattern.h"
 #include "core/tier.h"
+#include "core/units.h"
 #include "sim/coro.h"
 #include "sim/engine.h"
 #include "sim/flow.h"
@@ -24,7 +28,9 @@ const char cmd_bench_usage[] =
     "of wall time and peak memory for allreduce-ring --no-payload (1 MiB, tier\n"
     "infiniband) at 1,000, 10,000, 100,000 and 1,000,000 ranks.  Runs past\n"
     "20 million messages stop there and report the rate so far.  Each size runs\n"
-    "in a child process so its peak memory is its own.  Then the contended case,\n"
+    "in a child process so its peak memory is its own; the memory a size needs\n"
+    "(the size before's peak, scaled to its ranks) is printed before it runs, and\n"
+    "a size needing more than MemAvailable is skipped.  Then the contended case,\n"
     "an all-to-all at 64 and 1,024 ranks whose messages share every port, with\n"
     "the max-min solver's share of the time, and the solver alone (all-to-all\n"
     "flows solved one at a time and in one batch, disjoint flows' fast path),\n"
@@ -35,8 +41,9 @@ const char cmd_bench_usage[] =
     "\n"
     "shm: one-way latency and bandwidth (windows of 64 non-blocking sends) of\n"
     "the shared-memory transport from 1 B to 4 MiB, next to Open MPI's shared\n"
-    "memory measured the same way in the same run (where mpirun and the\n"
-    "reference program built by `make bench` are present).\n"
+    "memory measured the same way in the same run, where mpirun is installed\n"
+    "(its reference program, real/mpi/mpi_pingpong.c, is built with mpicc next\n"
+    "to the binary the first time; `make bench` builds it too).\n"
     "tcp: the same over loopback TCP, next to Open MPI's TCP transport (--mca btl\n"
     "self,tcp), then sockperf's and iperf3's own figures where they are installed.\n"
     "rdma: one-way latency and bandwidth of the rdma backend per libfabric\n"
@@ -178,17 +185,55 @@ static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bench_row 
            row->seconds > 0;
 }
 
-static void bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget)
+/* Runs fn at `ranks` in a child and prints the rest of its row (the ranks
+ * and the memory it was expected to need are out already); returns the
+ * child's peak resident memory in bytes, 0 when the run failed. */
+static double bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget)
 {
     bench_row row;
     struct rusage ru;
     if (!bench_fork(fn, ranks, budget, &row, &ru)) {
-        printf("%10d  (run failed)\n", ranks);
-        return;
+        printf("(run failed)\n");
+        return 0;
     }
-    printf("%10d  %12.0f  %8.2f  %10.2f  %9.1f  %7.1f%%  %s\n", ranks, row.messages,
+    printf("%12.0f  %8.2f  %10.2f  %9.1f  %7.1f%%  %s\n", row.messages,
            row.seconds, row.messages / row.seconds / 1e6, (double)ru.ru_maxrss / 1024.0,
            100 * row.solve_s / row.seconds, row.status ? "stopped at the budget" : "complete");
+    return (double)ru.ru_maxrss * 1024.0;
+}
+
+/* A series of runs at growing rank counts whose memory grows as
+ * ranks^power: each size's need is the size before's peak scaled so, and
+ * a size that would not fit in the memory available is skipped (at a
+ * million ranks the simulator holds gigabytes). */
+typedef struct bench_series {
+    cl_pattern_fn *fn;
+    const int *ranks;
+    size_t n;
+    double power;     /* memory ~ ranks^power: 1 one flow per rank, 2 all-to-all */
+    uint64_t budget;  /* messages before a run stops */
+    uint64_t avail;   /* bytes of memory available; 0: unknown, nothing skipped */
+} bench_series;
+
+static void bench_series_run(const bench_series *s)
+{
+    double peak = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        double need = i > 0 && peak > 0 ? peak * pow((double)s->ranks[i] / s->ranks[i - 1],
+                                                     s->power)
+                                        : 0;
+        if (need > 0)
+            printf("%10d  %9.0f  ", s->ranks[i], need / (1 << 20));
+        else
+            printf("%10d  %9s  ", s->ranks[i], "-");
+        if (s->avail && need > (double)s->avail) {
+            char a[UNITS_BUF];
+            printf("(skipped: more than the %s available)\n", units_size_str(a, s->avail));
+            peak = 0;
+            continue;
+        }
+        peak = bench_run(s->fn, s->ranks[i], s->budget);
+    }
 }
 
 /* The reference: SimGrid simulating the same ring all-reduce (1,000
@@ -248,22 +293,28 @@ static void bench_simgrid(void)
 
 int bench_sim(bool quick)
 {
-    printf("sim: context switch between the scheduler and a rank: %.1f ns\n\n", switch_ns());
-    static const char head[] = "%10s  %12s  %8s  %10s  %9s  %8s\n";
-    printf("uncontended: allreduce-ring --no-payload, 1 MiB, tier infiniband (no two\n"
+    uint64_t avail = 0;
+    char a[UNITS_BUF];
+    printf("sim: context switch between the scheduler and a rank: %.1f ns\n", switch_ns());
+    if (cli_mem_available(&avail) == 0)
+        printf("memory: %s available.  'need' is the size before's peak scaled to the\n"
+               "ranks (printed before the run); a size that does not fit is skipped\n",
+               units_size_str(a, avail));
+    static const char head[] = "%10s  %9s  %12s  %8s  %10s  %9s  %8s\n";
+    printf("\nuncontended: allreduce-ring --no-payload, 1 MiB, tier infiniband (no two\n"
            "messages share a port), 16 KiB stacks\n");
-    printf(head, "ranks", "messages", "wall (s)", "Mmsg/s", "peak MiB", "solver");
+    printf(head, "ranks", "need MiB", "messages", "wall (s)", "Mmsg/s", "peak MiB", "solver");
     static const int sizes[] = {1000, 10000, 100000, 1000000};
     uint64_t budget = quick ? 2000000 : 20000000;
-    cl_pattern_fn *ring = pattern_find("allreduce-ring")->fn;
-    for (size_t i = 0; i < (quick ? 2u : 4u); i++)
-        bench_run(ring, sizes[i], budget);
+    bench_series ring = {pattern_find("allreduce-ring")->fn, sizes, quick ? 2u : 4u, 1.0,
+                         budget, avail};
+    bench_series_run(&ring);
     printf("\ncontended: all-to-all --no-payload, 1 MiB, tier infiniband (every port\n"
            "carries K - 1 flows at once, shared max-min); solver: its share of the time\n");
-    printf(head, "ranks", "messages", "wall (s)", "Mmsg/s", "peak MiB", "solver");
+    printf(head, "ranks", "need MiB", "messages", "wall (s)", "Mmsg/s", "peak MiB", "solver");
     static const int a2a[] = {64, 1024};
-    for (size_t i = 0; i < (quick ? 1u : 2u); i++)
-        bench_run(alltoall, a2a[i], budget);
+    bench_series all = {alltoall, a2a, quick ? 1u : 2u, 2.0, budget, avail};
+    bench_series_run(&all);
     if (quick)
         return CLI_EXIT_OK;
     bench_simgrid();
@@ -289,7 +340,7 @@ int cmd_bench(int argc, char **argv)
             quick = true;
             continue;
         }
-        return cli_bad_option("bench", argv, c);
+        return cli_bad_option("bench", opts, argv, c);
     }
     char names[128];
     backend_names(names, sizeof names, false, ", ");

@@ -75,6 +75,33 @@ enum { OPT_EAGER = 256, OPT_QUICK, OPT_BIND, OPT_LISTEN, OPT_PROVIDER, OPT_CSV, 
 
 /* ---- output ---- */
 
+/* The points and the fitted model (calibrate --csv): the model's curve
+ * from the fit at sizes between the points. */
+static int print_csv(const calib_opts *o, const calib_result *r)
+{
+    compare_row *rows = calloc(r->n, sizeof *rows);
+    uint64_t *sizes = calloc(r->n, sizeof *sizes);
+    if (!rows || !sizes) {
+        free(rows);
+        free(sizes);
+        return cli_error("out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        rows[i] = (compare_row){r->points[i].bytes, machine_time(&r->m, r->points[i].bytes),
+                                r->points[i].t};
+        sizes[i] = r->points[i].bytes;
+    }
+    uint64_t at[COMPARE_CURVE_MAX];
+    compare_row curve[COMPARE_CURVE_MAX];
+    size_t nc = compare_curve_sizes(sizes, r->n, at);
+    for (size_t i = 0; i < nc; i++)
+        curve[i] = (compare_row){.bytes = at[i], .modeled = machine_time(&r->m, at[i])};
+    compare_print_csv(stdout, "pingpong", o->backend, 2, rows, r->n, curve, nc);
+    free(rows);
+    free(sizes);
+    return CLI_EXIT_OK;
+}
+
 static void segment_range(char *buf, size_t len, const calib_result *r, const fit_segment *f)
 {
     char a[UNITS_BUF], b[UNITS_BUF];
@@ -269,7 +296,7 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
         case OPT_CSV: *fmt = CLI_CSV; break;
         case OPT_JSON: *fmt = CLI_JSON; break;
         case 'h': fputs(cmd_calibrate_usage, stdout); return -1;
-        default: return cli_bad_option("calibrate", argv, c);
+        default: return cli_bad_option("calibrate", opts, argv, c);
         }
     }
     int rc = cli_no_extra("calibrate", argc, argv);
@@ -349,16 +376,7 @@ int cmd_calibrate(int argc, char **argv)
         if (fmt == CLI_JSON) {
             print_json(&o, &r, path);
         } else if (fmt == CLI_CSV) {
-            compare_row *rows = calloc(r.n, sizeof *rows);
-            if (!rows) {
-                rc = cli_error("out of memory");
-            } else {
-                for (size_t i = 0; i < r.n; i++)
-                    rows[i] = (compare_row){r.points[i].bytes,
-                                            machine_time(&r.m, r.points[i].bytes), r.points[i].t};
-                compare_print_csv(stdout, "pingpong", o.backend, 2, rows, r.n);
-                free(rows);
-            }
+            rc = print_csv(&o, &r);
         } else {
             print_text(&o, &r, path);
         }

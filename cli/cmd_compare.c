@@ -56,7 +56,9 @@ const char cmd_compare_usage[] =
     "output:\n"
     "      --csv                the `commlab plot` schema: pattern,backend,ranks,bytes,\n"
     "                           modeled_s,measured_median_s,measured_min_s,\n"
-    "                           measured_max_s,error_pct\n"
+    "                           measured_max_s,error_pct,measured_q1_s,measured_q3_s;\n"
+    "                           then rows of the model alone (measured columns\n"
+    "                           empty) at 4 sizes a doubling between, for its curve\n"
     "      --json               results[i].modeled_s, .measured_s.{median,min,max},\n"
     "                           .error_pct; reference, drift; repeat runs\n"
     "      --save FILE.csv      also write the table's rows, in the --csv schema, to\n"
@@ -182,7 +184,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_REPEAT: rc = cli_parse_int("--repeat", optarg, 1, 1000, &co->repeat); break;
         case OPT_SAVE: co->save = optarg; break;
         case 'h': fputs(cmd_compare_usage, stdout); return -1;
-        default: return cli_bad_option("compare", argv, c);
+        default: return cli_bad_option("compare", opts, argv, c);
         }
     }
     if (rc)
@@ -473,15 +475,42 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     json_finish(&w);
 }
 
+/* The CSV: the measured rows, then the model alone at sizes between them
+ * (compare_curve_sizes), so a figure draws the model as the curve it is
+ * rather than straight lines between a few sizes.  A curve run moves no
+ * bytes (the model's times do not depend on them) and says nothing; one
+ * that fails only leaves its point out. */
+static void write_csv(FILE *f, const run_opts *sim, run_env *env, const compare_row *rows,
+                      size_t n)
+{
+    uint64_t sizes[COMPARE_CURVE_MAX], at[COMPARE_CURVE_MAX];
+    compare_row curve[COMPARE_CURVE_MAX];
+    size_t nsizes = 0, ncurve = 0;
+    for (size_t i = 0; i < n && i < COMPARE_CURVE_MAX; i++)
+        sizes[nsizes++] = rows[i].bytes;
+    size_t nat = compare_curve_sizes(sizes, nsizes, at);
+    run_opts quiet = *sim;
+    quiet.payload = false;
+    quiet.quiet = fopen("/dev/null", "w");
+    for (size_t i = 0; quiet.quiet && i < nat; i++) {
+        run_row r;
+        if (run_size_sim(&quiet, env, at[i], NULL, false, &r) == 0)
+            curve[ncurve++] = (compare_row){.bytes = at[i], .modeled = r.t.median};
+    }
+    if (quiet.quiet)
+        fclose(quiet.quiet);
+    compare_print_csv(f, sim->pattern->name, sim->backend, sim->ranks, rows, n, curve, ncurve);
+}
+
 /* --save FILE.csv: the rows shown, in the --csv schema.  0, or the exit
  * status after saying why. */
-static int save_csv(const compare_opts *co, const compare_row *rows, size_t n)
+static int save_csv(const compare_opts *co, const run_opts *sim, run_env *env,
+                    const compare_row *rows, size_t n)
 {
-    const run_opts *o = &co->run;
     FILE *f = fopen(co->save, "w");
     if (!f)
         return cli_error("--save: cannot write '%s': %s", co->save, strerror(errno));
-    compare_print_csv(f, o->pattern->name, o->backend, o->ranks, rows, n);
+    write_csv(f, sim, env, rows, n);
     if (fclose(f) != 0) {
         unlink(co->save);
         return cli_error("--save: cannot write '%s'", co->save);
@@ -583,14 +612,14 @@ int cmd_compare(int argc, char **argv)
     if (o->fmt == CLI_JSON)
         print_json(&co, &m, path, &dr, show, nshow, err, runs, status);
     else if (o->fmt == CLI_CSV)
-        compare_print_csv(stdout, o->pattern->name, o->backend, o->ranks, show, nshow);
+        write_csv(stdout, &sim, &env, show, nshow);
     else if (nshow > 0)
         print_text(&co, &m, path, &env, &dr, show, nshow, err, runs, shown);
     if (o->fmt != CLI_TEXT)
         drift_print(stderr, &dr, "commlab: drift: ");
     rc = run_exit_code(status, &env);
     if (rc == CLI_EXIT_OK && co.save)
-        rc = save_csv(&co, show, nshow);
+        rc = save_csv(&co, &sim, &env, show, nshow);
 out:
     free(rows);
     free(err);

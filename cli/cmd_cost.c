@@ -54,7 +54,7 @@ const char cmd_sweep_usage[] =
     "                      the terminal; see commlab help plot)\n"
     "  -h, --help          this text\n";
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_FROM, OPT_TO, OPT_FACTOR, OPT_PLOT };
+enum { OPT_CSV = 256, OPT_JSON, OPT_FROM, OPT_TO, OPT_FACTOR, OPT_PLOT, OPT_BYTES };
 
 /* The unit in which the largest time reads between 1 and 1000. */
 static void time_unit(double max_s, double *scale, const char **name)
@@ -147,7 +147,7 @@ static void print_price(const tier_set *ts, uint64_t bytes, cli_format fmt)
 int cmd_price(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"bytes", required_argument, NULL, 'b'}, {"tiers", required_argument, NULL, 't'},
+        {"bytes", required_argument, NULL, OPT_BYTES}, {"tiers", required_argument, NULL, 't'},
         {"config", required_argument, NULL, 'c'}, {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},    {"help", no_argument, NULL, 'h'},
         {"plot", optional_argument, NULL, OPT_PLOT}, {NULL, 0, NULL, 0},
@@ -156,9 +156,9 @@ int cmd_price(int argc, char **argv)
     cli_format fmt = CLI_TEXT;
     unsigned plot = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, ":b:t:c:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":t:c:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'b': bytes_s = optarg; break;
+        case OPT_BYTES: bytes_s = optarg; break;
         case 't': tiers = optarg; break;
         case 'c': config = optarg; break;
         case OPT_CSV: fmt = CLI_CSV; break;
@@ -168,7 +168,7 @@ int cmd_price(int argc, char **argv)
                 return rc;
             break;
         case 'h': fputs(cmd_price_usage, stdout); return CLI_EXIT_OK;
-        default: return cli_bad_option("price", argv, c);
+        default: return cli_bad_option("price", opts, argv, c);
         }
     }
     rc = cli_no_extra("price", argc, argv);
@@ -323,7 +323,7 @@ int cmd_sweep(int argc, char **argv)
                 return rc;
             break;
         case 'h': fputs(cmd_sweep_usage, stdout); return CLI_EXIT_OK;
-        default: return cli_bad_option("sweep", argv, c);
+        default: return cli_bad_option("sweep", opts, argv, c);
         }
     }
     rc = cli_no_extra("sweep", argc, argv);

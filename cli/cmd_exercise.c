@@ -37,6 +37,7 @@
 
 #include "cli/backend.h"
 #include "cli/cli.h"
+#include "cli/near.h"
 #include "cli/course.h"
 #include "cli/run_size.h"
 #include "cli/student.h"
@@ -1150,6 +1151,20 @@ static int ex_check(const exercise *e, const char *file, bool solution, const ch
     return k.failed ? CLI_EXIT_CHECK : CLI_EXIT_OK;
 }
 
+/* "unknown action 'chek'; did you mean 'check'?" */
+static int unknown_action(const char *verb)
+{
+    static const char *const verbs[] = {"list", "show", "run", "check"};
+    cli_near near;
+    cli_near_init(&near, verb);
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        cli_near_add(&near, verbs[i]);
+    char hint[40] = "";
+    if (near.best)
+        cli_textf(hint, sizeof hint, "; did you mean '%s'?", near.best);
+    return cli_error("exercise: unknown action '%s'%s (list, show, run, check)", verb, hint);
+}
+
 int cmd_exercise(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -1181,7 +1196,7 @@ int cmd_exercise(int argc, char **argv)
         case OPT_DEBUG: debug = true; break;
         case OPT_NO_DEBUG: no_debug = true; break;
         case 'h': fputs(cmd_exercise_usage, stdout); return CLI_EXIT_OK;
-        default: return cli_bad_option("exercise", argv, c);
+        default: return cli_bad_option("exercise", opts, argv, c);
         }
     }
     if (optind >= argc)
@@ -1190,7 +1205,7 @@ int cmd_exercise(int argc, char **argv)
     bool list = strcmp(verb, "list") == 0;
     if (!list && strcmp(verb, "show") != 0 && strcmp(verb, "run") != 0 &&
         strcmp(verb, "check") != 0)
-        return cli_error("exercise: unknown action '%s' (list, show, run, check)", verb);
+        return unknown_action(verb);
     const char *id = NULL;
     if (!list) {
         if (optind >= argc)

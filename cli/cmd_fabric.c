@@ -38,7 +38,7 @@ int cmd_fabric(int argc, char **argv)
             as_json = true;
             continue;
         }
-        return cli_bad_option("fabric", argv, c);
+        return cli_bad_option("fabric", opts, argv, c);
     }
     int rc = cli_no_extra("fabric", argc, argv);
     if (rc)

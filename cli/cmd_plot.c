@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -21,9 +22,10 @@ const char cmd_plot_usage[] =
     "holds (`# commlab-plot: KIND`), its second the title (`# title: ...`):\n"
     "\n"
     "  compare    from `commlab compare --csv` or `commlab calibrate --csv`:\n"
-    "             three figures, latency vs size (log-log: the model as a line,\n"
-    "             measurements as points with min-max bars), bandwidth vs size,\n"
-    "             prediction error (%) vs size\n"
+    "             three figures, latency vs size (log-log: the model as a curve,\n"
+    "             measurements at their median with a bar over the interquartile\n"
+    "             range, min and max as marks), bandwidth vs size, prediction\n"
+    "             error (%) vs size\n"
     "  tiers      from `commlab price --plot`: one message's time on each tier,\n"
     "             the latency term alpha and the bandwidth term n/B stacked\n"
     "  sweep      from `commlab sweep --plot`: T(n) per tier (log-log), each\n"
@@ -81,9 +83,22 @@ static int find_plotdir(char *buf, size_t len)
     if (cli_data_path(path, sizeof path, "plots/common.gp", &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     *strrchr(path, '/') = 0;
-    /* "build/../plots" reads better as the folder it is. */
-    char real[PATH_MAX];
-    snprintf(buf, len, "%s", realpath(path, real) ? real : path);
+    cli_textf(buf, len, "%s", path);
+    return 0;
+}
+
+/* The width of the terminal a dumb plot is drawn in: $COLUMNS when set,
+ * else the terminal's own on stdout; 0 when neither says (not a terminal). */
+static unsigned terminal_columns(void)
+{
+    const char *env = getenv("COLUMNS");
+    char *end;
+    long n = env ? strtol(env, &end, 10) : 0;
+    if (env && *env && !*end && n >= 40 && n <= 1000)
+        return (unsigned)n;
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+        return ws.ws_col;
     return 0;
 }
 
@@ -104,7 +119,7 @@ static int draw(const char *const *paths, size_t n, unsigned terms, const char *
     plot_job job = {
         .path = {paths[0], n > 1 ? paths[1] : NULL}, .csv = {&csv[0], &csv[1]},
         .plotdir = plotdir, .outdir = outdir, .terms = terms,
-        .gnuplot = gnuplot && *gnuplot ? gnuplot : NULL,
+        .gnuplot = gnuplot && *gnuplot ? gnuplot : NULL, .columns = terminal_columns(),
     };
     int err = plot_render(&job, report, &d);
     if (err)
@@ -137,7 +152,7 @@ int cmd_plot(int argc, char **argv)
             outdir = optarg;
             break;
         case 'h': fputs(cmd_plot_usage, stdout); return CLI_EXIT_OK;
-        default: return cli_bad_option("plot", argv, c);
+        default: return cli_bad_option("plot", opts, argv, c);
         }
     }
     int n = argc - optind;

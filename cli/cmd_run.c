@@ -301,7 +301,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
         case 'h': fputs(cmd_run_usage, stdout); return -1;
-        default: return cli_bad_option("run", argv, c);
+        default: return cli_bad_option("run", opts, argv, c);
         }
     }
     if (rc)
@@ -740,7 +740,7 @@ int cmd_patterns(int argc, char **argv)
             fputs(cmd_patterns_usage, stdout);
             return CLI_EXIT_OK;
         }
-        return cli_bad_option("patterns", argv, c);
+        return cli_bad_option("patterns", opts, argv, c);
     }
     int rc = cli_no_extra("patterns", argc, argv);
     if (rc)

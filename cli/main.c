@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/near.h"
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -29,7 +30,7 @@ static const cli_command commands[] = {
      cmd_calibrate_usage},
     {"compare", cmd_compare, "a pattern measured next to its calibrated model, error per size",
      cmd_compare_usage},
-    {"bench", cmd_bench, "benchmarks: how fast the simulator runs", cmd_bench_usage},
+    {"bench", cmd_bench, "benchmarks: the simulator's speed; each transport next to a reference", cmd_bench_usage},
     {"exercise", cmd_exercise, "the course's exercises: list, show, run, check",
      cmd_exercise_usage},
     {"fabric", cmd_fabric, "the libfabric providers here, for --backend rdma", cmd_fabric_usage},
@@ -43,6 +44,20 @@ const cli_command *cli_find(const char *name)
         if (strcmp(commands[i].name, name) == 0)
             return &commands[i];
     return NULL;
+}
+
+/* "unknown command 'rnu'; did you mean 'run'?" and the hint. */
+static int unknown_command(const char *name)
+{
+    cli_near near;
+    cli_near_init(&near, name);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        cli_near_add(&near, commands[i].name);
+    fprintf(stderr, "commlab: unknown command '%s'", name);
+    if (near.best)
+        fprintf(stderr, "; did you mean '%s'?", near.best);
+    fputs("\ntry 'commlab --help'\n", stderr);
+    return CLI_EXIT_USAGE;
 }
 
 static void main_usage(FILE *f)
@@ -75,7 +90,7 @@ static int cmd_help(int argc, char **argv)
                          argc - 1);
     const cli_command *c = cli_find(argv[1]);
     if (!c)
-        return cli_error("unknown command '%s'\ntry 'commlab --help'", argv[1]);
+        return unknown_command(argv[1]);
     fputs(c->usage, stdout);
     return CLI_EXIT_OK;
 }
@@ -119,11 +134,12 @@ int main(int argc, char **argv)
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
         return cmd_version(1, argv + 1);
     const cli_command *c = cli_find(name);
-    if (!c) {
-        fprintf(stderr, "commlab: %s '%s'\ntry 'commlab --help'\n",
-                name[0] == '-' ? "unknown option" : "unknown command", name);
+    if (!c && name[0] == '-') {
+        fprintf(stderr, "commlab: unknown option '%s'\ntry 'commlab --help'\n", name);
         return CLI_EXIT_USAGE;
     }
+    if (!c)
+        return unknown_command(name);
     /* COMMLAB_SECRET is for `run`'s rendezvous alone, which takes it out of
      * the environment itself (cmd_run.c); every other command drops it
      * here, so that nothing commlab starts inherits it. */

@@ -36,7 +36,7 @@ typedef struct col_spec {
 } col_spec;
 
 #define NO_MIN (-INFINITY)
-#define MAX_COLS 9
+#define MAX_COLS 11
 
 typedef struct kind_spec {
     const char *name;             /* "compare" */
@@ -45,13 +45,16 @@ typedef struct kind_spec {
     col_spec cols[MAX_COLS];
     int series_cols[3];           /* columns joined with ',' into a series key (timeline:
                                      the ops present); -1 ends */
+    int model_from;               /* compare: the columns from this one on may all be
+                                     empty together (a row of the model alone, for
+                                     its curve); -1: every column is required */
 } kind_spec;
 
 static const char timeline_ops[] = "send,isend,recv,irecv,wait,compute,barrier,iter";
 
 static const kind_spec kinds[PLOT_KIND_COUNT] = {
     [PLOT_COMPARE] = {
-        "compare", {"latency", "bandwidth", "error", NULL}, 9,
+        "compare", {"latency", "bandwidth", "error", NULL}, 11,
         {{"pattern", COL_KEY, 0, false, NULL},
          {"backend", COL_KEY, 0, false, NULL},
          {"ranks", COL_INT, 1, false, NULL},
@@ -60,8 +63,10 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"measured_median_s", COL_NUM, 0, true, NULL},
          {"measured_min_s", COL_NUM, 0, true, NULL},
          {"measured_max_s", COL_NUM, 0, true, NULL},
-         {"error_pct", COL_NUM, NO_MIN, false, NULL}},
-        {0, 1, 2},
+         {"error_pct", COL_NUM, NO_MIN, false, NULL},
+         {"measured_q1_s", COL_NUM, 0, true, NULL},
+         {"measured_q3_s", COL_NUM, 0, true, NULL}},
+        {0, 1, 2}, 5,
     },
     [PLOT_TIERS] = {
         "tiers", {"tiers", NULL}, 7,
@@ -72,7 +77,7 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"bandwidth_Bps", COL_NUM, 0, true, NULL},
          {"time_s", COL_NUM, 0, false, NULL},
          {"ratio", COL_NUM, 0, false, NULL}},
-        {0, -1, -1},
+        {0, -1, -1}, -1,
     },
     [PLOT_SWEEP] = {
         "sweep", {"sweep", NULL}, 7,
@@ -83,10 +88,10 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"crossover_bytes", COL_NUM, 0, false, NULL},
          {"alpha_s", COL_NUM, 0, false, NULL},
          {"bandwidth_Bps", COL_NUM, 0, true, NULL}},
-        {1, -1, -1},
+        {1, -1, -1}, -1,
     },
     [PLOT_TIMELINE] = {
-        "timeline", {"timeline", NULL}, 8,
+        "timeline", {"timeline", NULL}, 9,
         {{"rank", COL_INT, 0, false, NULL},
          {"op", COL_TEXT, 0, false, timeline_ops},
          {"posted_s", COL_NUM, NO_MIN, false, NULL},
@@ -94,8 +99,9 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"finished_s", COL_NUM, NO_MIN, false, NULL},
          {"peer", COL_INT, -1, false, NULL},
          {"bytes", COL_INT, 0, false, NULL},
-         {"tag", COL_INT, -1, false, NULL}},
-        {1, -1, -1},
+         {"tag", COL_INT, -1, false, NULL},
+         {"stalled", COL_TEXT, 0, false, "0,1"}},
+        {1, -1, -1}, -1,
     },
 };
 
@@ -117,10 +123,11 @@ const char *plot_kind_header(int kind)
     /* Spelt out once more than the specs: test_plot checks the two agree. */
     static const char *const headers[PLOT_KIND_COUNT] = {
         [PLOT_COMPARE] = "pattern,backend,ranks,bytes,modeled_s,measured_median_s,"
-                         "measured_min_s,measured_max_s,error_pct",
+                         "measured_min_s,measured_max_s,error_pct,measured_q1_s,"
+                         "measured_q3_s",
         [PLOT_TIERS] = "tier,scope,bytes,alpha_s,bandwidth_Bps,time_s,ratio",
         [PLOT_SWEEP] = "bytes,tier,time_s,regime,crossover_bytes,alpha_s,bandwidth_Bps",
-        [PLOT_TIMELINE] = "rank,op,posted_s,started_s,finished_s,peer,bytes,tag",
+        [PLOT_TIMELINE] = "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled",
     };
     return kind >= 0 && kind < PLOT_KIND_COUNT ? headers[kind] : "";
 }
@@ -268,14 +275,28 @@ static int add_series(csv_reader *r, char **field, cl_diag *d)
     return 0;
 }
 
+/* True when the row's columns from k->model_from on are all empty: a row
+ * of the model alone. */
+static bool model_only(const kind_spec *k, char **field)
+{
+    if (k->model_from < 0)
+        return false;
+    for (int i = k->model_from; i < k->ncols; i++)
+        if (field[i][0])
+            return false;
+    return true;
+}
+
 /* What holds between the columns of one row. */
-static int check_row(csv_reader *r, cl_diag *d)
+static int check_row(csv_reader *r, bool model, cl_diag *d)
 {
     const double *v = r->num;
-    if (r->k == &kinds[PLOT_COMPARE] && !(v[6] <= v[5] && v[5] <= v[7]))
-        return diag_set(d, CL_EPARSE, "%s:%zu: measured_min_s <= measured_median_s <= "
-                        "measured_max_s does not hold (%g, %g, %g)", r->name, r->lineno, v[6],
-                        v[5], v[7]);
+    if (r->k == &kinds[PLOT_COMPARE] && !model &&
+        !(v[6] <= v[9] && v[9] <= v[5] && v[5] <= v[10] && v[10] <= v[7]))
+        return diag_set(d, CL_EPARSE, "%s:%zu: measured_min_s <= measured_q1_s <= "
+                        "measured_median_s <= measured_q3_s <= measured_max_s does not hold "
+                        "(%g, %g, %g, %g, %g)", r->name, r->lineno, v[6], v[9], v[5], v[10],
+                        v[7]);
     if (r->k == &kinds[PLOT_TIMELINE] && !(v[2] <= v[3] && v[3] <= v[4]))
         return diag_set(d, CL_EPARSE, "%s:%zu: posted_s <= started_s <= finished_s does not "
                         "hold (%g, %g, %g)", r->name, r->lineno, v[2], v[3], v[4]);
@@ -301,7 +322,8 @@ static int read_row(csv_reader *r, cl_diag *d)
     if (n != r->k->ncols)
         return diag_set(d, CL_EPARSE, "%s:%zu: expected %d columns (%s), got %d", r->name,
                         r->lineno, r->k->ncols, plot_kind_header((int)(r->k - kinds)), n);
-    for (int i = 0; i < n; i++) {
+    bool model = model_only(r->k, field);
+    for (int i = 0; i < (model ? r->k->model_from : n); i++) {
         const col_spec *c = &r->k->cols[i];
         int err = c->type == COL_TEXT || c->type == COL_KEY
                       ? check_text(r, c, field[i], d)
@@ -309,7 +331,7 @@ static int read_row(csv_reader *r, cl_diag *d)
         if (err)
             return err;
     }
-    int err = check_row(r, d);
+    int err = check_row(r, model, d);
     if (!err)
         err = add_series(r, field, d);
     return err;
@@ -643,6 +665,7 @@ int plot_render(const plot_job *job, FILE *report, cl_diag *d)
             gp_set(&a, "plotdir", job->plotdir);
             gp_set(&a, "term", terms[t].term);
             gp_set(&a, "output", out);
+            gp_num(&a, "cols", job->columns ? job->columns : 110);
             panel_args(&a, "", job->path[0], job->csv[0]);
             panel_args(&a, "2", job->path[1], job->path[1] ? job->csv[1] : NULL);
             if (a.overflow)
@@ -756,10 +779,11 @@ int plot_write_timeline(FILE *f, const cl_record *recs, size_t n,
         const cl_record *r = v[i];
         /* started is clamped into [posted, finished] as the trace does. */
         double started = fmin(fmax(r->started, r->posted), r->finished);
-        fprintf(f, "%d,%s,%.12g,%.12g,%.12g,%d,%llu,%d\n", (int)r->rank,
+        fprintf(f, "%d,%s,%.12g,%.12g,%.12g,%d,%llu,%d,%d\n", (int)r->rank,
                 rec_op_name(r->op, r->blocking), r->posted - origin, started - origin,
                 r->finished - origin, (int)(r->peer < 0 ? -1 : r->peer),
-                (unsigned long long)r->bytes, (int)(r->tag < 0 ? -1 : r->tag));
+                (unsigned long long)r->bytes, (int)(r->tag < 0 ? -1 : r->tag),
+                r->stalled ? 1 : 0);
     }
     free(v);
     return write_end(f);

@@ -8,7 +8,7 @@
  *     # commlab-plot: compare
  *     # title: pingpong, shm, 2 ranks, host myhost
  *     pattern,backend,ranks,bytes,modeled_s,measured_median_s,...
- *     pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7
+ *     pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7,2.2e-07,2.5e-07
  *
  * The kinds and their columns are in plot.c (plots/README.md documents
  * them).  plot_csv_read() checks a file completely in C, naming the line
@@ -98,6 +98,7 @@ typedef struct plot_job {
     const char *outdir;      /* where figures go; made (with parents) if missing */
     unsigned terms;          /* PLOT_* bits */
     const char *gnuplot;     /* the program to run; NULL: "gnuplot" from PATH */
+    unsigned columns;        /* dumb: the terminal's width in characters; 0: 110 */
 } plot_job;
 
 /* Draws the job: for each of the kind's figures and each term in png, svg,
@@ -133,7 +134,7 @@ typedef struct plot_timeline_meta {
 /* kind timeline: one row per record of the last iteration in recs[0..n)
  * (the largest `iter`: the last timed one of a run that completed, the one
  * that stalled otherwise), times in seconds since the earliest `posted` of
- * that iteration.  Writes `# iteration: N`.  CL_EINVAL when n is 0 or a
+ * that iteration; `stalled` is 1 for a call that never completed.  Writes `# iteration: N`.  CL_EINVAL when n is 0 or a
  * record's time is not finite (nothing written); CL_EIO as above. */
 int plot_write_timeline(FILE *f, const cl_record *recs, size_t n,
                         const plot_timeline_meta *meta);

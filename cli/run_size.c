@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/near.h"
 #include "core/units.h"
 #include "sim/engine.h"
 
@@ -25,7 +26,13 @@ int run_exit_code(int status, const run_env *env)
  * stdout carries CSV or JSON that a program reads. */
 static FILE *pattern_out(const run_opts *o)
 {
-    return o->fmt == CLI_TEXT ? stdout : stderr;
+    return o->quiet ? o->quiet : o->fmt == CLI_TEXT ? stdout : stderr;
+}
+
+/* Where a run's errors and reports go: stderr, or o->quiet. */
+static FILE *report_out(const run_opts *o)
+{
+    return o->quiet ? o->quiet : stderr;
 }
 
 /* The job of one size of o. */
@@ -35,10 +42,43 @@ static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
         .check = o->check, .debug = o->debug, .timeout = o->timeout, .records = log,
-        .out = pattern_out(o), .report = stderr,
+        .out = pattern_out(o), .report = report_out(o),
     };
     j.args.bytes = (size_t)bytes;
     return j;
+}
+
+/* What to do when a size does not fit in memory. */
+static void out_of_memory_hint(const run_opts *o)
+{
+    if (!o->be->measured && o->payload)
+        fputs("commlab: the model's times need no bytes moved: add --no-payload to run "
+              "this size modeled\n", stderr);
+    else if (o->be->measured)
+        fputs("commlab: a measured run moves real bytes: use fewer ranks or a smaller "
+              "size, or model it (--backend sim --no-payload)\n", stderr);
+}
+
+/* Refuses, before it starts, a size whose buffers cannot fit: every
+ * course pattern holds at least one buffer of the message size per rank,
+ * so ranks x bytes above the memory available would end in the kernel's
+ * out-of-memory killer, which says nothing.  A student's pattern may hold
+ * less, so it is left to try.  CL_ENOSYS (this machine cannot) or 0. */
+static int check_memory(const run_opts *o, uint64_t bytes)
+{
+    uint64_t avail;
+    if (!o->payload || o->quiet || o->pattern == &o->student.info || cli_mem_available(&avail))
+        return 0;
+    double need = (double)o->ranks * (double)bytes;
+    if (need <= (double)avail)
+        return 0;
+    char sz[UNITS_BUF], n[UNITS_BUF], a[UNITS_BUF];
+    fprintf(stderr, "commlab: %d ranks of %s need at least %s of buffers (one message "
+            "each), more than the %s of memory available\n", o->ranks,
+            units_size_str(sz, bytes), units_size_str(n, (uint64_t)need),
+            units_size_str(a, avail));
+    out_of_memory_hint(o);
+    return CL_ENOSYS;
 }
 
 /* What a backend's run of one size comes to: err (the run could not be
@@ -47,16 +87,19 @@ static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
 static int size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *res,
                         run_row *row)
 {
+    FILE *f = report_out(o);
     if (err) {
-        cli_diag(&res->diag, 0);
+        fprintf(f, "commlab: %s\n", res->diag.msg[0] ? res->diag.msg : cl_strerror(err));
         return err;
     }
     if (res->status) {
-        fprintf(stderr, "commlab: %s\n", res->diag.msg);
+        fprintf(f, "commlab: %s\n", res->diag.msg);
+        if (res->status == CL_ENOMEM && !o->quiet)
+            out_of_memory_hint(o);
         return res->status;
     }
     if ((err = run_row_fill(row, res, o->pattern, bytes, o->iters + o->warmup))) {
-        fprintf(stderr, "commlab: %s\n", cl_strerror(err));
+        fprintf(f, "commlab: %s\n", cl_strerror(err));
         return err;
     }
     return 0;
@@ -66,13 +109,16 @@ int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
                  run_row *row)
 {
     (void)first;
+    int status = check_memory(o, bytes);
+    if (status)
+        return status;
     sim_opts so = {
         .job = job_of(o, bytes, log), .net = env->net, .sharing = o->sharing,
         .handshake = o->handshake, .stack_bytes = (size_t)o->stack,
     };
     run_result res;
     int err = sim_run(&so, &res, NULL);
-    int status = size_outcome(o, bytes, err, &res, row);
+    status = size_outcome(o, bytes, err, &res, row);
     run_result_release(&res);
     return status;
 }
@@ -80,6 +126,9 @@ int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
 int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
                   run_row *row)
 {
+    int status = check_memory(o, bytes);
+    if (status)
+        return status;
     real_opts ro = {
         .job = job_of(o, bytes, log), .backend = o->backend, .bind = o->bind, .copy = o->copy,
         .listen = o->listen, .provider = o->provider, .netlab_rate = o->netlab,
@@ -97,7 +146,7 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
         run_result_release(&res);
         return told;
     }
-    int status = size_outcome(o, bytes, err, &res, row);
+    status = size_outcome(o, bytes, err, &res, row);
     run_result_release(&res);
     return status;
 }
@@ -143,8 +192,16 @@ int run_find_pattern(run_opts *o, const char *name)
             return rc;
         o->pattern = &o->student.info;
     }
-    if (!o->pattern)
+    if (!o->pattern) {
+        cli_near near;
+        cli_near_init(&near, name);
+        for (size_t i = 0; pattern_at(i); i++)
+            cli_near_add(&near, pattern_at(i)->name);
+        if (near.best)
+            return cli_error("unknown pattern '%s'; did you mean '%s'? (`commlab patterns` "
+                             "lists them)", name, near.best);
         return cli_error("unknown pattern '%s' (`commlab patterns` lists them)", name);
+    }
     return 0;
 }
 

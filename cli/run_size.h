@@ -55,6 +55,9 @@ typedef struct run_opts {
     student_pattern student; /* PATTERN given as a FILE.c */
     cl_args args;
     cli_format fmt;
+    FILE *quiet;            /* not NULL: where a run's pattern lines, reports and
+                               errors go instead (compare's model curve: runs
+                               nobody asked to read) */
 } run_opts;
 
 /* What the header line and the JSON say about where the run ran. */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/near.h"
 #include "commlab.h"
 #include "core/tier.h"
 #include "real/auth.h"
@@ -29,18 +30,31 @@ int cli_diag(const cl_diag *d, int code)
     return code;
 }
 
-int cli_bad_option(const char *cmd, char **argv, int c)
+int cli_bad_option(const char *cmd, const struct option *opts, char **argv, int c)
 {
     /* With a leading ':' in the optstring getopt returns ':' for a missing
      * argument; either way the offending word is argv[optind - 1]. */
     const char *word = optind > 0 ? argv[optind - 1] : "?";
     char shortopt[3] = {'-', (char)optopt, 0};
-    if (optopt && (word[0] != '-' || word[1] != '-'))
+    bool is_long = word[0] == '-' && word[1] == '-';
+    if (optopt && !is_long)
         word = shortopt;
-    if (c == ':')
+    if (c == ':') {
         fprintf(stderr, "commlab %s: option '%s' needs a value\n", cmd, word);
-    else
-        fprintf(stderr, "commlab %s: unknown option '%s'\n", cmd, word);
+    } else {
+        fprintf(stderr, "commlab %s: unknown option '%s'", cmd, word);
+        if (is_long) {
+            char name[64];
+            cli_textf(name, sizeof name, "%.*s", (int)strcspn(word + 2, "="), word + 2);
+            cli_near near;
+            cli_near_init(&near, name);
+            for (size_t i = 0; opts[i].name; i++)
+                cli_near_add(&near, opts[i].name);
+            if (near.best)
+                fprintf(stderr, "; did you mean '--%s'?", near.best);
+        }
+        fputc('\n', stderr);
+    }
     fprintf(stderr, "try 'commlab help %s'\n", cmd);
     return CLI_EXIT_USAGE;
 }
@@ -91,14 +105,19 @@ int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
-        /* build/commlab in a source tree, then PREFIX/bin/commlab. */
-        snprintf(buf, len, "%s/../%s", exe, rel);
+        /* The folder above the binary's: the source tree of build/commlab,
+         * or PREFIX of PREFIX/bin/commlab (named without "/..", so the
+         * paths printed read as the folders they are). */
+        for (int up = 0; up < 2; up++) {
+            char *slash = strrchr(exe, '/');
+            if (slash)
+                *slash = 0;
+        }
+        const char *top = exe[0] ? exe : "/";
+        cli_textf(buf, len, "%s/%s", top, rel);
         if (readable(buf))
             return 0;
-        snprintf(buf, len, "%s/../share/commlab/%s", exe, rel);
+        cli_textf(buf, len, "%s/share/commlab/%s", top, rel);
         if (readable(buf))
             return 0;
     }
@@ -164,4 +183,21 @@ void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
     va_end(ap);
     if (n > 0)
         *used = (size_t)*used + (size_t)n < len - 1 ? *used + n : (int)len - 1;
+}
+
+int cli_mem_available(uint64_t *bytes)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return CL_ENOENT;
+    char line[128];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    fclose(f);
+    if (!found)
+        return CL_ENOENT;
+    *bytes = (uint64_t)kib * 1024;
+    return 0;
 }

@@ -65,6 +65,17 @@ typedef struct comm_ops {
     void (*span)(cl_comm *c, rec_op op, double start, double end);
 } comm_ops;
 
+/* The blocking call a rank is in, kept by comm.c so that one that never
+ * completes (a deadlock, a failed run) still leaves a record: the run
+ * driver writes it (core/run.h). */
+typedef struct comm_call {
+    bool open;       /* inside a blocking call whose wait has not returned */
+    uint8_t op;      /* rec_op: REC_SEND, REC_RECV, REC_WAIT or REC_BARRIER */
+    int peer;        /* world rank of a send or receive; -1 none or any */
+    int tag;         /* of a send or receive; -1 none */
+    uint64_t bytes;  /* of a send or receive */
+} comm_call;
+
 struct cl_comm {
     const comm_ops *ops; /* the backend */
     void *backend;       /* the backend's rank state */
@@ -88,6 +99,8 @@ struct cl_comm {
     const char *call;    /* world: the public call the rank is in ("cl_recv"), for
                             the report of a rank that crashes or hangs there;
                             NULL in the pattern's own code */
+    comm_call stall;     /* world: the blocking call in progress (a stalled record
+                            if it never completes) */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

@@ -82,6 +82,17 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The p-quantile of sorted s[0..n), n >= 1: linear between the order
+ * statistics around rank p (n - 1) (type 7 of Hyndman and Fan, 1996). */
+static double quantile(const double *s, size_t n, double p)
+{
+    double h = p * (double)(n - 1);
+    size_t i = (size_t)h;
+    if (i + 1 >= n)
+        return s[n - 1];
+    return s[i] + (h - (double)i) * (s[i + 1] - s[i]);
+}
+
 int stats_compute(const double *samples, size_t n, cl_stats *out)
 {
     if (!samples || n == 0)
@@ -108,6 +119,8 @@ int stats_compute(const double *samples, size_t n, cl_stats *out)
     out->max = s[n - 1];
     out->mean = mean;
     out->n = n;
+    out->q1 = quantile(s, n, 0.25);
+    out->q3 = quantile(s, n, 0.75);
     free(s);
     return 0;
 }

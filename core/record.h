@@ -45,6 +45,10 @@ typedef struct cl_record {
     int32_t iter;     /* iteration index (warm-up negative) */
     uint8_t op;       /* rec_op */
     uint8_t blocking; /* 1 for calls that blocked the rank, 0 for isend/irecv posts */
+    uint8_t stalled;  /* 1: a blocking call that never completed (a deadlock, a
+                         failed run); `finished` is the last moment it is known
+                         to have waited (sim: when the run stopped; measured:
+                         when it was called), not a completion */
 } cl_record;
 
 /* Name of an op as the API spells it: "send", "isend", "recv", "irecv",
@@ -88,6 +92,9 @@ typedef struct cl_stats {
     double max;    /* largest sample */
     double mean;   /* arithmetic mean */
     size_t n;      /* number of samples */
+    double q1, q3; /* 25th and 75th percentiles, interpolated linearly between
+                      the sorted samples at rank p (n - 1) (Hyndman and Fan's
+                      type 7, R's and NumPy's default); median <= q3, q1 <= median */
 } cl_stats;
 
 /* Fills *out from samples[0..n).  samples is only read (a sorted copy is

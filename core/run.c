@@ -78,6 +78,37 @@ void run_rank_print_held(run_rank *r, int iter)
     run_lines_release(&r->held);
 }
 
+/* The blocking call r never came back from, as a stalled record (comm.c
+ * keeps what the call was), from the end of the rank's last record of the
+ * iteration (when it made the call: a clock read per call would cost
+ * measured latencies) to now.  Where the records are the driver's to
+ * write: a measured run's launcher writes its ranks' from the waits they
+ * publish (real/launch.c).  A record that cannot be kept is only a
+ * figure's bar short: its error is not the run's. */
+static void record_stalled(run_rank *r)
+{
+    const cl_comm *c = r->comm;
+    const comm_call *call = &c->stall;
+    rec_log *log = r->job->records;
+    if (!call->open || !log || r->records_elsewhere)
+        return;
+    double now = c->ops->now(c), since = now;
+    /* Backwards: a rank's latest records are near the end.  The
+     * iteration's own span, just written, is not a call. */
+    for (size_t k = log->n; k-- > 0;)
+        if (log->v[k].rank == c->rank && log->v[k].iter == r->iter &&
+            log->v[k].op != REC_ITER) {
+            since = log->v[k].finished;
+            break;
+        }
+    cl_record rec = {
+        .posted = since, .started = now, .finished = now, .bytes = call->bytes,
+        .rank = c->rank, .peer = call->peer, .tag = call->tag, .iter = r->iter,
+        .op = call->op, .blocking = 1, .stalled = 1,
+    };
+    (void)rec_log_add(log, &rec);
+}
+
 int run_rank_iterations(run_rank *r, const char **during)
 {
     const run_job *j = r->job;
@@ -85,10 +116,12 @@ int run_rank_iterations(run_rank *r, const char **during)
     c->held = j->iters > 1 ? &r->held : NULL;
     for (int it = -j->warmup; it < j->iters; it++) {
         r->iter = it;
+        c->stall.open = false;
         if (r->begin)
             r->begin(r);
         int err = cl_barrier(c);
         if (err) {
+            record_stalled(r);
             *during = "the barrier before an iteration failed";
             run_rank_print_held(r, 0);
             return err;
@@ -110,6 +143,7 @@ int run_rank_iterations(run_rank *r, const char **during)
         if (c->ops->span)
             c->ops->span(c, REC_ITER, t0, t1);
         if (err) {
+            record_stalled(r);
             /* A refused call's words say more than "invalid argument". */
             *during = err == CL_EINVAL && c->world->refused[0] ? c->world->refused
                                                               : "the pattern failed";

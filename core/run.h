@@ -123,6 +123,9 @@ typedef struct run_rank {
                               and the first timed one */
     int iter;              /* running iteration: warm-up negative; job->iters once done */
     bool in_pattern;       /* inside the pattern, not in the barrier between iterations */
+    bool records_elsewhere; /* the backend gathers the records itself (a measured
+                               rank's go to its launcher), so the driver writes
+                               none of its own into job->records */
     /* Optional: called before the iteration's barrier. */
     void (*begin)(struct run_rank *r);
     /* Optional: called once the pattern returned rc; frees what the
@@ -139,7 +142,9 @@ typedef struct run_rank {
  * pattern's return on cl_now(), with a REC_ITER span recorded.  Returns 0,
  * or the first error with *during saying where it happened ("the barrier
  * before an iteration", "the pattern"); the iteration times already
- * written stay. */
+ * written stay.  A blocking call the rank never came back from (its wait
+ * failed: a deadlock, a failed peer) is recorded as `stalled` up to the
+ * moment it failed, unless r->records_elsewhere. */
 int run_rank_iterations(run_rank *r, const char **during);
 
 /* Prints, through the rank's print operation, the lines r held from timed

@@ -187,9 +187,12 @@ int units_size_range(uint64_t from, uint64_t to, uint64_t factor, const char *wh
                         (unsigned long long)factor);
     if (from == 0)
         return diag_set(d, CL_ERANGE, "%s: a geometric range cannot start at 0", what);
-    if (from > to)
-        return diag_set(d, CL_ERANGE, "%s: range start %llu is above its end %llu", what,
-                        (unsigned long long)from, (unsigned long long)to);
+    if (from > to) {
+        char f[UNITS_BUF], t[UNITS_BUF];
+        return diag_set(d, CL_ERANGE, "%s: range start %s is above its end %s: give the "
+                        "smaller size first", what, units_size_str(f, from),
+                        units_size_str(t, to));
+    }
     size_t count = 0;
     for (uint64_t s = from; s <= to; s *= factor) {
         count++;

@@ -2,7 +2,9 @@
 # colours.  commlab runs each template as
 #     gnuplot -e "plotdir='...'; term='png'; output='...'; datafile='...'; ..." T.gp
 # (see plots/README.md for every variable).  A template may set `width` and
-# `height` (pixels) before loading this file.
+# `height` (pixels) before loading this file.  `cols` is the terminal's
+# width in characters, for term 'dumb'.
+if (!exists("cols")) cols = 110
 if (!exists("width")) width = 1000
 if (!exists("height")) height = 620
 set encoding utf8
@@ -16,7 +18,7 @@ if (term eq 'png') {
     if (term eq 'svg') {
         set terminal svg size width, height dynamic font 'sans,11' noenhanced
     } else {
-        set terminal dumb size 110, (height > 700 ? 50 : 32) noenhanced
+        set terminal dumb size cols, (height > 700 ? 50 : 32) noenhanced
     }
 }
 if (output ne '') set output output
@@ -59,3 +61,15 @@ rowkey1(a) = strcol(a)
 rowkey3(a, b, c) = strcol(a).','.strcol(b).','.strcol(c)
 # Legend prefix naming series i when there are several.
 prefix(i) = nseries > 1 ? word(series, i).': ' : ''
+
+# Titles are wrapped, not clipped (a dumb terminal drops a title wider
+# than twice the distance from the graph's centre to the nearer edge): at
+# the last ', ' that fits a line, or mid-word when there is none.  A line
+# holds titlechars characters: the terminal's width less a key outside
+# the graph, or the figure's width at about 10 pixels a character.
+titlechars = term eq 'dumb' ? cols - 24 : int(width / 10)
+wrap_sep(s, i) = i < 2 ? 0 : s[i:i+1] eq ', ' ? i : wrap_sep(s, i - 1)
+wrap_cut(s, n) = (wrap_k = wrap_sep(s, n), wrap_k > 0 ? wrap_k : n)
+wrap_rest(s, k) = s[k + 1:k + 1] eq ' ' ? s[k + 2:] : s[k + 1:]
+wrap(s, n) = strlen(s) <= n ? s : \
+             s[1:wrap_cut(s, n)]."\n".wrap(wrap_rest(s, wrap_cut(s, n)), n)

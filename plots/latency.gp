@@ -1,6 +1,8 @@
 # latency.gp - compare: time vs message size, log-log.  The model is a
-# line; each measurement is a point at its median with a bar from min to
-# max.  One colour pair per series (pattern, backend, ranks).
+# curve through every row (the measured sizes and the rows of the model
+# alone between them); each measurement is a point at its median with a
+# bar over the interquartile range (25th to 75th percentile), its min and
+# max as small marks.  One colour pair per series (pattern, backend, ranks).
 load plotdir.'/common.gp'
 stats datafile using 4 nooutput
 lo = STATS_min
@@ -8,13 +10,21 @@ hi = STATS_max
 eval size_tics
 set logscale y 10
 set format y '%.0s %cs'
-set title 'latency vs message size: '.plottitle
+set title wrap('latency vs message size: '.plottitle, titlechars)
 set xlabel 'message size (bytes, log scale)'
 set ylabel 'time (seconds, log scale)'
 set key top left Left reverse
+# A measured row has column 6; a row of the model alone has it empty.
+measured(y) = valid(6) ? y : NaN
 plot for [i = 1 : nseries] datafile \
          using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):5 \
          smooth unique with lines lt (2 * i - 1) title prefix(i).'model', \
      for [i = 1 : nseries] datafile \
-         using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):6:7:8 \
-         with yerrorbars lt (2 * i) title prefix(i).'measured (median, bar: min to max)'
+         using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):(measured($6)):(measured($10)):(measured($11)) \
+         with yerrorbars lt (2 * i) title prefix(i).'measured: median, bar: interquartile range', \
+     for [i = 1 : nseries] datafile \
+         using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):(measured($7)) \
+         with points lt (2 * i) pt 1 ps 0.8 title prefix(i).'min and max', \
+     for [i = 1 : nseries] datafile \
+         using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):(measured($8)) \
+         with points lt (2 * i) pt 1 ps 0.8 notitle

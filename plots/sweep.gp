@@ -24,7 +24,7 @@ do for [i = 1 : nseries] {
 eval size_tics
 set logscale y 10
 set format y '%.0s %cs'
-set title plottitle
+set title wrap(plottitle, titlechars)
 set xlabel 'message size n (bytes, log scale)'
 set ylabel 'T(n) = alpha + n / B (seconds, log scale)'
 set key top left Left reverse

@@ -8,10 +8,13 @@
 #   a thin bar below    a non-blocking isend/irecv, from post to completion
 #   an outline          the whole iteration on that rank (measured runs only)
 #   the red zone        a deadlock: nothing completed after its left edge
+#   a hatched red bar   a call that never completed (stalled: the blocked
+#                       sends and receives of a deadlock), from its call to
+#                       the figure's edge, labelled with the call
 #
 # Gaps between a rank's bars are time it spent idle: a pipeline's bubble.
 # With datafile2 set, the second file is drawn below the first (modeled
-# above measured); each has its own time axis.
+# above measured), both on one time axis.
 if (!exists("datafile2")) datafile2 = ''
 stacked = datafile2 ne ''
 height = stacked ? 1000 : 560
@@ -25,6 +28,22 @@ isop(op) = strcol(2) eq op
 main(op) = op ne 'isend' && op ne 'irecv' && op ne 'iter'
 h = 0.28     # half the height of a main bar
 sideword(s) = s eq 'sim' ? 'modeled: ' : s ne '' ? 'measured: ' : ''
+# "send to 1", "recv from 0", "barrier": what a stalled call was.
+stalledlabel(x) = strcol(2).(isop('send') && $6 >= 0 ? ' to '.strcol(6) : \
+                             isop('recv') && $6 >= 0 ? ' from '.strcol(6) : \
+                             isop('recv') ? ' from any' : '')
+
+# One time axis for both panels (the later end, its unit), so their bars
+# compare by eye: a modeled run much faster than the measured one shows
+# as the short thing it is.
+stats datafile using 5 nooutput
+tall = STATS_max
+if (stacked) { stats datafile2 using 5 nooutput; tall = STATS_max > tall ? STATS_max : tall }
+tall = tall > 0 ? tall : 1e-9
+anydeadlock = status eq 'deadlock' || (stacked && status2 eq 'deadlock')
+# Times in the unit that suits the axis: x = seconds * sc.
+sc = tall >= 1 ? 1 : tall >= 1e-3 ? 1e3 : tall >= 1e-6 ? 1e6 : 1e9
+unit = tall >= 1 ? 's' : tall >= 1e-3 ? 'ms' : tall >= 1e-6 ? 'us' : 'ns'
 
 if (stacked) { set multiplot layout 2, 1 }
 do for [p = 1 : (stacked ? 2 : 1)] {
@@ -44,17 +63,17 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     nwaiting = STATS_sum
     stats f using (isop('iter') ? 1 : 0) nooutput
     niter = STATS_sum
+    stats f using ($9 == 1 ? 1 : 0) nooutput
+    nstalled = STATS_sum
     deadlock = st eq 'deadlock'
-    # Times in the unit that suits the panel: x = seconds * sc.
-    sc = tend >= 1 ? 1 : tend >= 1e-3 ? 1e3 : tend >= 1e-6 ? 1e6 : 1e9
-    unit = tend >= 1 ? 's' : tend >= 1e-3 ? 'ms' : tend >= 1e-6 ? 'us' : 'ns'
     bars = ''
     do for [k = 1 : words(ops)] { if (word(ops, k) ne 'iter') { bars = bars.' '.word(ops, k) } }
 
     unset object
     unset arrow
     unset label
-    set xrange [0 : tend * sc * (deadlock ? 1.5 : 1.02)]
+    xmax = tall * sc * (anydeadlock ? 1.5 : 1.02)
+    set xrange [0 : xmax]
     set yrange [nranks - 0.45 : -0.55]
     set ytics 0, (nranks > 24 ? ceil(nranks / 16.0) : 1), nranks - 1 out nomirror
     set format y 'rank %.0f'
@@ -63,7 +82,7 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     set format x '%g'
     set xlabel 'time since the iteration began ('.unit.')'
     set ylabel ''
-    set title sideword(sd).ttl.(deadlock ? '  [deadlock]' : '')
+    set title wrap(sideword(sd).ttl.(deadlock ? '  [deadlock]' : ''), titlechars)
     set key outside right top vertical Left reverse
     if (deadlock) {
         set object 1 rect from tend * sc, graph 0 to graph 1, graph 1 \
@@ -79,15 +98,22 @@ do for [p = 1 : (stacked ? 2 : 1)] {
              with boxxyerror fs empty border rgb '#888888' lc rgb '#888888' \
              title 'iteration', \
          for [q = 1 : nwaiting > 0] f \
-             using ((isop('send') || isop('recv')) && $4 > $3 ? $3 * sc : NaN):1:($3 * sc):($4 * sc): \
+             using ((isop('send') || isop('recv')) && $4 > $3 && $9 == 0 ? $3 * sc : NaN):1:($3 * sc):($4 * sc): \
                    ($1 - h):($1 + h) \
              with boxxyerror fs solid 1.0 border lc rgb '#bbbbbb' fc rgb '#e6e6e6' \
              title 'waiting for the peer', \
          for [k = 1 : words(bars)] f \
-             using (isop(word(bars, k)) ? $4 * sc : NaN):1:((main(word(bars, k)) ? $4 : $3) * sc):($5 * sc): \
+             using (isop(word(bars, k)) && $9 == 0 ? $4 * sc : NaN):1:((main(word(bars, k)) ? $4 : $3) * sc):($5 * sc): \
                    ($1 + (main(word(bars, k)) ? -h : h + 0.03)):($1 + (main(word(bars, k)) ? h : 0.44)) \
              with boxxyerror fc rgb (opcolor(word(bars, k))) \
              fs solid 0.9 border lc rgb (many ? opcolor(word(bars, k)) : '#333333') \
-             title word(bars, k)
+             title word(bars, k), \
+         for [q = 1 : nstalled > 0] f \
+             using ($9 == 1 ? $3 * sc : NaN):1:($3 * sc):(xmax):($1 - h):($1 + h) \
+             with boxxyerror fs pattern 2 border lc rgb '#d62728' lc rgb '#d62728' \
+             title 'never completed', \
+         for [q = 1 : nstalled > 0] f \
+             using ($9 == 1 ? $3 * sc : NaN):1:(stalledlabel(0)) \
+             with labels left offset 0.5, (h + 0.1) * 2.2 tc rgb '#d62728' notitle
 }
 if (stacked) { unset multiplot }

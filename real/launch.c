@@ -190,8 +190,9 @@ static void judge(launcher *l, int rank, int st)
     l->failed_rank = rank;
 }
 
-/* Copies slot s's wait (job.c's seqlock) into w, its operations into pend. */
-static void read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
+/* Copies slot s's wait (job.c's seqlock) into w, its operations into pend;
+ * returns the iteration it is in. */
+static int32_t read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
 {
     job_wait copy;
     job_slot_wait_read(s, &copy);
@@ -199,6 +200,39 @@ static void read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
     w->npending = copy.npending;
     memcpy(pend, copy.pending, copy.npending * sizeof *pend);
     w->pending = pend;
+    return copy.iter;
+}
+
+/* A blocked rank's operations as stalled records (core/record.h), so a
+ * timeline shows the calls the deadlock froze; the ranks are stopped
+ * without returning from them.  Each starts where the rank's last record
+ * of that iteration ended: the moment it entered the call. */
+static void record_stalled(launcher *l, int rank, const wf_rank *w, int32_t iter)
+{
+    rec_log *log = l->o->job.records;
+    const job *j = l->j;
+    if (!log)
+        return;
+    uint64_t n = atomic_load(&j->slots[rank].nrec);
+    n = n < j->rec_cap ? n : j->rec_cap;
+    double since = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        const cl_record *r = &j->recs[(size_t)rank * j->rec_cap + k];
+        if (r->iter == iter && r->finished > since)
+            since = r->finished;
+    }
+    for (size_t i = 0; i < w->npending; i++) {
+        const wf_pending *p = &w->pending[i];
+        bool p2p = p->op == WF_SEND || p->op == WF_RECV;
+        cl_record rec = {
+            .posted = since, .started = since, .finished = since, .bytes = p2p ? p->bytes : 0,
+            .rank = rank, .peer = p2p && p->peer >= 0 ? p->peer : -1, .tag = p2p ? p->tag : -1,
+            .iter = iter, .blocking = 1, .stalled = 1,
+            .op = p->op == WF_SEND ? REC_SEND : p->op == WF_RECV ? REC_RECV : REC_BARRIER,
+        };
+        if (rec_log_add(log, &rec))
+            return; /* a figure's bar short; the deadlock is reported all the same */
+    }
 }
 
 static void report_deadlock(launcher *l, double stalled)
@@ -215,7 +249,8 @@ static void report_deadlock(launcher *l, double stalled)
             }
             w[i].state = WF_BLOCKED;
             blocked++;
-            read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
+            int32_t iter = read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
+            record_stalled(l, i, &w[i], iter);
         }
         wf_result res;
         wf_report_opts ro = {.eager_limit = l->o->job.eager_limit,

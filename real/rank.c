@@ -290,7 +290,10 @@ void *rank_op_alloc(cl_comm *c, size_t bytes)
             free(nb);
             free(data);
             char t[UNITS_BUF];
-            rank_detail(r, "out of memory allocating %s", units_size_str(t, bytes));
+            /* The failure itself, not what the pattern's next call makes
+             * of a NULL buffer (CL_EINVAL). */
+            rank_failed(r, CL_ENOMEM, "rank %d: out of memory allocating %s", r->rank,
+                        units_size_str(t, bytes));
             return NULL;
         }
         nb->bytes = round;
@@ -385,6 +388,7 @@ int rank_main(real_rank *r, const run_job *rj)
     r->run.begin = iteration_begin;
     r->run.end = iteration_end;
     r->run.backend = r;
+    r->run.records_elsewhere = true; /* the launcher gathers them (launch.c) */
     atomic_store_explicit(&r->slot->state, JOB_RUNNING, memory_order_release);
     const char *during = NULL;
     int err = run_rank_iterations(&r->run, &during);

@@ -14,11 +14,16 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 # cmocka prints "[  PASSED  ] N test(s)." and "[  FAILED  ] N test(s)".
+# Each suite's name is printed as it starts (a CLI suite takes a minute),
+# its outcome and seconds when it ends.
 count() {
     name=$1
     shift
+    printf '%-30s ' "$name"
+    t0=$(date +%s)
     "$@" >"$log" 2>&1
     rc=$?
+    secs=$(($(date +%s) - t0))
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     # The CLI driver prints its own "N passed, N failed" line.
@@ -32,11 +37,12 @@ count() {
         f=1 # crashed or exited non-zero without reporting a failed case
     fi
     if [ "$f" -ne 0 ]; then
+        echo "FAIL ($p passed, $f failed, $secs s)"
         cat "$log"
         failed_names="$failed_names $name"
-        echo "FAIL $name ($p passed, $f failed)"
+        echo "FAIL $name"
     else
-        echo "ok   $name ($p passed)"
+        echo "ok   ($p passed, $secs s)"
     fi
     passed=$((passed + p))
     failed=$((failed + f))

@@ -24,12 +24,13 @@ static const char compare_csv[] =
     "# commlab-plot: compare\n"
     "# title: pingpong, shm, 2 ranks, host myhost\n"
     "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,"
-    "measured_max_s,error_pct\n"
-    "pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7\n"
-    "pingpong,shm,2,64,2.3e-07,2.5e-07,2.4e-07,3.1e-07,-8\n"
-    "pingpong,tcp,2,8,2.1e-07,9.3e-06,8.2e-06,2.9e-05,-97.7\n"
+    "measured_max_s,error_pct,measured_q1_s,measured_q3_s\n"
+    "pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7,2.2e-07,2.5e-07\n"
+    "pingpong,shm,2,64,2.3e-07,2.5e-07,2.4e-07,3.1e-07,-8,2.4e-07,2.6e-07\n"
+    "pingpong,tcp,2,8,2.1e-07,9.3e-06,8.2e-06,2.9e-05,-97.7,9e-06,1e-05\n"
     "# a comment between rows is skipped, as gnuplot does\n"
-    "pingpong,shm,2,512,2.9e-07,3.2e-07,3e-07,4.5e-07,-9.4\n";
+    "pingpong,shm,2,512,2.9e-07,3.2e-07,3e-07,4.5e-07,-9.4,3.1e-07,3.3e-07\n"
+    "pingpong,shm,2,16,2.2e-07,,,,,,\n"; /* the model alone, for its curve */
 
 static void test_reads_compare(void **state)
 {
@@ -39,7 +40,7 @@ static void test_reads_compare(void **state)
     assert_int_equal(read_text(compare_csv, &c, &d), 0);
     assert_int_equal(c.kind, PLOT_COMPARE);
     assert_string_equal(c.title, "pingpong, shm, 2 ranks, host myhost");
-    assert_int_equal(c.rows, 4);
+    assert_int_equal(c.rows, 5);
     /* Series in order of first appearance, each once. */
     assert_string_equal(c.series, "pingpong,shm,2 pingpong,tcp,2");
     assert_int_equal(c.nseries, 2);
@@ -120,18 +121,33 @@ static void test_row_checks(void **state)
     cl_diag d = {{0}};
     const char *minmax = "# commlab-plot: compare\n"
                          "pattern,backend,ranks,bytes,modeled_s,measured_median_s,"
-                         "measured_min_s,measured_max_s,error_pct\n"
-                         "p,shm,2,8,1e-6,2e-6,3e-6,4e-6,-50\n";
+                         "measured_min_s,measured_max_s,error_pct,measured_q1_s,"
+                         "measured_q3_s\n"
+                         "p,shm,2,8,1e-6,2e-6,3e-6,4e-6,-50,3e-6,3e-6\n";
     assert_int_equal(read_text(minmax, &c, &d), CL_EPARSE);
-    assert_non_null(strstr(d.msg, "t.csv:3: measured_min_s <= measured_median_s"));
+    assert_non_null(strstr(d.msg, "t.csv:3: measured_min_s <= measured_q1_s <= "
+                                  "measured_median_s <= measured_q3_s <= measured_max_s"));
+    const char *iqr = "# commlab-plot: compare\n"
+                      "pattern,backend,ranks,bytes,modeled_s,measured_median_s,"
+                      "measured_min_s,measured_max_s,error_pct,measured_q1_s,measured_q3_s\n"
+                      "p,shm,2,8,1e-6,2e-6,1e-6,4e-6,-50,2.5e-6,3e-6\n";
+    assert_int_equal(read_text(iqr, &c, &d), CL_EPARSE);
+    assert_non_null(strstr(d.msg, "(1e-06, 2.5e-06, 2e-06, 3e-06, 4e-06)"));
+    /* A row of the model alone leaves every measured column empty, or none. */
+    const char *half = "# commlab-plot: compare\n"
+                       "pattern,backend,ranks,bytes,modeled_s,measured_median_s,"
+                       "measured_min_s,measured_max_s,error_pct,measured_q1_s,measured_q3_s\n"
+                       "p,shm,2,8,1e-6,,,,,,2e-6\n";
+    assert_int_equal(read_text(half, &c, &d), CL_EPARSE);
+    assert_non_null(strstr(d.msg, "t.csv:3: column 'measured_median_s' must be a number"));
     const char *order = "# commlab-plot: timeline\n"
-                        "rank,op,posted_s,started_s,finished_s,peer,bytes,tag\n"
-                        "0,send,0,2e-6,1e-6,1,8,0\n";
+                        "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled\n"
+                        "0,send,0,2e-6,1e-6,1,8,0,0\n";
     assert_int_equal(read_text(order, &c, &d), CL_EPARSE);
     assert_non_null(strstr(d.msg, "posted_s <= started_s <= finished_s"));
     const char *op = "# commlab-plot: timeline\n"
-                     "rank,op,posted_s,started_s,finished_s,peer,bytes,tag\n"
-                     "0,allreduce,0,0,1e-6,1,8,0\n";
+                     "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled\n"
+                     "0,allreduce,0,0,1e-6,1,8,0,0\n";
     assert_int_equal(read_text(op, &c, &d), CL_EPARSE);
     assert_non_null(strstr(d.msg, "column 'op' must be one of send,isend"));
 }
@@ -312,11 +328,11 @@ static void test_timeline_keeps_the_last_iteration(void **state)
     assert_string_equal(c.series, "barrier recv send");
     /* By rank then time, from the iteration's earliest post (9.5 s). */
     const char *want = "# iteration: 0\n"
-                       "rank,op,posted_s,started_s,finished_s,peer,bytes,tag\n"
-                       "0,barrier,0,0,0.5,1,8,0\n"
-                       "0,recv,0.5,1,1.5,1,8,0\n"
-                       "1,send,0.75,1,1.5,0,8,0\n"
-                       "1,recv,2.5,2.5,3,0,8,0\n";
+                       "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled\n"
+                       "0,barrier,0,0,0.5,1,8,0,0\n"
+                       "0,recv,0.5,1,1.5,1,8,0,0\n"
+                       "1,send,0.75,1,1.5,0,8,0,0\n"
+                       "1,recv,2.5,2.5,3,0,8,0,0\n";
     if (!strstr(text, want))
         fail_msg("got:\n%s\nwant it to contain:\n%s", text, want);
     free(text);
@@ -327,6 +343,16 @@ static void test_timeline_keeps_the_last_iteration(void **state)
     assert_int_equal(read_text(text, &c, &d), 0);
     assert_string_equal(c.status, "deadlock");
     assert_non_null(strstr(text, "# iteration: -1\n"));
+    free(text);
+
+    /* A call that never completed is written as stalled. */
+    cl_record stalled[] = {mk(0, 0, REC_BARRIER, 0, 0, 1.0), mk(0, 0, REC_SEND, 1.0, 1.0, 1.0)};
+    stalled[1].stalled = 1;
+    recs_in st = {stalled, 2, "deadlock"};
+    text = written(timeline_write, &st, &m);
+    assert_int_equal(read_text(text, &c, &d), 0);
+    if (!strstr(text, "0,barrier,0,0,1,1,8,0,0\n0,send,1,1,1,1,8,0,1\n"))
+        fail_msg("got:\n%s", text);
     free(text);
 
     cl_record bad = mk(0, 0, REC_SEND, 0, 0, NAN);

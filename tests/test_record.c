@@ -81,6 +81,9 @@ static void test_stats_odd(void **state)
     assert_near(st.max, 10.0, 0);
     assert_near(st.mean, 4.0, 1e-15);
     assert_int_equal(st.n, 5);
+    /* Quartiles at ranks 0.25 x 4 and 0.75 x 4 of 1 2 3 4 10: exact samples. */
+    assert_near(st.q1, 2.0, 0);
+    assert_near(st.q3, 4.0, 0);
 }
 
 static void test_stats_even_is_mean_of_middle_two(void **state)
@@ -94,6 +97,9 @@ static void test_stats_even_is_mean_of_middle_two(void **state)
     assert_near(st.min, 1e-6, 0);
     assert_near(st.max, 4e-6, 0);
     assert_int_equal(st.n, 4);
+    /* Between samples (numpy.percentile([1, 2, 3, 4], [25, 75]) = 1.75, 3.25). */
+    assert_near(st.q1, 1.75e-6, 1e-21);
+    assert_near(st.q3, 3.25e-6, 1e-21);
 }
 
 static void test_stats_single_and_equal(void **state)
@@ -106,6 +112,8 @@ static void test_stats_single_and_equal(void **state)
     assert_near(st.min, one, 0);
     assert_near(st.max, one, 0);
     assert_near(st.mean, one, 0);
+    assert_near(st.q1, one, 0);
+    assert_near(st.q3, one, 0);
     /* Equal large samples: the mean is exact and finite. */
     const double big[] = {1e308, 1e308, 1e308};
     assert_int_equal(stats_compute(big, 3, &st), 0);

@@ -144,15 +144,15 @@ static const trace_meta META = {"pingpong", "sim", 2, 100.0};
  * a rendezvous wait, two overlapping isends (msg 2, 3) of which only msg 2
  * is received, a wait, and a 1 ns compute. */
 static const cl_record RECS[] = {
-    {100 + 0 * US, 100 + 0 * US, 100 + 10 * US, 0, 0, 0, -1, 0, 0, REC_ITER, 1},
-    {100 + 1 * US, 100 + 2 * US, 100 + 4 * US, 4096, 1, 0, 1, 7, 0, REC_SEND, 1},
-    {100 + 5 * US, 100 + 5 * US, 100 + 8 * US, 1024, 2, 0, 1, 8, 0, REC_SEND, 0},
-    {100 + 5.5 * US, 100 + 5.5 * US, 100 + 9 * US, 1024, 3, 0, 1, 9, 0, REC_SEND, 0},
-    {100 + 6 * US, 100 + 6 * US, 100 + 9 * US, 0, 0, 0, 1, 8, 0, REC_WAIT, 1},
-    {100 + 9 * US, 100 + 9 * US, 100 + 10 * US, 0, 0, 0, -1, 0, 0, REC_COMPUTE, 1},
-    {100 + 0.5 * US, 100 + 2 * US, 100 + 4 * US, 4096, 1, 1, 0, 7, 0, REC_RECV, 1},
-    {100 + 4 * US, 100 + 4 * US, 100 + 4.001 * US, 0, 0, 1, -1, 0, 0, REC_COMPUTE, 1},
-    {100 + 4.5 * US, 100 + 6 * US, 100 + 8 * US, 1024, 2, 1, 0, 8, 0, REC_RECV, 1},
+    {100 + 0 * US, 100 + 0 * US, 100 + 10 * US, 0, 0, 0, -1, 0, 0, REC_ITER, 1, 0},
+    {100 + 1 * US, 100 + 2 * US, 100 + 4 * US, 4096, 1, 0, 1, 7, 0, REC_SEND, 1, 0},
+    {100 + 5 * US, 100 + 5 * US, 100 + 8 * US, 1024, 2, 0, 1, 8, 0, REC_SEND, 0, 0},
+    {100 + 5.5 * US, 100 + 5.5 * US, 100 + 9 * US, 1024, 3, 0, 1, 9, 0, REC_SEND, 0, 0},
+    {100 + 6 * US, 100 + 6 * US, 100 + 9 * US, 0, 0, 0, 1, 8, 0, REC_WAIT, 1, 0},
+    {100 + 9 * US, 100 + 9 * US, 100 + 10 * US, 0, 0, 0, -1, 0, 0, REC_COMPUTE, 1, 0},
+    {100 + 0.5 * US, 100 + 2 * US, 100 + 4 * US, 4096, 1, 1, 0, 7, 0, REC_RECV, 1, 0},
+    {100 + 4 * US, 100 + 4 * US, 100 + 4.001 * US, 0, 0, 1, -1, 0, 0, REC_COMPUTE, 1, 0},
+    {100 + 4.5 * US, 100 + 6 * US, 100 + 8 * US, 1024, 2, 1, 0, 8, 0, REC_RECV, 1, 0},
 };
 #define NRECS (sizeof RECS / sizeof RECS[0])
 

@@ -17,6 +17,18 @@ run 2 price --frobnicate;  has "$err" "unknown option '--frobnicate'"; has "$err
 run 2 price -q;            has "$err" "unknown option '-q'"
 run 2 price --bytes;       has "$err" "option '--bytes' needs a value"
 run 2 price extra;         has "$err" "unexpected argument 'extra'"
+# --- misspelt names: the nearest one is offered (cli/near.h) ---
+run 2 rnu;                 has "$err" "unknown command 'rnu'; did you mean 'run'?"
+run 2 help prce;           has "$err" "did you mean 'price'?"
+run 2 run pingpog;         has "$err" "unknown pattern 'pingpog'; did you mean 'pingpong'?"
+run 2 run pingpong --tiers nvlink; has "$err" "unknown option '--tiers'; did you mean '--tier'?"
+run 2 sweep --form 1KiB;   has "$err" "did you mean '--from'?"
+run 2 run pingpong --backend shn; has "$err" "unknown backend 'shn'; did you mean 'shm'?"
+run 2 exercise chek;       has "$err" "unknown action 'chek'; did you mean 'check'?"
+run 2 run pingpong --zzzzzz
+if grep -q "did you mean" "$err"; then bad "a suggestion for --zzzzzz"; else ok; fi
+# --- one meaning per short option: -b is --backend, never --bytes ---
+run 2 price -b 1MiB;       has "$err" "unknown option '-b'"
 
 # --- price: the course's table (source: the alpha-beta chapter's tiers) ---
 run 0 price --bytes 256MiB
@@ -54,7 +66,7 @@ run 0 sweep --csv --sizes 8,1MiB; has "$out" "bytes,tier,time_s,regime,crossover
 has "$out" "8,nvlink,1.00002667e-06,latency,300000"; has "$out" "1048576,ethernet,"
 run 0 sweep --from 1KiB --to 1MiB --factor 2 --tiers pcie
 has "$out" "48.83 KiB"
-run 2 sweep --from 1MiB --to 1KiB; has "$err" "above its end"
+run 2 sweep --from 1MiB --to 1KiB; has "$err" "range start 1 MiB is above its end 1 KiB"
 run 2 sweep --factor 1;    has "$err" "factor must be at least 2"
 run 2 sweep --sizes 8,,16; has "$err" "empty item"
 run 2 sweep --sizes 8 --from 4; has "$err" "not both"
@@ -109,6 +121,22 @@ run 2 run ring --compute 5; has "$err" "needs a unit"
 run 2 run ring --sizes 8,16 --trace "$tmpd/x.json"; has "$err" "one size"
 run 2 run ring --topology "$tmpd/none.yaml"; has "$err" "none.yaml"
 run 2 run ring -n 64 --topology configs/topologies/pcie-4gpu.yaml; has "$err" "has 4 devices"
+# --- sizes that do not fit in memory: said before the run, or when an
+# allocation fails, with what to do instead ---
+run 2 run allreduce-ring -n 1024 --bytes 1TiB
+has "$err" "1024 ranks of 1 TiB need at least 1 PiB of buffers"; has "$err" "add --no-payload"
+run 0 run allreduce-ring -n 1024 --bytes 1TiB --no-payload --tier infiniband
+run 2 run pingpong --backend shm --bytes 1TiB; has "$err" "a measured run moves real bytes"
+# Under a 1 GB address-space limit a 1 GiB buffer cannot be had: the rank
+# names the allocation (never the invalid argument of the NULL buffer's send).
+(ulimit -v 1000000 && exec $limit "$cl" run pingpong --bytes 1GiB) >"$out" 2>"$err"
+if [ $? -eq 4 ]; then ok; else bad "sim: 1 GiB under ulimit -v 1000000"; fi
+has "$err" "out of memory allocating"; has "$err" "add --no-payload"
+(ulimit -v 1000000 && exec $limit "$cl" run pingpong --backend shm --bytes 1GiB) >"$out" 2>"$err"
+if [ $? -eq 4 ]; then ok; else bad "shm: 1 GiB under ulimit -v 1000000"; fi
+has "$err" ": out of memory allocating 1 GiB"
+if grep -q "CL_EINVAL" "$err"; then bad "shm's failed allocation called CL_EINVAL"; else ok; fi
+
 # --- run --backend shm (measured: one process per rank) ---
 # children PID : the pids of PID's child processes, one a line.
 children() {

@@ -76,7 +76,7 @@ has "$out" "segments, duplex), full mesh of 2 ranks"
 fi
 if calibrated "$tmpd/q2.yaml" --backend shm --quick --csv; then
 has "$out" "# commlab-plot: compare"; has "$out" "# title: pingpong, shm, 2 ranks, host "
-has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct"
+has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct,measured_q1_s,measured_q3_s"
 has "$out" "pingpong,shm,2,65536,"
 fi
 if calibrated "$tmpd/q-tcp.yaml" --backend tcp --quick --json; then json calibrate
@@ -126,9 +126,14 @@ run 3 run deadlock --model "$m" --bytes 1MiB;  has "$err" "deadlock"
 run 0 compare pingpong --model "$m" --sizes 8,1MiB -i 3 --csv
 has "$err" "note: $m was calibrated for shm on elsewhere"
 has "$out" "# commlab-plot: compare"; has "$out" "# title: pingpong, shm, 2 ranks, host "
-has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct"
+has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct,measured_q1_s,measured_q3_s"
 has "$out" "pingpong,shm,2,8,1.008e-06,"; has "$out" "pingpong,shm,2,1048576,0.000529288,"
-if [ "$(grep -c '^pingpong,shm,2,' "$out")" -eq 2 ]; then ok; else bad "compare --csv: want 2 rows"; fi
+# Two measured rows, then the model alone at 4 sizes a doubling between
+# them (8 x 2^(k/4) for k = 1..67, 17 doublings: 67 rows), measured columns empty.
+if [ "$(grep -c '^pingpong,shm,2,[0-9]*,[^,]*,[0-9]' "$out")" -eq 2 ]; then ok; else bad "compare --csv: want 2 measured rows"; fi
+if [ "$(grep -c '^pingpong,shm,2,[0-9]*,[^,]*,,,,,,$' "$out")" -eq 67 ]; then ok; else bad "compare --csv: want 67 rows of the model alone"; fi
+# The synthetic machine's T(n): 1 us + 16 B / 1 GB/s; 5 us + 512 KiB / 2 GB/s.
+has "$out" "pingpong,shm,2,16,1.016e-06,,,,,,"; has "$out" "pingpong,shm,2,524288,0.000267144,,,,,,"
 run 0 compare pingpong --model "$m" --sizes 8,4KiB,1MiB -i 3 --json; json compare
 has "$out" '"command": "compare"'; has "$out" '"results": ['
 has "$out" '"modeled_s": 1.008e-06'; has "$out" '"measured_s": {'
