@@ -193,26 +193,18 @@ double formula_barrier_dissemination(const formula_args *f)
 bool formula_exact(formula_fn *fn, const formula_args *f)
 {
     uint64_t k = (uint64_t)f->ranks;
-    if (fn == formula_barrier_dissemination)
-        return true;
-    if (fn == formula_broadcast_linear || fn == formula_broadcast_binomial)
-        return true;
+    bool even = f->bytes % (8 * k) == 0; /* K blocks of whole doubles */
+    if (fn == formula_broadcast_binomial || fn == formula_reduce_binomial ||
+        fn == formula_gather_binomial || fn == formula_scatter_binomial ||
+        fn == formula_allgather_rd || fn == formula_reducescatter_rh ||
+        fn == formula_allreduce_rd || fn == formula_allreduce_rabenseifner)
+        return pow2(f->ranks) && even; /* a cut tree's branches differ; a fold
+                                          overlaps eager messages */
     if (fn == formula_broadcast_chain)
         return f->bytes % piece(f) == 0;
-    if (fn == formula_reduce_linear || fn == formula_reduce_binomial ||
-        fn == formula_allreduce_naive)
+    if (fn == formula_allreduce_hierarchical)
+        return k % (uint64_t)group_of(f) == 0 && even;
+    if (fn == formula_barrier_dissemination || fn == formula_broadcast_linear)
         return true;
-    if (fn == formula_allreduce_hierarchical) {
-        uint64_t g = (uint64_t)group_of(f);
-        return k % g == 0 && f->bytes % (8 * k) == 0;
-    }
-    bool tree = fn == formula_gather_binomial || fn == formula_scatter_binomial ||
-                fn == formula_allgather_rd || fn == formula_reducescatter_rh ||
-                fn == formula_allreduce_rd || fn == formula_allreduce_rabenseifner ||
-                fn == formula_allreduce_tree;
-    if (tree && !pow2(f->ranks))
-        return fn == formula_allreduce_rd;
-    if (fn == formula_allreduce_rd || fn == formula_allreduce_tree)
-        return true;
-    return f->bytes % (8 * k) == 0;
+    return even;
 }
