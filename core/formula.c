@@ -169,7 +169,7 @@ double formula_allreduce_hierarchical(const formula_args *f)
     int g = group_of(f), groups = (f->ranks + g - 1) / g;
     double t = 0;
     if (g > 1)
-        t += 2 * t1(f, nd(f) / g);
+        t += 2 * (g - 1) * t1(f, nd(f) / g);
     if (groups > 1)
         t += 2 * (groups - 1) * t1(f, nd(f) / g / groups);
     return t;

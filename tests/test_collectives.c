@@ -210,6 +210,18 @@ static void test_formula_exact_alone(void **state)
     }
     /* Every algorithm is exact on 2, 4 and 8 ranks with these sizes. */
     assert_true(exact >= 22 * 3 * 3);
+    /* The hierarchical all-reduce in groups of 2 and 4 of 8 ranks. */
+    const pattern_info *h = pattern_find("allreduce-hierarchical");
+    for (int g = 2; g <= 4; g += 2)
+        for (size_t b = 0; b < sizeof sizes / sizeof sizes[0]; b++) {
+            cl_args a = {.group = g};
+            formula_args f = shape(8, sizes[b] * 8);
+            f.group = g;
+            double t;
+            assert_true(formula_exact(h->formula, &f));
+            assert_int_equal(run_algo(h, 8, f.bytes, &a, &s, &t, NULL), 0);
+            assert_near(t, h->formula(&f), 1e-9);
+        }
 }
 
 /* With shared ports (a --tier run, max-min) the algorithms whose ranks

@@ -1,70 +1,55 @@
 /* allreduce-hierarchical: ranks come in groups of G (--group; by default
  * the topology's first dimension, the GPUs of one node): group g is ranks
- * gG .. gG + G - 1, made with cl_group.  The buffer is cut into G blocks.
+ * gG .. gG + G - 1.  The buffer is cut into G blocks.
  *
- *   1. inside each group, a reduce-scatter: every rank posts each block it
- *      does not own to the block's owner at once, and the owner adds them;
- *   2. across groups, for each block j, the owners of j in every group
- *      (one per group, a group of their own) run the ring all-reduce on it;
- *   3. inside each group, an all-gather: every owner posts its summed
- *      blocks to the others at once.
+ *   1. inside each group, a ring reduce-scatter: after G - 1 steps local
+ *      rank l holds block l summed over its group;
+ *   2. across groups, for each block j, the owners of j in every group (one
+ *      per group, made a communicator with cl_group) run the ring
+ *      all-reduce on it (allreduce_ring.c);
+ *   3. inside each group, a ring all-gather of the summed blocks.
  *
  * Only step 2 crosses between groups, and it moves n / G bytes per rank
- * through every rank's own link at once, where a flat ring would push
- * every byte through the few links between the groups in turn.  With L =
- * K / G groups, alone on their links:
- *   2 (alpha + n / (G B)) + 2 (L - 1)(alpha + n / (K B)).
+ * through every rank's own link at once, where a flat ring pushes every
+ * byte through the few links between the groups in turn (on a node of
+ * GPUs with a network card each, every card works at once).  With L = K / G
+ * groups, alone on their links:
+ *   2(G - 1)(alpha + n / (G B)) + 2(L - 1)(alpha + n / (K B)),
+ * the ring's bytes in 2(G - 1) + 2(L - 1) steps instead of 2(K - 1); with one
+ * group (G = K) it is the ring all-reduce.
  *
- * Any K and G: when G does not divide K the last group is smaller, and in a
- * group of s < G ranks local rank l owns blocks l, l + s, l + 2s, ...;
- * step 2 then has a rank in several rings, run in block order on every
- * rank so none waits on another in a cycle. */
+ * Any K and G: when G does not divide K the last group has s < G ranks, and
+ * its local rank l owns blocks l, l + s, l + 2s, ... (a ring step then
+ * moves every block of a set, one message each); step 2 then has a rank in
+ * several rings, run in block order on every rank so none waits on another
+ * in a cycle. */
 #include "coll.h"
 
-static int owner(int j, int size) /* local rank owning block j in a group of size ranks */
+/* The blocks local rank `set` owns in a group of `size` ranks: j with
+ * j % size == set.  One ring step inside the group (ranks base .. base +
+ * size - 1): send set `out` to the right, receive set `in` from the left
+ * (into tmp and added when reducing, in place otherwise). */
+static int ring_step(cl_comm *c, double *x, double *tmp, size_t count, int g, int base,
+                     int size, int out, int in, bool reduce)
 {
-    return j % size;
-}
-
-/* Step 1 (reduce) or 3 (!reduce) inside the group of ranks base .. base +
- * size - 1, blocks of count doubles cut into g. */
-static int inside(cl_comm *c, double *x, size_t count, int g, int base, int size, bool reduce)
-{
-    int me = cl_rank(c) - base, n = 0, got = 0;
-    /* A rank owns at most g / size + 1 blocks: fewer than 2g receives of
-     * blocks it owns and g messages of the others. */
-    cl_request *r[3 * COLL_MAX_RANKS];
-    double *in[2 * COLL_MAX_RANKS];
-    for (int j = 0; j < g; j++) {
-        size_t f = coll_first(count, g, j), len = coll_len(count, g, j), b = len * sizeof(double);
-        int own = owner(j, size);
-        if (own == me) {
-            for (int m = 0; m < size; m++) {
-                if (m == me)
-                    continue;
-                if (reduce) {
-                    in[got] = cl_alloc(c, b);
-                    CL_TRY(cl_irecv(c, in[got++], b, base + m, j, &r[n]));
-                } else {
-                    CL_TRY(cl_isend(c, COLL_AT(x, f), b, base + m, j, &r[n]));
-                }
-                n++;
-            }
-        } else if (reduce) {
-            CL_TRY(cl_isend(c, COLL_AT(x, f), b, base + own, j, &r[n++]));
-        } else {
-            CL_TRY(cl_irecv(c, COLL_AT(x, f), b, base + own, j, &r[n++]));
-        }
+    int me = cl_rank(c) - base, n = 0;
+    int right = base + (me + 1) % size, left = base + (me - 1 + size) % size;
+    cl_request *r[2 * COLL_MAX_RANKS];
+    size_t at = 0;
+    for (int j = in; j < g; j += size) {
+        size_t f = coll_first(count, g, j), len = coll_len(count, g, j);
+        CL_TRY(cl_irecv(c, reduce ? COLL_AT(tmp, at) : COLL_AT(x, f), len * sizeof(double),
+                        left, j, &r[n++]));
+        at += len;
     }
+    for (int j = out; j < g; j += size)
+        CL_TRY(cl_isend(c, COLL_AT(x, coll_first(count, g, j)),
+                        coll_len(count, g, j) * sizeof(double), right, j, &r[n++]));
     CL_TRY(cl_waitall(c, n, r, NULL));
-    if (!reduce)
-        return 0;
-    got = 0;
-    for (int j = 0; j < g; j++) {
-        if (owner(j, size) != me)
-            continue;
-        for (int m = 0; m < size - 1; m++)
-            coll_add(COLL_AT(x, coll_first(count, g, j)), in[got++], coll_len(count, g, j));
+    at = 0;
+    for (int j = in; reduce && j < g; j += size) {
+        coll_add(COLL_AT(x, coll_first(count, g, j)), COLL_AT(tmp, at), coll_len(count, g, j));
+        at += coll_len(count, g, j);
     }
     return 0;
 }
@@ -73,7 +58,7 @@ int allreduce_hierarchical(cl_comm *c, const cl_args *a)
 {
     int rank = cl_rank(c), k = cl_size(c);
     int g = a->group > 0 && a->group < k ? a->group : k;
-    int groups = (k + g - 1) / g, base = rank / g * g;
+    int groups = (k + g - 1) / g, base = rank / g * g, me = rank - base;
     int size = base + g <= k ? g : k - base;
     if (g > COLL_MAX_RANKS || groups > COLL_MAX_RANKS) {
         cl_printf(c, "allreduce-hierarchical: at most %d ranks a group and %d groups, got %d "
@@ -81,14 +66,16 @@ int allreduce_hierarchical(cl_comm *c, const cl_args *a)
         return CL_ERANGE;
     }
     size_t count = coll_count(a->bytes);
-    double *x = cl_alloc(c, count * sizeof(double));
+    double *x = cl_alloc(c, count * sizeof(double)), *tmp = cl_alloc(c, count * sizeof(double));
     coll_reduce_init(c, x, count);
-    CL_TRY(inside(c, x, count, g, base, size, true));
+    for (int s = 0; s < size - 1; s++)
+        CL_TRY(ring_step(c, x, tmp, count, g, base, size, (me - s - 1 + size) % size,
+                         (me - s - 2 + 2 * size) % size, true));
     for (int j = 0; j < g; j++) {
         int members[COLL_MAX_RANKS];
         for (int h = 0; h < groups; h++) {
             int hb = h * g, hs = hb + g <= k ? g : k - hb;
-            members[h] = hb + owner(j, hs);
+            members[h] = hb + j % hs;
         }
         cl_comm *across;
         CL_TRY(cl_group(c, members, groups, &across));
@@ -99,6 +86,8 @@ int allreduce_hierarchical(cl_comm *c, const cl_args *a)
         cl_group_free(across);
         CL_TRY(err);
     }
-    CL_TRY(inside(c, x, count, g, base, size, false));
+    for (int s = 0; s < size - 1; s++)
+        CL_TRY(ring_step(c, x, tmp, count, g, base, size, (me - s + size) % size,
+                         (me - s - 1 + size) % size, false));
     return coll_reduce_verify(c, x, 0, count, "sum");
 }
