@@ -2,6 +2,7 @@
  * one collective over a range of sizes on a --tier mesh, simulated beside
  * its alpha-beta formula (core/formula.h), and which algorithm is fastest
  * where: the latency-bound / bandwidth-bound crossover of chapter 04. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,10 @@ const char cmd_collectives_usage[] =
     "      --eager-limit SIZE   largest message sent eagerly (default 64KiB)\n"
     "      --chunk SIZE         broadcast-chain: bytes per piece (default n/8)\n"
     "      --group G            allreduce-hierarchical: ranks per group (default K)\n"
+    "      --between A,B        instead: the size n* at which the formulas of\n"
+    "                           algorithms A and B give the same time (the smaller\n"
+    "                           is faster below it, the other above), found by\n"
+    "                           bisection; nothing is simulated\n"
     "      --csv, --json        machine-readable results\n"
     "      --plot[=TERMS]       also write plots/out/collectives-COLLECTIVE.csv and\n"
     "                           draw time against size per algorithm, formulas\n"
@@ -45,15 +50,20 @@ const char cmd_collectives_usage[] =
     "\n"
     "examples:\n"
     "  commlab collectives allreduce -n 16 --tier infiniband --sizes 8:1GiB:x4\n"
-    "  commlab collectives broadcast -n 8 --sharing none --plot\n";
+    "  commlab collectives broadcast -n 8 --sharing none --plot\n"
+    "  commlab collectives allreduce -n 16 --tier infiniband --between tree,ring\n";
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_EAGER, OPT_CHUNK, OPT_GROUP, OPT_SHARING, OPT_PLOT };
+enum {
+    OPT_CSV = 256, OPT_JSON, OPT_EAGER, OPT_CHUNK, OPT_GROUP, OPT_SHARING, OPT_PLOT,
+    OPT_BETWEEN,
+};
 
 typedef struct coll_cmd {
     const collective_info *coll;
     run_opts run;      /* what every algorithm's runs share */
     const char *tier, *config;
     unsigned plot;     /* PLOT_* bits, 0: no --plot */
+    const char *between; /* --between A,B */
     cl_tier t;         /* the tier: the formulas' alpha and B */
     size_t nalgos;
     plot_coll_row *rows; /* nsizes x nalgos, size by size */
@@ -74,6 +84,7 @@ static int parse_args(int argc, char **argv, coll_cmd *o)
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"plot", optional_argument, NULL, OPT_PLOT},
+        {"between", required_argument, NULL, OPT_BETWEEN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -97,6 +108,7 @@ static int parse_args(int argc, char **argv, coll_cmd *o)
         case OPT_CSV: o->run.fmt = CLI_CSV; break;
         case OPT_JSON: o->run.fmt = CLI_JSON; break;
         case OPT_PLOT: rc = cli_plot_terms(optarg, &o->plot); break;
+        case OPT_BETWEEN: o->between = optarg; break;
         case 'h': fputs(cmd_collectives_usage, stdout); return -1;
         default: return cli_bad_option("collectives", argv, c);
         }
@@ -124,6 +136,98 @@ static int parse_args(int argc, char **argv, coll_cmd *o)
     while (collective_algo_at(o->coll, o->nalgos))
         o->nalgos++;
     return 0;
+}
+
+/* ---- --between: where two formulas cross ---- */
+
+/* formula a minus formula b at n bytes. */
+static double gap(const pattern_info *a, const pattern_info *b, formula_args f, double n)
+{
+    f.bytes = (uint64_t)n;
+    return a->formula(&f) - b->formula(&f);
+}
+
+/* The size n* in [8, 2^50] (from one double) where a and b swap places,
+ * by bisection on a log scale to one byte: 0 and *n set, or -1 when one
+ * is faster at every size (*n unchanged). */
+static int crossing(const pattern_info *a, const pattern_info *b, const formula_args *f,
+                    double *n)
+{
+    double lo = 8, hi = 1125899906842624.0;
+    double glo = gap(a, b, *f, lo), ghi = gap(a, b, *f, hi);
+    if (glo == 0)
+        return *n = lo, 0;
+    if ((glo < 0) == (ghi < 0))
+        return -1;
+    while (hi - lo > 1) {
+        double mid = floor(sqrt(lo * hi));
+        if (mid <= lo)
+            mid = lo + 1;
+        if (mid >= hi)
+            mid = hi - 1;
+        if ((gap(a, b, *f, mid) < 0) == (glo < 0))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *n = hi;
+    return 0;
+}
+
+static int run_between(const coll_cmd *o)
+{
+    char an[64], list[256];
+    const char *comma = strchr(o->between, ',');
+    if (!comma || (size_t)(comma - o->between) >= sizeof an)
+        return cli_error("--between takes two algorithms, A,B, got '%s'", o->between);
+    memcpy(an, o->between, (size_t)(comma - o->between));
+    an[comma - o->between] = 0;
+    const pattern_info *a = collective_algo(o->coll, an);
+    const pattern_info *b = collective_algo(o->coll, comma + 1);
+    if (!a || !b)
+        return cli_error("unknown algorithm '%s' of %s (%s)", a ? comma + 1 : an,
+                         o->coll->name, collective_algo_list(o->coll, list, sizeof list));
+    formula_args f = {
+        .ranks = o->run.ranks, .alpha = o->t.alpha, .bandwidth = o->t.bandwidth,
+        .eager_limit = o->run.eager_limit, .chunk = o->run.args.chunk,
+        .group = o->run.args.group,
+    };
+    double n = 0;
+    bool found = crossing(a, b, &f, &n) == 0;
+    const pattern_info *small = gap(a, b, f, 8) < 0 ? a : b;
+    const pattern_info *large = small == a ? b : a;
+    if (o->run.fmt == CLI_JSON) {
+        json_writer w;
+        json_init(&w, stdout, true);
+        json_begin_object(&w);
+        json_kv_string(&w, "command", "collectives");
+        json_kv_string(&w, "collective", o->coll->name);
+        json_kv_uint(&w, "ranks", (uint64_t)o->run.ranks);
+        json_kv_number(&w, "alpha_s", o->t.alpha);
+        json_kv_number(&w, "bandwidth_Bps", o->t.bandwidth);
+        json_kv_string(&w, "below", small->algo);
+        json_kv_string(&w, "above", found ? large->algo : small->algo);
+        json_key(&w, "crossover_bytes");
+        if (found)
+            json_number(&w, n);
+        else
+            json_string(&w, "none");
+        json_finish(&w);
+    } else if (o->run.fmt == CLI_CSV) {
+        printf("algorithm_a,algorithm_b,crossover_bytes,below,above\n");
+        printf("%s,%s,%.0f,%s,%s\n", a->algo, b->algo, found ? n : 0, small->algo,
+               found ? large->algo : small->algo);
+    } else if (!found) {
+        printf("%s is faster than %s at every size (formulas, K = %d, %s)\n", small->algo,
+               large->algo, o->run.ranks, o->t.name);
+    } else {
+        char sz[UNITS_BUF];
+        printf("%s: %s\n%s: %s\n\nK = %d, tier %s: the formulas cross at n* = %.0f B "
+               "(%s): %s is faster below, %s above\n", a->algo, a->formula_text, b->algo,
+               b->formula_text, o->run.ranks, o->t.name, n,
+               units_size_str(sz, (uint64_t)n), small->algo, large->algo);
+    }
+    return CLI_EXIT_OK;
 }
 
 /* Runs every algorithm at every size into o->rows; the first failure's
@@ -300,6 +404,11 @@ int cmd_collectives(int argc, char **argv)
     }
     o.t = ts.tiers[0];
     tier_set_release(&ts);
+    if (o.between) {
+        rc = run_between(&o);
+        free(o.run.sizes);
+        return rc;
+    }
     run_env env = {0};
     cl_diag d = {{0}};
     size_t n = o.run.nsizes * o.nalgos;
