@@ -73,8 +73,8 @@ typedef struct run_env {
  * o->student (student_unload gives it back).  Prints why and returns an
  * exit status when none. */
 int run_find_pattern(run_opts *o, const char *name);
-/* A pattern option's value into a: name is "microbatches", "compute" or
- * "chunk" (the long option's name).  0, or prints why and returns
+/* A pattern option's value into a: name is "microbatches", "compute",
+ * "chunk" or "group" (the long option's name).  0, or prints why and returns
  * CLI_EXIT_USAGE. */
 int run_pattern_option(const char *name, const char *text, cl_args *a);
 /* Whether o runs every algorithm of a collective (--algo all). */

@@ -7,9 +7,10 @@
  * simulator reproduces it to the nanosecond where no two messages ever
  * share a link (`--sharing none`, or an algorithm whose ranks send and
  * receive one message at a time) and the sizes split evenly: n bytes into
- * K blocks of whole doubles, K a power of two for the recursive and tree
- * algorithms (their fold on other K is priced roughly: formula_exact
- * says when a figure is exact).  Where ports are shared the simulator is
+ * K blocks of whole doubles, K a power of two for the binomial trees and
+ * the recursive algorithms (a cut tree's branches differ, and a fold
+ * overlaps eager messages, so those are priced roughly on other K):
+ * formula_exact says when a figure is exact.  Where ports are shared the simulator is
  * slower, and that difference is the lesson of the linear algorithms.
  */
 #ifndef CL_FORMULA_H
