@@ -437,6 +437,11 @@ static int validate(run_opts *o)
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", o->pattern->name,
                          o->pattern->min_ranks, o->ranks);
+    const pattern_info *p = o->pattern;
+    for (size_t i = 0; p; p = run_all_algos(o) ? collective_algo_at(o->coll, ++i) : NULL)
+        if (pattern_check_ranks(p, o->ranks))
+            return cli_error("%s runs on at most %d ranks (a request per peer on each rank's "
+                             "stack), got -n %d", p->name, p->max_ranks, o->ranks);
     if (o->args.fix) {
         const char *f = o->pattern->fixes;
         size_t len = strlen(o->args.fix);

@@ -37,10 +37,16 @@ static const collective_info colls[] = {
 
 #define C04 "04-collectives"
 /* Algorithm algo of collective c: the pattern fn, called name. */
-#define COLL(c, name_, algo_, fn_, summary_, text_)                                       \
+#define COLL_MAX(c, name_, algo_, fn_, summary_, text_, max_)                              \
     {.name = name_, .fn = fn_, .chapter = C04, .summary = summary_, .min_ranks = 2,         \
-     .time_divisor = 1, .collective = &colls[c], .algo = algo_, .formula = formula_##fn_,  \
-     .formula_text = text_}
+     .max_ranks = max_, .time_divisor = 1, .collective = &colls[c], .algo = algo_,         \
+     .formula = formula_##fn_, .formula_text = text_}
+#define COLL(c, name_, algo_, fn_, summary_, text_)                                       \
+    COLL_MAX(c, name_, algo_, fn_, summary_, text_, 0)
+/* The linear algorithms keep a request per peer on a rank's stack:
+ * COLL_MAX_RANKS of chapters/04-collectives/coll.h. */
+#define LINEAR(c, name_, fn_, summary_, text_)                                            \
+    COLL_MAX(c, name_, "linear", fn_, summary_, text_, 256)
 
 static const pattern_info table[] = {
     PATTERN("relay", relay, "02-point-to-point",
@@ -60,22 +66,22 @@ static const pattern_info table[] = {
             "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 1, NULL),
     PATTERN("incast", incast, "03-cost-of-a-message",
             "every other rank sends to rank 0 at once: they share rank 0's link", 1, NULL),
-    COLL(BCAST, "broadcast-linear", "linear", broadcast_linear, "rank 0 posts a send to every rank at once",
+    LINEAR(BCAST, "broadcast-linear", broadcast_linear, "rank 0 posts a send to every rank at once",
          "a + n/B"),
     COLL(BCAST, "broadcast-binomial", "binomial", broadcast_binomial,
          "a binomial tree: the ranks holding the data double each round", "ceil(lg K)(a + n/B)"),
     COLL(BCAST, "broadcast-chain", "chain", broadcast_chain,
          "a pipelined chain: m pieces (--chunk) flow rank to rank",
          "(K-1)a + (K+m-2)n/(mB) eager, (K+m-2)(a + n/(mB)) above"),
-    COLL(REDUCE, "reduce-linear", "linear", reduce_linear, "every rank posts its buffer to rank 0 at once",
+    LINEAR(REDUCE, "reduce-linear", reduce_linear, "every rank posts its buffer to rank 0 at once",
          "a + n/B"),
     COLL(REDUCE, "reduce-binomial", "binomial", reduce_binomial, "a binomial tree of partial sums",
          "ceil(lg K)(a + n/B)"),
-    COLL(GATHER, "gather-linear", "linear", gather_linear, "every rank posts its block to rank 0 at once",
+    LINEAR(GATHER, "gather-linear", gather_linear, "every rank posts its block to rank 0 at once",
          "a + n/(K B)"),
     COLL(GATHER, "gather-binomial", "binomial", gather_binomial, "a binomial tree of growing runs of blocks",
          "lg K a + (K-1)n/(K B)"),
-    COLL(SCATTER, "scatter-linear", "linear", scatter_linear, "rank 0 posts every block at once", "a + n/(K B)"),
+    LINEAR(SCATTER, "scatter-linear", scatter_linear, "rank 0 posts every block at once", "a + n/(K B)"),
     COLL(SCATTER, "scatter-binomial", "binomial", scatter_binomial, "a binomial tree of shrinking runs of blocks",
          "lg K a + (K-1)n/(K B)"),
     COLL(ALLGATHER, "allgather-ring", "ring", allgather_ring, "K-1 steps around the ring, a block each",
@@ -102,7 +108,7 @@ static const pattern_info table[] = {
     COLL(ALLREDUCE, "allreduce-hierarchical", "hierarchical", allreduce_hierarchical,
          "ring reduce-scatter in groups (--group), ring across, ring all-gather in groups",
          "2(G-1)(a + n/(G B)) + 2(K/G-1)(a + n/(K B))"),
-    COLL(ALLTOALL, "alltoall-linear", "linear", alltoall_linear, "every rank posts every block at once",
+    LINEAR(ALLTOALL, "alltoall-linear", alltoall_linear, "every rank posts every block at once",
          "a + n/(K B)"),
     COLL(ALLTOALL, "alltoall-pairwise", "pairwise", alltoall_pairwise, "K-1 steps: send to r+i, receive from r-i",
          "(K-1)(a + n/(K B))"),
@@ -166,6 +172,11 @@ char *collective_algo_list(const collective_info *c, char *buf, size_t len)
         at += n > 0 ? (size_t)n : 0;
     }
     return buf;
+}
+
+int pattern_check_ranks(const pattern_info *p, int k)
+{
+    return k < p->min_ranks || (p->max_ranks && k > p->max_ranks) ? CL_ERANGE : 0;
 }
 
 double pattern_bus_factor(pattern_bus bus, int k)

@@ -280,6 +280,12 @@ static void test_registry(void **state)
     assert_int_equal(ncoll, 9);
     assert_int_equal(nalgo, 22);
     assert_null(collective_algo(collective_find("allreduce"), "nope"));
+    /* The linear algorithms keep a request per peer: COLL_MAX_RANKS. */
+    assert_int_equal(pattern_check_ranks(pattern_find("alltoall-linear"), COLL_MAX_RANKS), 0);
+    assert_int_equal(pattern_check_ranks(pattern_find("alltoall-linear"), COLL_MAX_RANKS + 1),
+                     CL_ERANGE);
+    assert_int_equal(pattern_check_ranks(pattern_find("alltoall-pairwise"), 1 << 20), 0);
+    assert_int_equal(pattern_check_ranks(pattern_find("allreduce-ring"), 1), CL_ERANGE);
     char list[128];
     assert_string_equal(collective_algo_list(collective_find("alltoall"), list, sizeof list),
                         "linear, pairwise");
