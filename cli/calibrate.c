@@ -77,8 +77,9 @@ static int window(cl_comm *c, const cl_args *a)
 }
 
 static const pattern_info window_pattern = {
-    "calibrate-window", window, NULL, "a window of back-to-back messages and one answer", 2,
-    1, NULL,
+    .name = "calibrate-window", .fn = window,
+    .summary = "a window of back-to-back messages and one answer", .min_ranks = 2,
+    .time_divisor = 1,
 };
 
 /* One calibration under way: the runs' options, where they ran, and the

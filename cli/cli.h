@@ -97,6 +97,11 @@ int cli_plot_terms(const char *text, unsigned *terms);
 int cli_plot_tiers(const struct tier_set *ts, uint64_t bytes, unsigned terms, FILE *report);
 int cli_plot_sweep(const struct tier_set *ts, const uint64_t *sizes, size_t n, unsigned terms,
                    FILE *report);
+/* collectives --plot: write plots/out/collectives-NAME.csv (titled what)
+ * and draw it; as cli_plot_sweep. */
+struct plot_coll_row;
+int cli_plot_collectives(const char *name, const char *what, const struct plot_coll_row *rows,
+                         size_t n, unsigned terms, FILE *report);
 /* run --timeline FILE: the last iteration's records as a timeline CSV,
  * titled with the pattern, backend (where: the modeled network, or NULL),
  * ranks, size and host; status is the run's outcome (0, CL_EDEADLOCK...).
@@ -117,6 +122,7 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
 int cmd_fabric(int argc, char **argv);
+int cmd_collectives(int argc, char **argv);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];
@@ -127,6 +133,7 @@ extern const char cmd_plot_usage[];
 extern const char cmd_calibrate_usage[];
 extern const char cmd_compare_usage[];
 extern const char cmd_exercise_usage[];
+extern const char cmd_collectives_usage[];
 extern const char cmd_fabric_usage[];
 
 #endif

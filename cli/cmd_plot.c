@@ -238,6 +238,25 @@ int cli_plot_sweep(const tier_set *ts, const uint64_t *sizes, size_t n, unsigned
     return write_and_draw("sweep", write_sweep, &a, title, terms, report);
 }
 
+typedef struct coll_arg { const plot_coll_row *rows; size_t n; } coll_arg;
+
+static int write_coll(FILE *f, const void *arg, const char *title)
+{
+    const coll_arg *a = arg;
+    return plot_write_collectives(f, a->rows, a->n, title);
+}
+
+int cli_plot_collectives(const char *name, const char *what, const plot_coll_row *rows,
+                         size_t n, unsigned terms, FILE *report)
+{
+    char host[300], title[PLOT_TITLE_MAX], file[64];
+    host_words(host, sizeof host);
+    snprintf(title, sizeof title, "%s%s", what, host);
+    snprintf(file, sizeof file, "collectives-%s", name);
+    coll_arg a = {rows, n};
+    return write_and_draw(file, write_coll, &a, title, terms, report);
+}
+
 /* ---- run --timeline ---- */
 
 int cli_timeline_write(const char *path, const rec_log *log, const char *pattern,

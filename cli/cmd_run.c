@@ -26,10 +26,16 @@
 
 const char cmd_run_usage[] =
     "usage: commlab run PATTERN [options]\n"
+    "       commlab run COLLECTIVE [--algo NAME|all] [options]\n"
     "       commlab run FILE.c [options]\n"
     "\n"
     "Runs a pattern on every rank and reports its time per message size.\n"
-    "`commlab patterns` lists the patterns.  A FILE.c (a name ending in .c or\n"
+    "`commlab patterns` lists the patterns, and the collectives with their\n"
+    "algorithms: `run allreduce --algo ring` is the pattern allreduce-ring, `run\n"
+    "allreduce` its default algorithm, `--algo all` every one side by side.  A\n"
+    "collective's table adds nccl-tests' algbw (size / time) and busbw (algbw x\n"
+    "2(K-1)/K for allreduce; (K-1)/K for allgather, reducescatter, alltoall,\n"
+    "gather, scatter; 1 for broadcast, reduce).  A FILE.c (a name ending in .c or\n"
     "holding a '/') is your own pattern: it includes commlab.h and defines\n"
     "int pattern(cl_comm *c, const cl_args *a); commlab compiles it with cc\n"
     "($CC) into a temporary shared object and runs it on any backend.\n"
@@ -112,7 +118,10 @@ const char cmd_run_usage[] =
     "      --fix WAY            deadlock: order or nonblocking\n"
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch (e.g. 1ms)\n"
-    "      --chunk SIZE         chunked: bytes per piece (default SIZE/8)\n"
+    "      --chunk SIZE         chunked, broadcast-chain: bytes per piece (default SIZE/8)\n"
+    "      --algo NAME          a collective's algorithm (`commlab patterns`), or all\n"
+    "      --group G            allreduce-hierarchical: ranks per group (default: the\n"
+    "                           topology's first dimension; else all ranks, one group)\n"
     "output:\n"
     "      --trace FILE.json    Perfetto / chrome://tracing timeline (one size only)\n"
     "      --timeline FILE.csv  the last iteration's records per rank, for\n"
@@ -139,20 +148,23 @@ const char cmd_run_usage[] =
     "      --master node0:29500                          # on the second host\n"
     "  commlab run pingpong --backend rdma --provider tcp --sizes 8:4MiB:x8\n"
     "  commlab run allreduce-ring -n 16 --tier infiniband --bytes 256MiB --no-payload\n"
+    "  commlab run allreduce --algo all -n 16 --topology configs/topologies/dgx-2node.yaml\n"
     "  commlab run ./myring.c -n 4                 # your own pattern\n"
     "  commlab run ./myring.c -n 4 --debug         # ... checked for misused buffers\n";
 
 const char cmd_patterns_usage[] =
     "usage: commlab patterns\n"
     "\n"
-    "Lists the built-in patterns with a line each.\n";
+    "Lists the built-in patterns with a line each, then the collectives with\n"
+    "their algorithms (`commlab run COLLECTIVE --algo NAME`; the first listed\n"
+    "is the default) and each algorithm's alpha-beta formula.\n";
 
 enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
-    OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT,
+    OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -184,6 +196,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
+        {"algo", required_argument, NULL, OPT_ALGO},
+        {"group", required_argument, NULL, OPT_GROUP},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"timeline", required_argument, NULL, OPT_TIMELINE},
         {"check", no_argument, NULL, OPT_CHECK},
@@ -263,9 +277,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: o->payload = false; break;
         case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
         case OPT_FIX: o->args.fix = optarg; break;
-        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK:
+        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
+        case OPT_ALGO: o->algo = optarg; break;
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_TIMELINE: o->timeline = optarg; break;
         case OPT_CHECK: o->check = true; break;
@@ -360,11 +375,11 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     char buf[256];
     auth_sha256 h;
     auth_sha256_init(&h);
-    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%zu|",
-                     o->pattern->name, o->backend, o->ranks, o->iters, o->warmup,
-                     (unsigned long long)o->eager_limit, o->check,
+    int n = snprintf(buf, sizeof buf, "%s|%s|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%d|%zu|",
+                     o->pattern->name, o->algo ? o->algo : "", o->backend, o->ranks, o->iters,
+                     o->warmup, (unsigned long long)o->eager_limit, o->check,
                      o->args.fix ? o->args.fix : "", o->args.microbatches,
-                     o->args.compute, o->args.chunk, o->nsizes);
+                     o->args.compute, o->args.chunk, o->args.group, o->nsizes);
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     auth_sha256_add(&h, o->sizes, o->nsizes * sizeof *o->sizes);
     auth_sha256_finish(&h, out);
@@ -458,6 +473,11 @@ static int validate(run_opts *o)
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", o->pattern->name,
                          o->pattern->min_ranks, o->ranks);
+    const pattern_info *p = o->pattern;
+    for (size_t i = 0; p; p = run_all_algos(o) ? collective_algo_at(o->coll, ++i) : NULL)
+        if (pattern_check_ranks(p, o->ranks))
+            return cli_error("%s runs on at most %d ranks (a request per peer on each rank's "
+                             "stack), got -n %d", p->name, p->max_ranks, o->ranks);
     if (o->args.fix) {
         const char *f = o->pattern->fixes;
         size_t len = strlen(o->args.fix);
@@ -476,6 +496,9 @@ static int validate(run_opts *o)
         return cli_error("--trace records one run: give one size with --bytes");
     if (o->timeline && o->nsizes > 1)
         return cli_error("--timeline records one run: give one size with --bytes");
+    if ((o->trace || o->timeline) && run_all_algos(o))
+        return cli_error("--%s records one run: give one --algo, not all",
+                         o->trace ? "trace" : "timeline");
     for (size_t i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > SIZE_MAX / 4)
             return cli_error("size %llu is too large", (unsigned long long)o->sizes[i]);
@@ -523,7 +546,28 @@ static const char *copy_name(shm_copy c)
     return c == SHM_COPY_CMA ? "cma" : c == SHM_COPY_STAGING ? "staging" : "auto";
 }
 
-static void print_text(const run_opts *o, const run_env *env, const run_row *rows, size_t n)
+/* One row of results and the pattern (an algorithm, with --algo all) it is of. */
+typedef struct result_line {
+    run_row row;
+    const pattern_info *p;
+} result_line;
+
+/* nccl-tests' algorithm and bus bandwidth of a row of a collective. */
+static bool bus_of(const result_line *l, int ranks, double *algbw, double *busbw)
+{
+    pattern_bus bus = l->p->collective ? l->p->collective->bus : BUS_NONE;
+    *algbw = l->row.bandwidth;
+    *busbw = l->row.bandwidth * pattern_bus_factor(bus, ranks);
+    return bus != BUS_NONE;
+}
+
+/* What the run is called: the pattern, or the collective with --algo all. */
+static const char *run_name(const run_opts *o)
+{
+    return run_all_algos(o) ? o->coll->name : o->pattern->name;
+}
+
+static void print_text(const run_opts *o, const run_env *env, const result_line *lines, size_t n)
 {
     char el[UNITS_BUF], lab[64] = "", rate[32];
     if (o->netlab) {
@@ -532,60 +576,94 @@ static void print_text(const run_opts *o, const run_env *env, const run_row *row
     }
     if (o->be->measured)
         printf("%s on %s%s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
-               "warm-up\n\n", o->pattern->name, o->backend, lab, o->ranks, env->binding,
+               "warm-up\n\n", run_name(o), o->backend, lab, o->ranks, env->binding,
                env->cores,
                units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
                o->warmup);
     else
         printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n\n",
-               o->pattern->name, o->ranks, sim_net_describe(env->net),
+               run_name(o), o->ranks, sim_net_describe(env->net),
                run_sharing_name(o->sharing, true), units_size_str(el, o->eager_limit),
                o->iters, o->iters == 1 ? "" : "s");
-    const char *h[] = {"size", "time (median)", "min", "max", "bandwidth", "messages"};
+    double algbw, busbw;
+    bool all = run_all_algos(o), bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
+    const char *h[8];
+    size_t nh = 0;
+    h[nh++] = "size";
+    if (all)
+        h[nh++] = "algorithm";
+    h[nh++] = "time (median)";
+    h[nh++] = "min";
+    h[nh++] = "max";
+    if (bus) {
+        h[nh++] = "algbw";
+        h[nh++] = "busbw";
+    } else {
+        h[nh++] = "bandwidth";
+    }
+    h[nh++] = "messages";
     table t;
-    if (table_init(&t, 6, h))
+    if (table_init(&t, nh, h))
         return;
     for (size_t i = 0; i < n; i++) {
+        const run_row *r = &lines[i].row;
         char b[UNITS_BUF], m[UNITS_BUF], lo[UNITS_BUF], hi[UNITS_BUF], bw[UNITS_BUF];
-        table_add(&t, "%s", units_size_str(b, rows[i].bytes));
-        table_add(&t, "%s", units_time_digits(m, rows[i].t.median, 4));
-        table_add(&t, "%s", units_time_digits(lo, rows[i].t.min, 4));
-        table_add(&t, "%s", units_time_digits(hi, rows[i].t.max, 4));
-        table_add(&t, "%s", rows[i].bytes ? units_bandwidth_str(bw, rows[i].bandwidth) : "-");
-        table_add(&t, "%llu", (unsigned long long)rows[i].messages);
+        char bb[UNITS_BUF];
+        table_add(&t, "%s", units_size_str(b, r->bytes));
+        if (all)
+            table_add(&t, "%s", lines[i].p->algo);
+        table_add(&t, "%s", units_time_digits(m, r->t.median, 4));
+        table_add(&t, "%s", units_time_digits(lo, r->t.min, 4));
+        table_add(&t, "%s", units_time_digits(hi, r->t.max, 4));
+        bus_of(&lines[i], o->ranks, &algbw, &busbw);
+        table_add(&t, "%s", r->bytes ? units_bandwidth_str(bw, algbw) : "-");
+        if (bus)
+            table_add(&t, "%s", r->bytes ? units_bandwidth_str(bb, busbw) : "-");
+        table_add(&t, "%llu", (unsigned long long)r->messages);
     }
     table_print(&t, stdout, 0);
     table_release(&t);
 }
 
-static void print_csv(const run_row *rows, size_t n)
+static void print_csv(const run_opts *o, const result_line *lines, size_t n)
 {
+    double algbw, busbw;
+    bool bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
     const char *h[] = {"bytes", "iters", "time_median_s", "time_min_s", "time_max_s",
-                       "bandwidth_Bps", "messages"};
+                       "bandwidth_Bps", "messages", "algorithm", "algbw_Bps", "busbw_Bps"};
     table t;
-    if (table_init(&t, 7, h))
+    if (table_init(&t, bus ? 10 : 7, h))
         return;
     for (size_t i = 0; i < n; i++) {
-        table_add(&t, "%llu", (unsigned long long)rows[i].bytes);
-        table_add(&t, "%zu", rows[i].t.n);
-        table_add(&t, "%.12g", rows[i].t.median);
-        table_add(&t, "%.12g", rows[i].t.min);
-        table_add(&t, "%.12g", rows[i].t.max);
-        table_add(&t, "%.12g", rows[i].bandwidth);
-        table_add(&t, "%llu", (unsigned long long)rows[i].messages);
+        const run_row *r = &lines[i].row;
+        table_add(&t, "%llu", (unsigned long long)r->bytes);
+        table_add(&t, "%zu", r->t.n);
+        table_add(&t, "%.12g", r->t.median);
+        table_add(&t, "%.12g", r->t.min);
+        table_add(&t, "%.12g", r->t.max);
+        table_add(&t, "%.12g", r->bandwidth);
+        table_add(&t, "%llu", (unsigned long long)r->messages);
+        if (!bus)
+            continue;
+        bus_of(&lines[i], o->ranks, &algbw, &busbw);
+        table_add(&t, "%s", lines[i].p->algo);
+        table_add(&t, "%.12g", algbw);
+        table_add(&t, "%.12g", busbw);
     }
     table_print_csv(&t, stdout);
     table_release(&t);
 }
 
-static void print_json(const run_opts *o, const run_env *env, const run_row *rows, size_t n,
+static void print_json(const run_opts *o, const run_env *env, const result_line *lines, size_t n,
                        int status)
 {
     json_writer w;
     json_init(&w, stdout, true);
     json_begin_object(&w);
     json_kv_string(&w, "command", "run");
-    json_kv_string(&w, "pattern", o->pattern->name);
+    json_kv_string(&w, "pattern", run_name(o));
+    if (o->pattern->collective)
+        json_kv_string(&w, "collective", o->pattern->collective->name);
     json_kv_string(&w, "backend", o->backend);
     json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
     if (o->be->measured) {
@@ -606,17 +684,25 @@ static void print_json(const run_opts *o, const run_env *env, const run_row *row
     json_key(&w, "results");
     json_begin_array(&w);
     for (size_t i = 0; i < n; i++) {
+        const run_row *r = &lines[i].row;
+        double algbw, busbw;
         json_begin_object(&w);
-        json_kv_uint(&w, "bytes", rows[i].bytes);
-        json_kv_uint(&w, "iters", rows[i].t.n);
+        json_kv_uint(&w, "bytes", r->bytes);
+        if (lines[i].p->collective)
+            json_kv_string(&w, "algorithm", lines[i].p->algo);
+        json_kv_uint(&w, "iters", r->t.n);
         json_key(&w, "time_s");
         json_begin_object(&w);
-        json_kv_number(&w, "median", rows[i].t.median);
-        json_kv_number(&w, "min", rows[i].t.min);
-        json_kv_number(&w, "max", rows[i].t.max);
+        json_kv_number(&w, "median", r->t.median);
+        json_kv_number(&w, "min", r->t.min);
+        json_kv_number(&w, "max", r->t.max);
         json_end_object(&w);
-        json_kv_number(&w, "bandwidth_Bps", rows[i].bandwidth);
-        json_kv_uint(&w, "messages", rows[i].messages);
+        json_kv_number(&w, "bandwidth_Bps", r->bandwidth);
+        if (bus_of(&lines[i], o->ranks, &algbw, &busbw)) {
+            json_kv_number(&w, "algbw_Bps", algbw);
+            json_kv_number(&w, "busbw_Bps", busbw);
+        }
+        json_kv_uint(&w, "messages", r->messages);
         json_end_object(&w);
     }
     json_finish(&w);
@@ -647,6 +733,8 @@ static int run_command(int argc, char **argv, const char *secret)
         free(o.sizes);
         return rc;
     }
+    if (!o.args.group && env.net)
+        o.args.group = sim_net_group(env.net);
     if (o.world.size) {
         cl_diag d = {{0}};
         unsigned char digest[AUTH_HASH_BYTES];
@@ -660,29 +748,41 @@ static int run_command(int argc, char **argv, const char *secret)
     }
     /* In a run over processes started elsewhere, rank 0's prints the results. */
     bool quiet = o.world.size && o.world.rank != 0;
-    run_row *rows = calloc(o.nsizes, sizeof *rows);
+    size_t nalgos = 1;
+    while (run_all_algos(&o) && collective_algo_at(o.coll, nalgos))
+        nalgos++;
+    result_line *lines = calloc(nalgos * o.nsizes, sizeof *lines);
     rec_log log;
     rec_log_init(&log, 4u << 20);
     int status = 0, trace_rc = CLI_EXIT_OK;
     size_t done = 0;
-    if (!rows) {
+    if (!lines) {
         rc = cli_error("out of memory");
         goto out;
     }
-    for (; done < o.nsizes && status == 0; done++) {
-        rec_log *l = o.trace || o.timeline ? &log : NULL;
-        status = run_size(&o, &env, o.sizes[done], l, done == 0, &rows[done]);
-        if (status)
-            break;
+    /* --algo all: every size of one algorithm, then the next, printed size
+     * by size so the algorithms of one size stand side by side. */
+    for (size_t a = 0; a < nalgos && status == 0; a++) {
+        if (run_all_algos(&o))
+            o.pattern = collective_algo_at(o.coll, a);
+        for (size_t i = 0; i < o.nsizes && status == 0; i++) {
+            rec_log *l = o.trace || o.timeline ? &log : NULL;
+            result_line *line = &lines[i * nalgos + a];
+            line->p = o.pattern;
+            status = run_size(&o, &env, o.sizes[i], l, done == 0, &line->row);
+            done += status == 0;
+        }
     }
+    if (done < nalgos * o.nsizes && nalgos > 1)
+        done = 0; /* a failed algorithm leaves holes: the error says which */
     if (quiet)
         ;
     else if (o.fmt == CLI_JSON)
-        print_json(&o, &env, rows, done, status);
+        print_json(&o, &env, lines, done, status);
     else if (o.fmt == CLI_CSV)
-        print_csv(rows, done);
+        print_csv(&o, lines, done);
     else if (done > 0)
-        print_text(&o, &env, rows, done);
+        print_text(&o, &env, lines, done);
     if (o.trace && status != CL_ENOMEM && !env.signal && !quiet) {
         cl_diag d = {{0}};
         trace_meta meta = {.pattern = o.pattern->name, .backend = o.backend, .ranks = o.ranks};
@@ -710,7 +810,7 @@ static int run_command(int argc, char **argv, const char *secret)
     }
 out:
     rec_log_release(&log);
-    free(rows);
+    free(lines);
     sim_net_destroy(env.net);
     boot_close(o.boot);
     world_release(&o.world);
@@ -747,6 +847,18 @@ int cmd_patterns(int argc, char **argv)
         return rc;
     const pattern_info *p;
     for (size_t i = 0; (p = pattern_at(i)) != NULL; i++)
-        printf("%-16s %-18s %s\n", p->name, p->chapter, p->summary);
+        if (!p->collective)
+            printf("%-16s %-18s %s\n", p->name, p->chapter, p->summary);
+    printf("\ncollectives (04-collectives): commlab run COLLECTIVE --algo NAME|all; * is the "
+           "default;\nthe time of each message alone, n bytes on K ranks, a = alpha, B = "
+           "bandwidth\n");
+    const collective_info *coll;
+    for (size_t i = 0; (coll = collective_at(i)) != NULL; i++) {
+        printf("\n%-16s %s\n", coll->name, coll->summary);
+        for (size_t j = 0; (p = collective_algo_at(coll, j)) != NULL; j++)
+            printf("  %-13s %-1s %-23s %-40s %s\n", p->algo,
+                   strcmp(p->algo, coll->algo) == 0 ? "*" : "", p->name, p->formula_text,
+                   p->summary);
+    }
     return CLI_EXIT_OK;
 }

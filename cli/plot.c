@@ -103,6 +103,15 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"stalled", COL_TEXT, 0, false, "0,1"}},
         {1, -1, -1}, -1,
     },
+    [PLOT_COLLECTIVES] = {
+        "collectives", {"collectives", NULL}, 5,
+        {{"bytes", COL_INT, 1, false, NULL},
+         {"algorithm", COL_KEY, 0, false, NULL},
+         {"simulated_s", COL_NUM, 0, true, NULL},
+         {"formula_s", COL_NUM, 0, true, NULL},
+         {"best", COL_TEXT, 0, false, "yes,no"}},
+        {1, -1, -1},
+    },
 };
 
 int plot_kind_find(const char *name)
@@ -128,6 +137,7 @@ const char *plot_kind_header(int kind)
         [PLOT_TIERS] = "tier,scope,bytes,alpha_s,bandwidth_Bps,time_s,ratio",
         [PLOT_SWEEP] = "bytes,tier,time_s,regime,crossover_bytes,alpha_s,bandwidth_Bps",
         [PLOT_TIMELINE] = "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled",
+        [PLOT_COLLECTIVES] = "bytes,algorithm,simulated_s,formula_s,best",
     };
     return kind >= 0 && kind < PLOT_KIND_COUNT ? headers[kind] : "";
 }
@@ -347,14 +357,15 @@ static int read_meta(csv_reader *r, cl_diag *d)
         if (ferror(r->f))
             return diag_set(d, CL_EIO, "%s: cannot read: %s", r->name, strerror(errno));
         return diag_set(d, CL_EPARSE, "%s:1: not a plot CSV: the first line must be "
-                        "'# commlab-plot: KIND' (compare, tiers, sweep, timeline)", r->name);
+                        "'# commlab-plot: KIND' (compare, tiers, sweep, timeline, "
+                        "collectives)", r->name);
     }
     char kind[32];
     clean_copy(kind, sizeof kind, value);
     int k = plot_kind_find(kind);
     if (k < 0)
         return diag_set(d, CL_EPARSE, "%s:1: unknown plot kind '%s' (compare, tiers, sweep, "
-                        "timeline)", r->name, kind);
+                        "timeline, collectives)", r->name, kind);
     r->out->kind = (plot_kind)k;
     r->k = &kinds[k];
     while (next_line(r)) {
@@ -730,6 +741,16 @@ int plot_write_sweep(FILE *f, const tier_set *ts, const uint64_t *sizes, size_t 
                     tier_time(t, sizes[i]), (double)sizes[i] < x ? "latency" : "bandwidth", x,
                     t->alpha, t->bandwidth);
     }
+    return write_end(f);
+}
+
+int plot_write_collectives(FILE *f, const plot_coll_row *rows, size_t n, const char *title)
+{
+    write_head(f, PLOT_COLLECTIVES, title);
+    fprintf(f, "%s\n", plot_kind_header(PLOT_COLLECTIVES));
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%llu,%s,%.9g,%.9g,%s\n", (unsigned long long)rows[i].bytes, rows[i].algo,
+                rows[i].simulated, rows[i].formula, rows[i].best ? "yes" : "no");
     return write_end(f);
 }
 

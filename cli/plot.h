@@ -42,6 +42,7 @@ typedef enum plot_kind {
     PLOT_TIERS,    /* one message's time on each tier (commlab price --plot) */
     PLOT_SWEEP,    /* T(n) per tier over sizes (commlab sweep --plot) */
     PLOT_TIMELINE, /* one iteration's records per rank (commlab run --timeline) */
+    PLOT_COLLECTIVES, /* every algorithm of a collective over sizes (commlab collectives) */
     PLOT_KIND_COUNT
 } plot_kind;
 
@@ -123,6 +124,18 @@ int plot_write_tiers(FILE *f, const struct tier_set *ts, uint64_t bytes, const c
 /* kind sweep: one row per (size, tier). */
 int plot_write_sweep(FILE *f, const struct tier_set *ts, const uint64_t *sizes, size_t n,
                      const char *title);
+
+/* One algorithm at one size, simulated beside its alpha-beta formula. */
+typedef struct plot_coll_row {
+    uint64_t bytes;
+    const char *algo;  /* "ring" */
+    double simulated;  /* seconds */
+    double formula;    /* seconds */
+    bool best;         /* the fastest simulated algorithm at this size */
+} plot_coll_row;
+
+/* kind collectives: one row per (size, algorithm). */
+int plot_write_collectives(FILE *f, const plot_coll_row *rows, size_t n, const char *title);
 
 /* What a timeline says about its run. */
 typedef struct plot_timeline_meta {

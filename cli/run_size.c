@@ -183,9 +183,35 @@ const char *run_sharing_name(sim_sharing s, bool text)
     return s == SIM_SHARE_NONE ? "none" : text ? "max-min" : "maxmin";
 }
 
+/* o->pattern for collective c and o->algo. */
+static int find_algo(run_opts *o, const collective_info *c)
+{
+    char list[256];
+    o->coll = c;
+    if (!o->algo || strcmp(o->algo, "all") == 0)
+        o->pattern = collective_algo(c, o->algo ? collective_algo_at(c, 0)->algo : c->algo);
+    else
+        o->pattern = collective_algo(c, o->algo);
+    if (!o->pattern)
+        return cli_error("unknown --algo '%s' for %s (%s, or all)", o->algo, c->name,
+                         collective_algo_list(c, list, sizeof list));
+    return 0;
+}
+
 int run_find_pattern(run_opts *o, const char *name)
 {
+    const collective_info *c = collective_find(name);
+    if (c)
+        return find_algo(o, c);
     o->pattern = pattern_find(name);
+    if (o->pattern && o->algo) {
+        if (o->pattern->collective)
+            return cli_error("'%s' is one algorithm of %s: run %s --algo %s", name,
+                             o->pattern->collective->name, o->pattern->collective->name,
+                             o->algo);
+        return cli_error("--algo picks an algorithm of a collective (`commlab patterns` lists "
+                         "them), not of '%s'", name);
+    }
     if (!o->pattern && student_is_file(name)) {
         int rc = student_load(&o->student, name);
         if (rc)
@@ -214,6 +240,8 @@ int run_pattern_option(const char *name, const char *text, cl_args *a)
     if (strcmp(name, "compute") == 0)
         return units_parse_time(text, "--compute", &a->compute, &d) ? cli_diag(&d, CLI_EXIT_USAGE)
                                                                      : 0;
+    if (strcmp(name, "group") == 0)
+        return cli_parse_int("--group", text, 1, 1 << 24, &a->group);
     if (units_parse_size(text, "--chunk", &v, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     if (v == 0)

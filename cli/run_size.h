@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/backend.h"
@@ -25,6 +26,8 @@
 
 typedef struct run_opts {
     const pattern_info *pattern;
+    const collective_info *coll; /* PATTERN named a collective: its algorithms */
+    const char *algo;       /* --algo NAME, or "all": every algorithm of coll */
     const char *backend;    /* its name, as printed */
     const backend_info *be; /* the backend table's entry for it (cli/backend.h) */
     int ranks;
@@ -68,14 +71,21 @@ typedef struct run_env {
     int signal;        /* measured: the launcher was interrupted */
 } run_env;
 
-/* o->pattern for name: a built-in pattern, or a student's FILE.c compiled
- * and loaded into o->student (student_unload gives it back).  Prints why
- * and returns an exit status when neither. */
+/* o->pattern for name: a built-in pattern; a collective, whose algorithm
+ * is o->algo (its default when NULL; with "all", its first, and o->coll
+ * lists the others); or a student's FILE.c compiled and loaded into
+ * o->student (student_unload gives it back).  Prints why and returns an
+ * exit status when none. */
 int run_find_pattern(run_opts *o, const char *name);
-/* A pattern option's value into a: name is "microbatches", "compute" or
- * "chunk" (the long option's name).  0, or prints why and returns
+/* A pattern option's value into a: name is "microbatches", "compute",
+ * "chunk" or "group" (the long option's name).  0, or prints why and returns
  * CLI_EXIT_USAGE. */
 int run_pattern_option(const char *name, const char *text, cl_args *a);
+/* Whether o runs every algorithm of a collective (--algo all). */
+static inline bool run_all_algos(const run_opts *o)
+{
+    return o->coll && o->algo && strcmp(o->algo, "all") == 0;
+}
 
 /* The --timeout of a run of one size when none is given: long enough for
  * any run of the course, short of a hang nobody is told about. */

@@ -1,38 +1,127 @@
-/* pattern.c - the table of built-in patterns. */
+/* pattern.c - the table of built-in patterns and collectives. */
 #include "core/pattern.h"
 
+#include <stdio.h>
 #include <string.h>
 
 cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, incast,
-    allreduce_naive, allreduce_ring;
+    broadcast_linear, broadcast_binomial, broadcast_chain, reduce_linear, reduce_binomial,
+    gather_linear, gather_binomial, scatter_linear, scatter_binomial, allgather_ring,
+    allgather_rd, reducescatter_ring, reducescatter_rh, allreduce_naive, allreduce_ring,
+    allreduce_rd, allreduce_rabenseifner, allreduce_tree, allreduce_hierarchical,
+    alltoall_linear, alltoall_pairwise, barrier_dissemination;
+
+enum { BCAST, REDUCE, GATHER, SCATTER, ALLGATHER, REDSCAT, ALLREDUCE, ALLTOALL, BARRIER };
+
+static const collective_info colls[] = {
+    [BCAST] = {"broadcast", "rank 0's n bytes end on every rank", "binomial", BUS_ONE},
+    [REDUCE] = {"reduce", "the sum of every rank's n bytes ends on rank 0", "binomial", BUS_ONE},
+    [GATHER] = {"gather", "every rank's block of n ends on rank 0", "binomial", BUS_SHARE},
+    [SCATTER] = {"scatter", "rank 0's n bytes end a block on each rank", "binomial", BUS_SHARE},
+    [ALLGATHER] = {"allgather", "every rank's block of n ends on every rank", "ring",
+                   BUS_SHARE},
+    [REDSCAT] = {"reducescatter", "rank r ends with block r of the sum of every rank's n bytes",
+                 "ring", BUS_SHARE},
+    [ALLREDUCE] = {"allreduce", "every rank ends with the sum of every rank's n bytes", "ring",
+                   BUS_ALLREDUCE},
+    [ALLTOALL] = {"alltoall", "block d of rank r's n bytes ends on rank d, for every r and d",
+                  "pairwise", BUS_SHARE},
+    [BARRIER] = {"barrier", "no rank leaves before every rank has arrived", "dissemination",
+                 BUS_NONE},
+};
+
+/* A pattern that is not a collective, on 2 ranks or more. */
+#define PATTERN(name_, fn_, chapter_, summary_, divisor_, fixes_)                          \
+    {.name = name_, .fn = fn_, .chapter = chapter_, .summary = summary_, .min_ranks = 2,   \
+     .time_divisor = divisor_, .fixes = fixes_}
+
+#define C04 "04-collectives"
+/* Algorithm algo of collective c: the pattern fn, called name. */
+#define COLL_MAX(c, name_, algo_, fn_, summary_, text_, max_)                              \
+    {.name = name_, .fn = fn_, .chapter = C04, .summary = summary_, .min_ranks = 2,         \
+     .max_ranks = max_, .time_divisor = 1, .collective = &colls[c], .algo = algo_,         \
+     .formula = formula_##fn_, .formula_text = text_}
+#define COLL(c, name_, algo_, fn_, summary_, text_)                                       \
+    COLL_MAX(c, name_, algo_, fn_, summary_, text_, 0)
+/* The linear algorithms keep a request per peer on a rank's stack:
+ * COLL_MAX_RANKS of chapters/04-collectives/coll.h. */
+#define LINEAR(c, name_, fn_, summary_, text_)                                            \
+    COLL_MAX(c, name_, "linear", fn_, summary_, text_, 256)
 
 static const pattern_info table[] = {
-    {"relay", relay, "02-point-to-point",
-     "rank 0 creates a value, each rank adds 10 and passes it on", 2, 1, NULL},
-    {"pingpong", pingpong, "02-point-to-point",
-     "ranks 0 and 1 bounce a buffer; time is one-way (round trip / 2)", 2, 2, NULL},
-    {"ring", ring, "02-point-to-point",
-     "each rank sends to rank+1 and receives from rank-1 at once (isend/irecv)", 2, 1, NULL},
-    {"exchange", exchange, "02-point-to-point",
-     "even and odd neighbours swap buffers at the same time (isend/irecv)", 2, 1, NULL},
-    {"deadlock", deadlock, "02-point-to-point",
-     "ranks 0 and 1 both send first: fine below the eager limit, stuck above", 2, 1,
-     "order,nonblocking"},
-    {"pipeline", pipeline, "02-point-to-point",
-     "stages pass activations forward and gradients back over microbatches", 2, 1, NULL},
-    {"chunked", chunked, "02-point-to-point",
-     "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 2, 1, NULL},
-    {"incast", incast, "03-cost-of-a-message",
-     "every other rank sends to rank 0 at once: they share rank 0's link", 2, 1, NULL},
-    {"allreduce-naive", allreduce_naive, "04-collectives",
-     "a running sum walks the ring, then the total walks back: 2(K-1) full hops", 2, 1, NULL},
-    {"allreduce-ring", allreduce_ring, "04-collectives",
-     "reduce-scatter then all-gather: 2(K-1) steps of n/K bytes per rank", 2, 1, NULL},
+    PATTERN("relay", relay, "02-point-to-point",
+            "rank 0 creates a value, each rank adds 10 and passes it on", 1, NULL),
+    PATTERN("pingpong", pingpong, "02-point-to-point",
+            "ranks 0 and 1 bounce a buffer; time is one-way (round trip / 2)", 2, NULL),
+    PATTERN("ring", ring, "02-point-to-point",
+            "each rank sends to rank+1 and receives from rank-1 at once (isend/irecv)", 1, NULL),
+    PATTERN("exchange", exchange, "02-point-to-point",
+            "even and odd neighbours swap buffers at the same time (isend/irecv)", 1, NULL),
+    PATTERN("deadlock", deadlock, "02-point-to-point",
+            "ranks 0 and 1 both send first: fine below the eager limit, stuck above", 1,
+            "order,nonblocking"),
+    PATTERN("pipeline", pipeline, "02-point-to-point",
+            "stages pass activations forward and gradients back over microbatches", 1, NULL),
+    PATTERN("chunked", chunked, "02-point-to-point",
+            "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 1, NULL),
+    PATTERN("incast", incast, "03-cost-of-a-message",
+            "every other rank sends to rank 0 at once: they share rank 0's link", 1, NULL),
+    LINEAR(BCAST, "broadcast-linear", broadcast_linear, "rank 0 posts a send to every rank at once",
+         "a + n/B"),
+    COLL(BCAST, "broadcast-binomial", "binomial", broadcast_binomial,
+         "a binomial tree: the ranks holding the data double each round", "ceil(lg K)(a + n/B)"),
+    COLL(BCAST, "broadcast-chain", "chain", broadcast_chain,
+         "a pipelined chain: m pieces (--chunk) flow rank to rank",
+         "(K-1)a + (K+m-2)n/(mB) eager, (K+m-2)(a + n/(mB)) above"),
+    LINEAR(REDUCE, "reduce-linear", reduce_linear, "every rank posts its buffer to rank 0 at once",
+         "a + n/B"),
+    COLL(REDUCE, "reduce-binomial", "binomial", reduce_binomial, "a binomial tree of partial sums",
+         "ceil(lg K)(a + n/B)"),
+    LINEAR(GATHER, "gather-linear", gather_linear, "every rank posts its block to rank 0 at once",
+         "a + n/(K B)"),
+    COLL(GATHER, "gather-binomial", "binomial", gather_binomial, "a binomial tree of growing runs of blocks",
+         "lg K a + (K-1)n/(K B)"),
+    LINEAR(SCATTER, "scatter-linear", scatter_linear, "rank 0 posts every block at once", "a + n/(K B)"),
+    COLL(SCATTER, "scatter-binomial", "binomial", scatter_binomial, "a binomial tree of shrinking runs of blocks",
+         "lg K a + (K-1)n/(K B)"),
+    COLL(ALLGATHER, "allgather-ring", "ring", allgather_ring, "K-1 steps around the ring, a block each",
+         "(K-1)(a + n/(K B))"),
+    COLL(ALLGATHER, "allgather-rd", "rd", allgather_rd, "recursive doubling: swap all you hold with r XOR 2^j",
+         "lg K a + (K-1)n/(K B)"),
+    COLL(REDSCAT, "reducescatter-ring", "ring", reducescatter_ring, "K-1 steps around the ring, a block each",
+         "(K-1)(a + n/(K B))"),
+    COLL(REDSCAT, "reducescatter-rh", "rh", reducescatter_rh,
+         "recursive halving: give half of what is left to r XOR 2^j",
+         "lg K a + (K-1)n/(K B)"),
+    COLL(ALLREDUCE, "allreduce-naive", "naive", allreduce_naive,
+         "a running sum walks the ring, then the total walks back: 2(K-1) full hops",
+         "2(K-1)(a + n/B)"),
+    COLL(ALLREDUCE, "allreduce-ring", "ring", allreduce_ring,
+         "reduce-scatter then all-gather: 2(K-1) steps of n/K bytes per rank",
+         "2(K-1)(a + n/(K B))"),
+    COLL(ALLREDUCE, "allreduce-rd", "rd", allreduce_rd, "recursive doubling: swap the whole sum with r XOR 2^j",
+         "lg K (a + n/B)"),
+    COLL(ALLREDUCE, "allreduce-rabenseifner", "rabenseifner", allreduce_rabenseifner,
+         "reduce-scatter by halving, all-gather by doubling", "2 lg K a + 2(K-1)n/(K B)"),
+    COLL(ALLREDUCE, "allreduce-tree", "tree", allreduce_tree, "reduce up a binary tree, broadcast down it",
+         "2 floor(lg K)(a + n/B)"),
+    COLL(ALLREDUCE, "allreduce-hierarchical", "hierarchical", allreduce_hierarchical,
+         "ring reduce-scatter in groups (--group), ring across, ring all-gather in groups",
+         "2(G-1)(a + n/(G B)) + 2(K/G-1)(a + n/(K B))"),
+    LINEAR(ALLTOALL, "alltoall-linear", alltoall_linear, "every rank posts every block at once",
+         "a + n/(K B)"),
+    COLL(ALLTOALL, "alltoall-pairwise", "pairwise", alltoall_pairwise, "K-1 steps: send to r+i, receive from r-i",
+         "(K-1)(a + n/(K B))"),
+    COLL(BARRIER, "barrier-dissemination", "dissemination", barrier_dissemination,
+         "round j: tell r + 2^j all you have heard", "ceil(lg K)(a + m/B), m = K/8 bytes"),
 };
+
+#define NPATTERNS (sizeof table / sizeof table[0])
+#define NCOLLS (sizeof colls / sizeof colls[0])
 
 const pattern_info *pattern_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    for (size_t i = 0; i < NPATTERNS; i++)
         if (strcmp(table[i].name, name) == 0)
             return &table[i];
     return NULL;
@@ -40,5 +129,63 @@ const pattern_info *pattern_find(const char *name)
 
 const pattern_info *pattern_at(size_t i)
 {
-    return i < sizeof table / sizeof table[0] ? &table[i] : NULL;
+    return i < NPATTERNS ? &table[i] : NULL;
+}
+
+const collective_info *collective_find(const char *name)
+{
+    for (size_t i = 0; i < NCOLLS; i++)
+        if (strcmp(colls[i].name, name) == 0)
+            return &colls[i];
+    return NULL;
+}
+
+const collective_info *collective_at(size_t i)
+{
+    return i < NCOLLS ? &colls[i] : NULL;
+}
+
+const pattern_info *collective_algo_at(const collective_info *c, size_t i)
+{
+    for (size_t j = 0; j < NPATTERNS; j++)
+        if (table[j].collective == c && i-- == 0)
+            return &table[j];
+    return NULL;
+}
+
+const pattern_info *collective_algo(const collective_info *c, const char *algo)
+{
+    const pattern_info *p;
+    for (size_t i = 0; (p = collective_algo_at(c, i)) != NULL; i++)
+        if (strcmp(p->algo, algo) == 0)
+            return p;
+    return NULL;
+}
+
+char *collective_algo_list(const collective_info *c, char *buf, size_t len)
+{
+    const pattern_info *p;
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; (p = collective_algo_at(c, i)) != NULL && at < len; i++) {
+        int n = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", p->algo);
+        at += n > 0 ? (size_t)n : 0;
+    }
+    return buf;
+}
+
+int pattern_check_ranks(const pattern_info *p, int k)
+{
+    return k < p->min_ranks || (p->max_ranks && k > p->max_ranks) ? CL_ERANGE : 0;
+}
+
+double pattern_bus_factor(pattern_bus bus, int k)
+{
+    switch (bus) {
+    case BUS_ONE: return 1;
+    case BUS_SHARE: return (double)(k - 1) / k;
+    case BUS_ALLREDUCE: return 2.0 * (k - 1) / k;
+    case BUS_NONE: break;
+    }
+    return 0;
 }

@@ -76,7 +76,8 @@ typedef struct cl_args {
     int iteration;    /* 0, 1, ... for timed iterations; negative for warm-up */
     int microbatches; /* pipeline: microbatches per iteration */
     double compute;   /* pipeline: seconds of compute per stage per microbatch */
-    size_t chunk;     /* chunked: bytes per piece (0: bytes / 8) */
+    size_t chunk;     /* chunked, broadcast-chain: bytes per piece (0: bytes / 8) */
+    int group;        /* allreduce-hierarchical: ranks per group (0: one group of all) */
     const char *fix;  /* deadlock: NULL, "order" or "nonblocking" */
 } cl_args;
 

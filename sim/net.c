@@ -155,6 +155,11 @@ const char *sim_net_describe(const sim_net *n)
     return n->desc;
 }
 
+int sim_net_group(const sim_net *n)
+{
+    return n->ndims > 0 ? n->dim[0].n : 0;
+}
+
 /* Pair index k = hi*(hi-1)/2 + lo (lo < hi) back to lo, hi. */
 static void pair_of(int64_t k, int64_t *lo, int64_t *hi)
 {

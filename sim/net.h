@@ -149,6 +149,10 @@ char *sim_net_vertex_name(const sim_net *n, int v, char *buf, size_t len);
  * 16 devices, 3 switches, 18 links".  Owned by n. */
 const char *sim_net_describe(const sim_net *n);
 
+/* Devices in a group of the first dimension (npus_count[0]: the GPUs of
+ * one node) for a topology in dimension form; 0 for other networks. */
+int sim_net_group(const sim_net *n);
+
 /* ---- routes: src != dst, both in 0..ranks-1 (asserted); cannot fail ---- */
 
 /* Route cost parameters: sum of alphas (s), min bandwidth (B/s), hops.

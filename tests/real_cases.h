@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "commlab.h"
+#include "core/pattern.h"
 #include "core/record.h"
 #include "real/launch.h"
 #include "tests/testutil.h"
@@ -205,6 +206,38 @@ static void test_patterns_check_data(void **state)
                     runs++;
                 }
     assert_int_equal(runs, (10 * 2 * 3 + 2 * 1) * NCOPIES);
+    assert_no_children();
+}
+
+/* Every algorithm of every collective of chapter 04 checks its data on
+ * processes: odd and even rank counts, a size that splits unevenly into
+ * blocks and one above the eager limit, and the hierarchical all-reduce in
+ * groups of 2 (uneven on 3 ranks). */
+static void test_collectives_check_data(void **state)
+{
+    (void)state;
+    static const int ranks[] = {3, 4};
+    static const uint64_t sizes[] = {13, 100003};
+    const pattern_info *p;
+    int runs = 0;
+    for (size_t i = 0; (p = pattern_at(i)) != NULL; i++) {
+        if (!p->collective)
+            continue;
+        for (size_t k = 0; k < 2; k++)
+            for (size_t b = 0; b < 2; b++) {
+                cl_args a = {.group = 2};
+                setup s = {.check = true, .warmup = -1, .iters = 1};
+                run r;
+                run_pattern(&r, p->fn, ranks[k], sizes[b], &a, &s);
+                if (r.res.status)
+                    fail_msg("%s on %d ranks, %llu bytes: %s (%s)", p->name, ranks[k],
+                             (unsigned long long)sizes[b], r.res.diag.msg,
+                             cl_errname(r.res.status));
+                run_release(&r);
+                runs++;
+            }
+    }
+    assert_int_equal(runs, 22 * 2 * 2);
     assert_no_children();
 }
 
@@ -683,6 +716,7 @@ static void test_bad_opts(void **state)
 /* The cases above, for a cmocka group. */
 #define REAL_CASES                                                                      \
     cmocka_unit_test(test_patterns_check_data), cmocka_unit_test(test_relay_prints),    \
+        cmocka_unit_test(test_collectives_check_data),                                  \
         cmocka_unit_test(test_deadlock), cmocka_unit_test(test_recv_nobody_sends),      \
         cmocka_unit_test(test_polling_deadlock), cmocka_unit_test(test_truncation),     \
         cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_forked_child_ends_with_run), \

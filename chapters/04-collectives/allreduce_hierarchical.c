@@ -1,0 +1,93 @@
+/* allreduce-hierarchical: ranks come in groups of G (--group; by default
+ * the topology's first dimension, the GPUs of one node): group g is ranks
+ * gG .. gG + G - 1.  The buffer is cut into G blocks.
+ *
+ *   1. inside each group, a ring reduce-scatter: after G - 1 steps local
+ *      rank l holds block l summed over its group;
+ *   2. across groups, for each block j, the owners of j in every group (one
+ *      per group, made a communicator with cl_group) run the ring
+ *      all-reduce on it (allreduce_ring.c);
+ *   3. inside each group, a ring all-gather of the summed blocks.
+ *
+ * Only step 2 crosses between groups, and it moves n / G bytes per rank
+ * through every rank's own link at once, where a flat ring pushes every
+ * byte through the few links between the groups in turn (on a node of
+ * GPUs with a network card each, every card works at once).  With L = K / G
+ * groups, alone on their links:
+ *   2(G - 1)(alpha + n / (G B)) + 2(L - 1)(alpha + n / (K B)),
+ * the ring's bytes in 2(G - 1) + 2(L - 1) steps instead of 2(K - 1); with one
+ * group (G = K) it is the ring all-reduce.
+ *
+ * Any K and G: when G does not divide K the last group has s < G ranks, and
+ * its local rank l owns blocks l, l + s, l + 2s, ... (a ring step then
+ * moves every block of a set, one message each); step 2 then has a rank in
+ * several rings, run in block order on every rank so none waits on another
+ * in a cycle. */
+#include "coll.h"
+
+/* The blocks local rank `set` owns in a group of `size` ranks: j with
+ * j % size == set.  One ring step inside the group (ranks base .. base +
+ * size - 1): send set `out` to the right, receive set `in` from the left
+ * (into tmp and added when reducing, in place otherwise). */
+static int ring_step(cl_comm *c, double *x, double *tmp, size_t count, int g, int base,
+                     int size, int out, int in, bool reduce)
+{
+    int me = cl_rank(c) - base, n = 0;
+    int right = base + (me + 1) % size, left = base + (me - 1 + size) % size;
+    cl_request *r[2 * COLL_MAX_RANKS];
+    size_t at = 0;
+    for (int j = in; j < g; j += size) {
+        size_t f = coll_first(count, g, j), len = coll_len(count, g, j);
+        CL_TRY(cl_irecv(c, reduce ? COLL_AT(tmp, at) : COLL_AT(x, f), len * sizeof(double),
+                        left, j, &r[n++]));
+        at += len;
+    }
+    for (int j = out; j < g; j += size)
+        CL_TRY(cl_isend(c, COLL_AT(x, coll_first(count, g, j)),
+                        coll_len(count, g, j) * sizeof(double), right, j, &r[n++]));
+    CL_TRY(cl_waitall(c, n, r, NULL));
+    at = 0;
+    for (int j = in; reduce && j < g; j += size) {
+        coll_add(COLL_AT(x, coll_first(count, g, j)), COLL_AT(tmp, at), coll_len(count, g, j));
+        at += coll_len(count, g, j);
+    }
+    return 0;
+}
+
+int allreduce_hierarchical(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c), k = cl_size(c);
+    int g = a->group > 0 && a->group < k ? a->group : k;
+    int groups = (k + g - 1) / g, base = rank / g * g, me = rank - base;
+    int size = base + g <= k ? g : k - base;
+    if (g > COLL_MAX_RANKS || groups > COLL_MAX_RANKS) {
+        cl_printf(c, "allreduce-hierarchical: at most %d ranks a group and %d groups, got %d "
+                  "and %d", COLL_MAX_RANKS, COLL_MAX_RANKS, g, groups);
+        return CL_ERANGE;
+    }
+    size_t count = coll_count(a->bytes);
+    double *x = cl_alloc(c, count * sizeof(double)), *tmp = cl_alloc(c, count * sizeof(double));
+    coll_reduce_init(c, x, count);
+    for (int s = 0; s < size - 1; s++)
+        CL_TRY(ring_step(c, x, tmp, count, g, base, size, (me - s - 1 + size) % size,
+                         (me - s - 2 + 2 * size) % size, true));
+    for (int j = 0; j < g; j++) {
+        int members[COLL_MAX_RANKS];
+        for (int h = 0; h < groups; h++) {
+            int hb = h * g, hs = hb + g <= k ? g : k - hb;
+            members[h] = hb + j % hs;
+        }
+        cl_comm *across;
+        CL_TRY(cl_group(c, members, groups, &across));
+        if (!across)
+            continue;
+        int err = coll_ring_allreduce(across, COLL_AT(x, coll_first(count, g, j)),
+                                      coll_len(count, g, j));
+        cl_group_free(across);
+        CL_TRY(err);
+    }
+    for (int s = 0; s < size - 1; s++)
+        CL_TRY(ring_step(c, x, tmp, count, g, base, size, (me - s + size) % size,
+                         (me - s - 1 + size) % size, false));
+    return coll_reduce_verify(c, x, 0, count, "sum");
+}

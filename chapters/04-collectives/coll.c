@@ -1,0 +1,139 @@
+/* coll.c - blocks, data checks and the fold of coll.h. */
+#include "coll.h"
+
+size_t coll_first(size_t total, int k, int j)
+{
+    size_t base = total / (size_t)k, extra = total % (size_t)k, uj = (size_t)j;
+    return uj * base + (uj < extra ? uj : extra);
+}
+
+size_t coll_len(size_t total, int k, int j)
+{
+    return total / (size_t)k + ((size_t)j < total % (size_t)k ? 1 : 0);
+}
+
+size_t coll_span(size_t total, int k, int j, int n)
+{
+    return coll_first(total, k, j + n - 1) + coll_len(total, k, j + n - 1) -
+           coll_first(total, k, j);
+}
+
+unsigned long long coll_seed(int rank, int block)
+{
+    return 0x51ed0000ULL + (unsigned long long)rank * 65537ULL + (unsigned long long)block;
+}
+
+static double input(int rank, size_t i)
+{
+    return (double)(rank + 1) * (double)(i % 7 + 1);
+}
+
+void coll_reduce_init(const cl_comm *c, double *x, size_t count)
+{
+    for (size_t i = 0; x && cl_checking(c) && i < count; i++)
+        x[i] = input(cl_rank(c), i);
+}
+
+int coll_reduce_verify(cl_comm *c, const double *x, size_t first, size_t count,
+                       const char *what)
+{
+    double k = cl_size(c);
+    for (size_t i = first; x && cl_checking(c) && i < first + count; i++) {
+        double want = k * (k + 1) / 2 * (double)(i % 7 + 1);
+        if (x[i - first] != want)
+            return cl_fail(c, "element %zu of the %s is %g, expected %g", i, what,
+                           x[i - first], want);
+    }
+    return 0;
+}
+
+void coll_add(double *x, const double *y, size_t count)
+{
+    for (size_t i = 0; x && y && i < count; i++)
+        x[i] += y[i];
+}
+
+void coll_fold_init(coll_fold *f, int rank, int size)
+{
+    f->p = 1;
+    while (f->p * 2 <= size)
+        f->p *= 2;
+    f->r = size - f->p;
+    f->buddy = -1;
+    if (rank < 2 * f->r) {
+        f->buddy = rank ^ 1;
+        f->v = rank % 2 ? -1 : rank / 2;
+    } else {
+        f->v = rank - f->r;
+    }
+}
+
+int coll_real_lo(const coll_fold *f, int v)
+{
+    return v < f->r ? 2 * v : v + f->r;
+}
+
+int coll_real_hi(const coll_fold *f, int v)
+{
+    return v < f->r ? 2 * v + 1 : v + f->r;
+}
+
+int coll_sendrecv(cl_comm *c, const void *sbuf, size_t sbytes, int dst, void *rbuf,
+                  size_t rbytes, int src, int tag)
+{
+    cl_request *r[2] = {NULL, NULL};
+    if (src >= 0)
+        CL_TRY(cl_irecv(c, rbuf, rbytes, src, tag, &r[0]));
+    if (dst >= 0)
+        CL_TRY(cl_isend(c, sbuf, sbytes, dst, tag, &r[1]));
+    return cl_waitall(c, 2, r, NULL);
+}
+
+int coll_check_ranks(cl_comm *c, const char *name)
+{
+    if (cl_size(c) <= COLL_MAX_RANKS)
+        return 0;
+    cl_printf(c, "%s keeps a request per peer: at most %d ranks, got %d", name,
+              COLL_MAX_RANKS, cl_size(c));
+    return CL_ERANGE;
+}
+
+/* Bytes and offset of the real blocks behind virtual ranks [v, v + n). */
+static size_t vspan(const coll_fold *f, int k, size_t total, int v, int n, size_t *first)
+{
+    int lo = coll_real_lo(f, v), hi = coll_real_hi(f, v + n - 1);
+    *first = coll_first(total, k, lo);
+    return coll_span(total, k, lo, hi - lo + 1);
+}
+
+int coll_halving(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t count, int tag)
+{
+    int k = cl_size(c), lo = 0;
+    for (int mask = f->p / 2; mask > 0; mask /= 2) {
+        int partner = f->v ^ mask, keep = f->v & mask ? lo + mask : lo;
+        int give = f->v & mask ? lo : lo + mask;
+        size_t kf, gf;
+        size_t kl = vspan(f, k, count, keep, mask, &kf), gl = vspan(f, k, count, give, mask, &gf);
+        int peer = coll_real_lo(f, partner);
+        CL_TRY(coll_sendrecv(c, COLL_AT(x, gf), gl * sizeof(double), peer, tmp,
+                             kl * sizeof(double), peer, tag));
+        coll_add(COLL_AT(x, kf), tmp, kl);
+        lo = keep;
+    }
+    return 0;
+}
+
+int coll_doubling(cl_comm *c, const coll_fold *f, void *x, size_t total, size_t unit, int tag)
+{
+    int k = cl_size(c);
+    for (int mask = 1; mask < f->p; mask *= 2) {
+        int partner = f->v ^ mask;
+        int mine = f->v & ~(mask - 1), theirs = partner & ~(mask - 1);
+        size_t mf, tf;
+        size_t ml = vspan(f, k, total, mine, mask, &mf), tl = vspan(f, k, total, theirs, mask, &tf);
+        int peer = coll_real_lo(f, partner);
+        CL_TRY(coll_sendrecv(c, CL_AT(x, mf * unit), ml * unit, peer, CL_AT(x, tf * unit),
+                             tl * unit, peer, tag));
+    }
+    return 0;
+}

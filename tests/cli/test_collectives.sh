@@ -1,0 +1,112 @@
+#!/bin/sh
+# test_collectives.sh COMMLAB TOOLDIR - the collectives from the command
+# line: `run COLLECTIVE --algo NAME|all`, the old names, algbw and busbw in
+# text, CSV and JSON, `patterns`, and `collectives` (the crossover):
+# formulas beside the simulated times, the fastest per size, its plot.
+. "$(dirname "$0")/lib.sh"
+case $cl in /*) ;; *) cl=$PWD/$cl ;; esac
+case $tools in /*) ;; *) tools=$PWD/$tools ;; esac
+root=$PWD
+cd "$tmpd" || exit 1 # figures go to ./plots/out: keep them in the temporary folder
+ib="-n 16 --tier infiniband --bytes 256MiB --no-payload"
+
+# --- selection: the collective, an algorithm, every algorithm ---
+run 0 patterns; has "$out" "allreduce-ring"; has "$out" "rabenseifner"
+has "$out" "2(K-1)(a + n/(K B))"; has "$out" "barrier-dissemination"
+run 0 run allreduce --algo ring $ib --csv; cp "$out" "$tmpd/algo.csv"
+run 0 run allreduce-ring $ib --csv
+if cmp -s "$out" "$tmpd/algo.csv"; then ok; else bad "allreduce --algo ring differs from allreduce-ring"; fi
+run 0 run allreduce $ib --csv   # the default algorithm is the ring
+if cmp -s "$out" "$tmpd/algo.csv"; then ok; else bad "allreduce's default is not the ring"; fi
+run 0 run allreduce --algo naive $ib; has "$out" "allreduce-naive on sim"; has "$out" "161.2 ms"
+run 0 run allreduce --algo all -n 8 --sizes 1KiB,1MiB
+for a in naive ring rd rabenseifner tree hierarchical; do has "$out" " $a "; done
+has "$out" "allreduce on sim: 8 ranks"
+run 2 run allreduce --algo nope; has "$err" "unknown --algo 'nope' for allreduce (naive, ring, rd, rabenseifner, tree, hierarchical, or all)"
+run 2 run allreduce-ring --algo tree; has "$err" "'allreduce-ring' is one algorithm of allreduce: run allreduce --algo tree"
+run 2 run pingpong --algo ring; has "$err" "--algo picks an algorithm of a collective"
+run 2 run allreduce --algo all --bytes 1KiB --trace x.json; has "$err" "--trace records one run"
+
+# every collective and algorithm checks its data on sim, odd sizes and ranks
+for c in broadcast reduce gather scatter allgather reducescatter allreduce alltoall barrier; do
+    run 0 run $c --algo all -n 7 --sizes 13,100003
+done
+run 0 run allreduce --algo hierarchical -n 7 --group 3 --bytes 1001
+run 0 run allreduce --algo hierarchical -n 16 --topology "$root/configs/topologies/dgx-2node.yaml" --bytes 1MiB
+run 2 run allreduce --algo hierarchical --group 0; has "$err" "--group"
+# measured, one collective of each kind
+for c in broadcast allgather alltoall; do
+    run 0 run $c --algo all --backend shm -n 3 --bind none --bytes 100003 -i 1 --warmup 0
+done
+
+# --- algbw and busbw: nccl-tests' factors ---
+run 0 run allreduce-ring $ib --csv
+has "$out" "bytes,iters,time_median_s,time_min_s,time_max_s,bandwidth_Bps,messages,algorithm,algbw_Bps,busbw_Bps"
+# algbw = 256 MiB / 10.156 ms = 26.43 GB/s; busbw = algbw x 2(K-1)/K = x 1.875
+row=$(sed -n 2p "$out")
+alg=$(echo "$row" | cut -d, -f9); bus=$(echo "$row" | cut -d, -f10)
+if awk -v a="$alg" -v b="$bus" 'BEGIN { exit !(a > 26.4e9 && a < 26.5e9 && b / a > 1.87499 && b / a < 1.87501) }'
+then ok; else bad "algbw $alg, busbw $bus: want 26.43 GB/s and 1.875 x it"; fi
+run 0 run allreduce-ring $ib; has "$out" "algbw"; has "$out" "busbw"; has "$out" "26.43 GB/s"; has "$out" "49.56 GB/s"
+run 0 run allgather-ring -n 4 --bytes 1MiB --json; json; has "$out" '"algbw_Bps"'; has "$out" '"busbw_Bps"'
+has "$out" '"collective": "allgather"'; has "$out" '"algorithm": "ring"'
+run 0 run pingpong --csv; has "$out" "bandwidth_Bps,messages"
+if grep -q busbw "$out"; then bad "pingpong has no bus bandwidth"; else ok; fi
+run 0 run barrier -n 4 --csv
+if grep -q busbw "$out"; then bad "a barrier has no bus bandwidth"; else ok; fi
+
+# --- the crossover ---
+run 0 collectives allreduce -n 16 --tier infiniband --sizes 8:1GiB:x8
+has "$out" "2(K-1)(a + n/(K B))"; has "$out" "fastest:"; has "$out" "8 B to 256 KiB: rd"
+has "$out" "2 MiB to 1 GiB: rabenseifner"
+run 0 collectives allreduce -n 8 --sizes 64KiB --sharing none --csv
+has "$out" "bytes,algorithm,simulated_s,formula_s,formula_exact,best"
+# every message alone: each simulated time is its formula (8 ranks, blocks even)
+if awk -F, 'NR > 1 && $5 == "yes" { d = $3 - $4; if (d < 0) d = -d; if (d > 1e-9) bad = 1; n++ }
+            END { exit !(n == 6 && !bad) }' "$out"
+then ok; else bad "simulated and formula differ with --sharing none"; fi
+run 0 collectives broadcast -n 8 --sizes 1MiB --csv
+# max-min: rank 0's port carries the linear broadcast's 7 copies
+if awk -F, '$2 == "linear" { exit !($3 > 5 * $4) }' "$out"; then ok; else bad "linear broadcast not slowed by its port"; fi
+run 0 collectives alltoall -n 4 --sizes 8,1MiB --json; json; has "$out" '"formula_exact": true'
+run 0 collectives barrier -n 5 --sizes 8
+run 2 collectives nope; has "$err" "unknown collective 'nope' (broadcast, reduce"
+run 2 collectives; has "$err" "which collective?"
+run 2 collectives allreduce -n 1; has "$err" "--ranks"
+run 2 collectives broadcast -n 300 --sizes 8
+has "$err" "broadcast-linear runs on at most 256 ranks (a request per peer on each rank's stack), got -n 300"
+run 2 run alltoall --algo all -n 300 --bytes 8 --no-payload; has "$err" "alltoall-linear runs on at most 256"
+run 0 run alltoall --algo pairwise -n 300 --bytes 8 --no-payload
+run 0 collectives --help; has "$out" "usage: commlab collectives COLLECTIVE"
+if command -v gnuplot >/dev/null 2>&1; then
+    run 0 collectives allreduce -n 8 --sizes 8:1MiB:x8 --plot=png
+    has plots/out/collectives-allreduce.csv "# commlab-plot: collectives"
+    if [ "$(head -c 8 plots/out/collectives-allreduce.png | od -An -tx1 | tr -d ' \n')" = \
+         "89504e470d0a1a0a" ]; then ok; else bad "no PNG of the crossover"; fi
+    run 0 plot plots/out/collectives-allreduce.csv --term dumb; has "$out" "fastest at this size"
+else
+    echo "gnuplot not installed: the crossover's plot is not drawn"
+fi
+# --- the exercises: solutions pass, wrong data and too many messages fail ---
+sol="$root/chapters/04-collectives/solutions"
+for id in 4.2 4.3 4.4 4.5; do
+    run 0 exercise check $id --solution; has "$out" "passed: "
+done
+for id in 4.2 4.3 4.4; do
+    run 0 exercise check $id --solution --backend shm; has "$out" "--backend shm"
+done
+run 1 exercise check 4.2 --file "$sol/bcast_wrong_data.c"; has "$out" "a data check failed"
+run 1 exercise check 4.2 --file "$sol/bcast_too_many.c"; has "$out" "K - 1 messages"
+run 1 exercise check 4.3 --file "$sol/allgather_wrong_data.c"; has "$out" "a data check failed"
+run 1 exercise check 4.3 --file "$sol/allgather_too_many.c"; has "$out" "K (K - 1) messages"
+run 1 exercise check 4.4 --file "$sol/allreduce_rd_wrong_data.c"; has "$out" "a data check failed"
+run 1 exercise check 4.4 --file "$sol/allreduce_rd_too_many.c"; has "$out" "K log2 K messages"
+run 0 exercise check 4.5 --answer 526KiB
+run 1 exercise check 4.5 --answer 150KB
+run 0 collectives allreduce -n 16 --tier infiniband --between tree,ring
+has "$out" "the formulas cross at n* = 538776 B (526.15 KiB): tree is faster below, ring above"
+run 0 collectives allreduce -n 16 --tier infiniband --between naive,ring
+has "$out" "ring is faster than naive at every size"
+run 2 collectives allreduce --between tree; has "$err" "--between takes two algorithms"
+run 2 collectives allreduce --between tree,nope; has "$err" "unknown algorithm 'nope' of allreduce"
+finish
