@@ -251,7 +251,7 @@ int cli_plot_collectives(const char *name, const char *what, const plot_coll_row
 {
     char host[300], title[PLOT_TITLE_MAX], file[64];
     host_words(host, sizeof host);
-    snprintf(title, sizeof title, "%s%s", what, host);
+    cli_textf(title, sizeof title, "%s%s", what, host);
     snprintf(file, sizeof file, "collectives-%s", name);
     coll_arg a = {rows, n};
     return write_and_draw(file, write_coll, &a, title, terms, report);
