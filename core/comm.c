@@ -46,15 +46,15 @@ static int local_rank(const cl_comm *c, int w)
  * back. */
 static const char *call_enter(cl_comm *c, const char *name)
 {
-    const char *outer = c->world->call;
+    const char *outer = c->world->call.name;
     if (!outer)
-        c->world->call = name;
+        c->world->call.name = name;
     return outer;
 }
 
 static int call_leave(cl_comm *c, const char *outer, int rc)
 {
-    c->world->call = outer;
+    c->world->call.name = outer;
     return rc;
 }
 
@@ -159,8 +159,9 @@ static int finish(cl_comm *c, cl_request **req, cl_status *st)
  * nanoseconds. */
 static void call_open(cl_comm *c, rec_op op, int peer, int tag, uint64_t bytes)
 {
-    c->world->stall = (comm_call){.open = true, .op = (uint8_t)op, .peer = peer, .tag = tag,
-                                 .bytes = bytes};
+    comm_call *call = &c->world->call;
+    *call = (comm_call){.name = call->name, .open = true, .op = (uint8_t)op, .peer = peer,
+                        .tag = tag, .bytes = bytes};
 }
 
 static int wait_call(cl_comm *c, cl_request **req, cl_status *st)
@@ -173,7 +174,7 @@ static int wait_call(cl_comm *c, cl_request **req, cl_status *st)
     int err = c->ops->wait(c, 1, req, call);
     if (err)
         return err;
-    c->world->stall.open = false;
+    c->world->call.open = false;
     return finish(c, req, st);
 }
 
@@ -191,7 +192,7 @@ static int waitall_call(cl_comm *c, int n, cl_request **reqs, cl_status *sts)
     int err = c->ops->wait(c, n, reqs, WF_WAITALL);
     if (err)
         return err;
-    c->world->stall.open = false;
+    c->world->call.open = false;
     for (int i = 0; i < n; i++) {
         if (!reqs[i])
             continue;
@@ -288,7 +289,7 @@ static int barrier_call(cl_comm *c)
         if (err)
             return err;
     }
-    c->world->stall.open = false;
+    c->world->call.open = false;
     if (c->ops->span)
         c->ops->span(c, REC_BARRIER, start, c->ops->now(c));
     return 0;

@@ -68,7 +68,11 @@ typedef struct comm_ops {
 /* The blocking call a rank is in, kept by comm.c so that one that never
  * completes (a deadlock, a failed run) still leaves a record: the run
  * driver writes it (core/run.h). */
+/* The call a rank is in: its name for the report of a rank that crashes
+ * or hangs there (sim/fault.h), and while a blocking call waits, what it
+ * is, written as a stalled record if it never completes (core/run.c). */
 typedef struct comm_call {
+    const char *name; /* the public call ("cl_recv"); NULL in the pattern's own code */
     bool open;       /* inside a blocking call whose wait has not returned */
     uint8_t op;      /* rec_op: REC_SEND, REC_RECV, REC_WAIT or REC_BARRIER */
     int peer;        /* world rank of a send or receive; -1 none or any */
@@ -96,11 +100,7 @@ struct cl_comm {
                             as the blocking call it is */
     debug_state *debug;  /* world: --debug's checks (core/debug.h); NULL: off */
     char refused[160];   /* world: why a call last returned CL_EINVAL ("" none) */
-    const char *call;    /* world: the public call the rank is in ("cl_recv"), for
-                            the report of a rank that crashes or hangs there;
-                            NULL in the pattern's own code */
-    comm_call stall;     /* world: the blocking call in progress (a stalled record
-                            if it never completes) */
+    comm_call call;      /* world: the call the rank is in */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

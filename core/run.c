@@ -88,7 +88,7 @@ void run_rank_print_held(run_rank *r, int iter)
 static void record_stalled(run_rank *r)
 {
     const cl_comm *c = r->comm;
-    const comm_call *call = &c->stall;
+    const comm_call *call = &c->call;
     rec_log *log = r->job->records;
     if (!call->open || !log || r->records_elsewhere)
         return;
@@ -116,7 +116,7 @@ int run_rank_iterations(run_rank *r, const char **during)
     c->held = j->iters > 1 ? &r->held : NULL;
     for (int it = -j->warmup; it < j->iters; it++) {
         r->iter = it;
-        c->stall.open = false;
+        c->call.open = false;
         if (r->begin)
             r->begin(r);
         int err = cl_barrier(c);

@@ -1144,8 +1144,8 @@ static void report_deadlock(sim_engine *e)
 static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err)
 {
     char where[64], why[sizeof e->res->diag.msg], t[UNITS_BUF];
-    if (r->comm.call)
-        snprintf(where, sizeof where, "in %s", r->comm.call);
+    if (r->comm.call.name)
+        snprintf(where, sizeof where, "in %s", r->comm.call.name);
     else
         snprintf(where, sizeof where, "in its own code");
     bool blame = sim_fault_why(&e->fault, err, (int)(r - e->ranks),

@@ -14,14 +14,10 @@ int allreduce_rabenseifner(cl_comm *c, const cl_args *a)
     coll_reduce_init(c, x, count);
     coll_fold f;
     coll_fold_init(&f, rank, k);
+    CL_TRY(coll_fold_in(c, &f, x, tmp, count));
     if (f.v < 0) {
-        CL_TRY(cl_send(c, x, bytes, f.buddy, 0));
         CL_TRY(cl_recv(c, x, bytes, f.buddy, 3, NULL));
         return coll_reduce_verify(c, x, 0, count, "sum");
-    }
-    if (f.buddy >= 0) {
-        CL_TRY(cl_recv(c, tmp, bytes, f.buddy, 0, NULL));
-        coll_add(x, tmp, count);
     }
     CL_TRY(coll_halving(c, &f, x, tmp, count, 1));
     CL_TRY(coll_doubling(c, &f, x, count, sizeof(double), 2));

@@ -15,14 +15,10 @@ int allreduce_rd(cl_comm *c, const cl_args *a)
     coll_reduce_init(c, x, count);
     coll_fold f;
     coll_fold_init(&f, rank, k);
+    CL_TRY(coll_fold_in(c, &f, x, tmp, count));
     if (f.v < 0) {
-        CL_TRY(cl_send(c, x, bytes, f.buddy, 0));
         CL_TRY(cl_recv(c, x, bytes, f.buddy, 2, NULL));
         return coll_reduce_verify(c, x, 0, count, "sum");
-    }
-    if (f.buddy >= 0) {
-        CL_TRY(cl_recv(c, tmp, bytes, f.buddy, 0, NULL));
-        coll_add(x, tmp, count);
     }
     for (int mask = 1; mask < f.p; mask <<= 1) {
         int peer = coll_real_lo(&f, f.v ^ mask);

@@ -68,6 +68,18 @@ void coll_fold_init(coll_fold *f, int rank, int size)
     }
 }
 
+int coll_fold_in(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t count)
+{
+    size_t bytes = count * sizeof(double);
+    if (f->v < 0)
+        return cl_send(c, x, bytes, f->buddy, 0);
+    if (f->buddy >= 0) {
+        CL_TRY(cl_recv(c, tmp, bytes, f->buddy, 0, NULL));
+        coll_add(x, tmp, count);
+    }
+    return 0;
+}
+
 int coll_real_lo(const coll_fold *f, int v)
 {
     return v < f->r ? 2 * v : v + f->r;

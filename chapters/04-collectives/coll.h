@@ -73,6 +73,10 @@ typedef struct coll_fold {
 } coll_fold;
 
 void coll_fold_init(coll_fold *f, int rank, int size);
+/* The fold's first step for a reduction of x's count doubles: a rank
+ * folded away sends them to its buddy (tag 0); the even rank of a pair
+ * receives them into tmp and adds them to x; other ranks do nothing. */
+int coll_fold_in(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t count);
 /* The lowest and highest real rank behind virtual rank v. */
 int coll_real_lo(const coll_fold *f, int v);
 int coll_real_hi(const coll_fold *f, int v);

@@ -16,14 +16,10 @@ int reducescatter_rh(cl_comm *c, const cl_args *a)
     coll_fold f;
     coll_fold_init(&f, rank, k);
     size_t mf = coll_first(count, k, rank), ml = coll_len(count, k, rank);
+    CL_TRY(coll_fold_in(c, &f, x, tmp, count));
     if (f.v < 0) {
-        CL_TRY(cl_send(c, x, bytes, f.buddy, 0));
         CL_TRY(cl_recv(c, COLL_AT(x, mf), ml * sizeof(double), f.buddy, 2, NULL));
     } else {
-        if (f.buddy >= 0) {
-            CL_TRY(cl_recv(c, tmp, bytes, f.buddy, 0, NULL));
-            coll_add(x, tmp, count);
-        }
         CL_TRY(coll_halving(c, &f, x, tmp, count, 1));
         if (f.buddy >= 0)
             CL_TRY(cl_send(c, COLL_AT(x, coll_first(count, k, f.buddy)),
