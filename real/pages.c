@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -20,4 +22,15 @@ void pages_populate(void *addr, size_t len)
     /* An older kernel: write each page without changing it. */
     for (uintptr_t p = from; p < to; p += page)
         __atomic_fetch_add((unsigned char *)p, 0, __ATOMIC_RELAXED);
+}
+
+void pages_warm_heap(void)
+{
+    void *warm = malloc(PAGES_HEAP);
+    if (!warm)
+        return;
+    /* the barrier keeps the stores, dead to the compiler before free */
+    memset(warm, 0, PAGES_HEAP);
+    __asm__ volatile("" : : "r"(warm) : "memory");
+    free(warm);
 }

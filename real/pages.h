@@ -23,4 +23,13 @@
  * (its pages then fault when first used, as before). */
 void pages_populate(void *addr, size_t len);
 
+/* Writes PAGES_HEAP bytes from malloc and frees them, so that the heap
+ * malloc carves its next blocks from is in this process's page tables.
+ * An eager message that arrives before its receive is kept in a malloc'd
+ * copy (real/xfer.h); the first such copy, often in a barrier, used to be
+ * a page fault in a timed iteration.  Below malloc's trim threshold, so
+ * the pages stay.  Cannot fail: without memory, nothing is warmed. */
+#define PAGES_HEAP (64 * 1024)
+void pages_warm_heap(void);
+
 #endif

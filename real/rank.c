@@ -42,6 +42,7 @@ void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool c
                    (size_t)j->iters * sizeof *j->iter_time);
     if (r->recs)
         pages_populate(r->recs, j->rec_cap * sizeof *r->recs);
+    pages_warm_heap();
 }
 
 void rank_release(real_rank *r)
