@@ -153,13 +153,24 @@ static void combine_rounds(const cl_stats *round, int rounds, cl_stats *out)
     *out = all;
 }
 
-/* The ping-pong at the points idx[0..k) of r (increasing sizes), in
- * rounds: each round runs every one of these sizes once, in order, for
- * about 1/rounds of the size's budget, so a slow spell of the machine
- * lands on a few runs of many sizes instead of on every run of a few.  A
- * point measured before starts from its old time; a new one from the
- * previous point's. */
-static int measure_points(calib_ctx *c, calib_result *r, const size_t *idx, size_t k)
+/* One thing calibrate times at one size: a pattern (and its window), the
+ * time one of its iterations is guessed to take before it ran (0: the
+ * previous task's, measured), and where its stats go. */
+typedef struct calib_task {
+    const pattern_info *pattern;
+    int window;       /* the window pattern's messages; 0 for the others */
+    uint64_t bytes;
+    double guess;     /* seconds an iteration takes, before any round */
+    double per_iter;  /* an iteration's seconds per unit of the time reported */
+    double share;     /* of a ping-pong size's budget */
+    cl_stats *out;
+} calib_task;
+
+/* Tasks t[0..k) in rounds: each round runs every task once, in order,
+ * for about 1/rounds of its budget, so a slow spell of the machine lands
+ * on a few runs of many tasks instead of on every run of a few; a task's
+ * time is the median of its rounds' medians (combine_rounds). */
+static int measure_tasks(calib_ctx *c, const calib_task *task, size_t k)
 {
     const calib_opts *o = c->o;
     int rounds = o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS;
@@ -168,69 +179,87 @@ static int measure_points(calib_ctx *c, calib_result *r, const size_t *idx, size
     cl_stats *t = calloc(k * (size_t)rounds, sizeof *t);
     if (!t)
         return cli_error("out of memory");
-    c->ro.pattern = pattern_find("pingpong");
-    c->ro.args.microbatches = 0;
     int rc = CLI_EXIT_OK;
     for (int round = 0; round < rounds && !rc; round++) {
         for (size_t j = 0; j < k && !rc; j++) {
-            calib_point *p = &r->points[idx[j]];
-            double guess = round > 0 ? t[j * (size_t)rounds].median
-                           : p->t.n ? p->t.median
-                           : j > 0 ? t[(j - 1) * (size_t)rounds].median : 0;
-            rc = measure(c, p->bytes, iters_for(budget, 2 * guess, lo, hi),
+            const calib_task *tk = &task[j];
+            double guess = round > 0 ? tk->per_iter * t[j * (size_t)rounds].median
+                           : tk->guess > 0 ? tk->guess
+                           : j > 0 ? tk->per_iter * t[(j - 1) * (size_t)rounds].median : 0;
+            c->ro.pattern = tk->pattern;
+            c->ro.args.microbatches = tk->window;
+            rc = measure(c, tk->bytes, iters_for(tk->share * budget, guess, lo, hi),
                          &t[j * (size_t)rounds + (size_t)round]);
         }
     }
-    for (size_t j = 0; j < k && !rc; j++) {
-        calib_point *p = &r->points[idx[j]];
-        combine_rounds(&t[j * (size_t)rounds], rounds, &p->t);
-        p->iters = (int)p->t.n;
-    }
+    for (size_t j = 0; j < k && !rc; j++)
+        combine_rounds(&t[j * (size_t)rounds], rounds, task[j].out);
     free(t);
     return rc;
 }
 
-/* The gap of every point up to CALIB_STREAM_TOP: windows of 1 and of
- * CALIB_WINDOW messages, (T_W - T_1) / (W - 1).  CLI_EXIT_OK or the exit
- * status. */
-static int measure_gaps(calib_ctx *c, calib_result *r, double budget, int lo, int hi)
+/* The ping-pong at the points idx[0..k) of r (increasing sizes), in
+ * rounds.  A point measured before starts from its old time; a new one
+ * from the previous point's. */
+static int measure_points(calib_ctx *c, calib_result *r, const size_t *idx, size_t k)
 {
-    c->ro.pattern = &window_pattern;
-    for (size_t i = 0; i < r->n; i++) {
-        calib_point *p = &r->points[i];
-        p->t1 = p->tw = p->gap = NAN;
-        if (p->bytes > CALIB_STREAM_TOP)
-            continue;
-        double t[2];
-        for (int k = 0; k < 2; k++) {
-            int w = k ? CALIB_WINDOW : 1;
-            c->ro.args.microbatches = w;
-            cl_stats st;
-            int rc = measure(c, p->bytes, iters_for(budget / 2, (w + 1) * p->t.median, lo, hi),
-                             &st);
-            if (rc)
-                return rc;
-            t[k] = st.median;
-        }
-        p->t1 = t[0];
-        p->tw = t[1];
+    calib_task *task = calloc(k, sizeof *task);
+    if (!task)
+        return cli_error("out of memory");
+    for (size_t j = 0; j < k; j++) {
+        calib_point *p = &r->points[idx[j]];
+        /* the round trip: twice the one-way time reported */
+        task[j] = (calib_task){.pattern = pattern_find("pingpong"), .bytes = p->bytes,
+                               .guess = p->t.n ? 2 * p->t.median : 0, .per_iter = 2,
+                               .share = 1, .out = &p->t};
     }
-    return CLI_EXIT_OK;
+    int rc = measure_tasks(c, task, k);
+    for (size_t j = 0; j < k && !rc; j++)
+        r->points[idx[j]].iters = (int)r->points[idx[j]].t.n;
+    free(task);
+    return rc;
 }
 
-/* The exchange's span at every point.  CLI_EXIT_OK or the exit status. */
-static int measure_exchanges(calib_ctx *c, calib_result *r, double budget, int lo, int hi)
+/* The gap's two windows (1 and CALIB_WINDOW messages) at every point up to
+ * CALIB_STREAM_TOP and the exchange's span at every point, in rounds like
+ * the ping-pong, each about half a ping-pong size's budget.  Sets each
+ * point's t1 and tw (NAN above CALIB_STREAM_TOP) and x. */
+static int measure_streams(calib_ctx *c, calib_result *r)
 {
-    c->ro.pattern = pattern_find("exchange");
-    c->ro.args.microbatches = 0;
+    calib_task *task = calloc(3 * r->n, sizeof *task);
+    cl_stats *win = calloc(2 * r->n, sizeof *win);
+    int rc = CLI_EXIT_OK;
+    if (!task || !win) {
+        free(task);
+        free(win);
+        return cli_error("out of memory");
+    }
+    size_t k = 0;
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
-        /* an exchange: one way */
-        int rc = measure(c, p->bytes, iters_for(budget / 2, p->t.median, lo, hi), &p->x);
-        if (rc)
-            return rc;
+        for (int w = 0; w < 2 && p->bytes <= CALIB_STREAM_TOP; w++) {
+            int msgs = w ? CALIB_WINDOW : 1;
+            /* msgs one way, the answer back */
+            task[k++] = (calib_task){.pattern = &window_pattern, .window = msgs,
+                                     .bytes = p->bytes, .guess = (msgs + 1) * p->t.median,
+                                     .per_iter = 1, .share = 0.5, .out = &win[2 * i + w]};
+        }
+        /* an exchange: one way each, at once */
+        task[k++] = (calib_task){.pattern = pattern_find("exchange"), .bytes = p->bytes,
+                                 .guess = p->t.median, .per_iter = 1, .share = 0.5,
+                                 .out = &p->x};
     }
-    return CLI_EXIT_OK;
+    rc = measure_tasks(c, task, k);
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        calib_point *p = &r->points[i];
+        bool streamed = p->bytes <= CALIB_STREAM_TOP;
+        p->t1 = streamed ? win[2 * i].median : NAN;
+        p->tw = streamed ? win[2 * i + 1].median : NAN;
+        p->gap = NAN;
+    }
+    free(task);
+    free(win);
+    return rc;
 }
 
 /* The machine segments of fit f over r's points: gap and gap_bandwidth
@@ -398,7 +427,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
                .eager_limit = o->eager_limit, .bind = o->bind, .copy = SHM_COPY_AUTO,
                .listen = o->listen, .provider = o->provider, .deadlock_timeout = 5.0,
                .timeout = RUN_TIMEOUT_DEFAULT},
-        .steps = n * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS) + 2 * streamed + n,
+        .steps = (2 * n + 2 * streamed) * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS),
     };
     /* The regime: the reference probe first (its runs are not on the bar). */
     machine *m = &r->m;
@@ -409,12 +438,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     c.first = false;
     if ((rc = measure_points(&c, r, idx, n)) || (rc = fit_pingpong(&c, r)))
         return rc;
-    /* The gap and the exchange: one run a size, about a ping-pong size's
-     * budget each. */
-    const double budget = o->quick ? 0.05 : 0.2;
-    const int lo = 10, hi = o->quick ? 500 : 1000;
-    if ((rc = measure_gaps(&c, r, budget, lo, hi)) ||
-        (rc = measure_exchanges(&c, r, budget, lo, hi)))
+    if ((rc = measure_streams(&c, r)))
         return rc;
     c.step = c.steps;
     progress(&c, 0);
@@ -441,7 +465,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     int rounds = o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS;
     snprintf(m->method, sizeof m->method,
              "pingpong, 2 ranks%s: one-way = half the round trip, median of %d rounds' "
-             "medians (every size once a round); piecewise fit, relative residuals; "
+             "medians (every run once a round); piecewise fit, relative residuals; "
              "gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB; "
              "duplex: an exchange's span%s",
              o->bind ? " bound to cores" : "", rounds, CALIB_WINDOW, CALIB_WINDOW - 1,

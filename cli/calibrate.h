@@ -27,7 +27,8 @@
  * all and answers with one empty message) runs with a window of 1 and of
  * CALIB_WINDOW; the difference of the two medians over CALIB_WINDOW - 1 is
  * the time each further message of a stream adds, LogGP's g + n G (the
- * latency and the answer cancel out).  Per ping-pong segment, a line
+ * latency and the answer cancel out).  These runs and the exchange's below
+ * go in interleaved rounds too, each with half a ping-pong size's budget.  Per ping-pong segment, a line
  * fitted to those gaps (core/fit) becomes the segment's gap and
  * gap_bandwidth; a segment above CALIB_STREAM_TOP has none.
  *
