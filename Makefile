@@ -154,7 +154,7 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all \
                 -fsanitize=address,undefined
 FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
-FUZZ_LIB_OBJ := $(call obj,$(BUILD)/fuzz/obj,$(LIB_SRC) $(ASM_SRC) cli/course.c cli/util.c)
+FUZZ_LIB_OBJ := $(call obj,$(BUILD)/fuzz/obj,$(LIB_SRC) $(ASM_SRC) cli/course.c cli/util.c cli/near.c)
 
 $(BUILD)/fuzz/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
