@@ -142,6 +142,18 @@ int units_parse_size(const char *text, const char *what, uint64_t *out, cl_diag 
     return 0;
 }
 
+/* *out = v * scale, a number a parser read and its unit's factor: a
+ * product too large for a double ("1e305Gb/s") is out of range. */
+static int scaled(double v, double scale, const char *text, const char *what, const char *kind,
+                  double *out, cl_diag *d)
+{
+    double x = v * scale;
+    if (!isfinite(x))
+        return diag_set(d, CL_ERANGE, "%s: %s '%s' is out of range", what, kind, text);
+    *out = x;
+    return 0;
+}
+
 int units_parse_time(const char *text, const char *what, double *out, cl_diag *d)
 {
     double v;
@@ -155,8 +167,7 @@ int units_parse_time(const char *text, const char *what, double *out, cl_diag *d
     if (!k)
         return diag_set(d, CL_EPARSE, "%s: unknown time unit '%s' in '%s' (use s, ms, us, ns)",
                         what, u, text);
-    *out = v * k->scale;
-    return 0;
+    return scaled(v, k->scale, text, what, "time", out, d);
 }
 
 int units_parse_bandwidth(const char *text, const char *what, double *out, cl_diag *d)
@@ -175,8 +186,7 @@ int units_parse_bandwidth(const char *text, const char *what, double *out, cl_di
                         "%s: unknown bandwidth unit '%s' in '%s' (use B/s, MB/s, GB/s, "
                         "GiB/s, Mbit/s, Gbit/s)",
                         what, u, text);
-    *out = v * k->scale;
-    return 0;
+    return scaled(v, k->scale, text, what, "bandwidth", out, d);
 }
 
 int units_size_range(uint64_t from, uint64_t to, uint64_t factor, const char *what,

@@ -117,6 +117,12 @@ static void test_bandwidths(void **state)
     assert_int_equal(units_parse_bandwidth("3GB", "bw", &b, &d), CL_EPARSE);
     assert_non_null(strstr(d.msg, "unknown bandwidth unit 'GB'"));
     assert_int_equal(units_parse_bandwidth("-3GB/s", "bw", &b, &d), CL_ERANGE);
+    /* a number a double holds, times its unit, overflows (found by
+     * tests/fuzz/fuzz_units.c): refused, *out unchanged */
+    b = 7;
+    assert_int_equal(units_parse_bandwidth("1e305Gb/s", "bw", &b, &d), CL_ERANGE);
+    assert_non_null(strstr(d.msg, "bandwidth '1e305Gb/s' is out of range"));
+    assert_true(b == 7);
 }
 
 static void test_size_lists(void **state)
