@@ -6,6 +6,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "cli/mpi_launch.h"
 #include "cli/run_size.h"
 #include "real/rdma.h"
 
@@ -19,16 +20,22 @@ static int rdma_check(const backend_given *g)
 
 static const backend_info table[] = {
     {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
-     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim},
+     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL},
     {"shm", "measured: one process per rank, over shared memory", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL},
     {"tcp", "measured: one process per rank, over TCP sockets", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
-     run_size_real, NULL, bench_tcp},
+     run_size_real, NULL, bench_tcp, NULL},
     {"rdma", "measured: one process per rank, through libfabric", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
-     bench_rdma},
-    {"mpi", "measured: one MPI process per rank", false, true, 0, NULL, NULL, NULL},
+     bench_rdma, NULL},
+#ifdef CL_HAVE_MPI
+    {"mpi", "measured: one MPI process per rank, through the MPI library", true, true,
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_real, NULL, bench_mpi, mpi_enter},
+#else
+    {"mpi", "measured: one MPI process per rank (built where mpicc is found)", false, true, 0,
+     NULL, NULL, NULL, NULL},
+#endif
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -92,10 +99,17 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
         return cli_error("unknown backend '%s' (%s: %s)", name, cmd,
                          backend_names(names, sizeof names, measured_only, ", "));
     if (!b->built)
-        return cli_error("the '%s' backend is not built yet; %s takes %s", name, cmd, names);
+        return cli_error("the '%s' backend is not built here (%s); %s takes %s", name,
+                         b->summary, cmd, names);
     if (measured_only && !b->measured)
         return cli_error("--backend %s is the model itself: %s takes a measured backend (%s)",
                          name, cmd, names);
+    /* A backend whose ranks are a launcher's processes starts its job in
+     * run (backend_info.enter) and benchmarks itself; the other commands
+     * run their patterns in this process. */
+    if (b->enter && strcmp(cmd, "run") != 0 && strcmp(cmd, "bench") != 0)
+        return cli_error("%s --backend %s is not built: only `run` starts an MPI job so far "
+                         "(`commlab run PATTERN --backend %s`)", cmd, name, name);
     *out = b;
     return 0;
 }

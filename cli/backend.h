@@ -56,6 +56,12 @@ typedef struct backend_info {
     int (*check)(const struct backend_given *g);
     /* `commlab bench NAME`: prints its figures; a CLI_EXIT_* code. */
     int (*bench)(bool quick);
+    /* Optional, for a backend whose ranks are the processes of a launcher
+     * (mpi): called by `run` once the options are checked, with run's
+     * arguments.  Returns -1 to go on in this process (it is a rank, made
+     * ready), or the exit status to end with: that of the command run
+     * again under the launcher, or a usage error it printed. */
+    int (*enter)(struct run_opts *o, int argc, char **argv);
 } backend_info;
 
 /* What was given of each option group: the first option's long name
