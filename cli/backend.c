@@ -9,6 +9,9 @@
 #include "cli/mpi_launch.h"
 #include "cli/run_size.h"
 #include "real/rdma.h"
+#ifdef CL_HAVE_MPI
+#include "real/mpi/mpib.h"
+#endif
 
 static int rdma_check(const backend_given *g)
 {
@@ -46,6 +49,21 @@ const backend_info *backend_at(size_t i)
         if (table[k].built && i-- == 0)
             return &table[k];
     return NULL;
+}
+
+void backend_print_all(FILE *f)
+{
+    fprintf(f, "backends:\n");
+    for (size_t k = 0; k < NTABLE; k++) {
+        const backend_info *b = &table[k];
+        char lib[256] = "";
+#ifdef CL_HAVE_MPI
+        if (b->enter)
+            snprintf(lib, sizeof lib, " (%s)", mpib_library(lib + 128, 128));
+#endif
+        fprintf(f, "  %-5s %s%s: %s\n", b->name, b->built ? "built" : "not built", lib,
+                b->summary);
+    }
 }
 
 const backend_info *backend_default(void)

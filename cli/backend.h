@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "core/record.h"
@@ -95,6 +96,10 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
 /* The options of g that b does not take: prints the first such and
  * returns CLI_EXIT_USAGE; or 0 after b's own check of the values. */
 int backend_check_options(const backend_info *b, const backend_given *g);
+/* One line per backend of the table, built or not, for `commlab
+ * --version`: "  mpi    built, Open MPI v4.1.4" or "  mpi    not built
+ * (...)".  Cannot fail. */
+void backend_print_all(FILE *f);
 /* "sim, shm, tcp or rdma": the built backends' names (measured ones only
  * when measured_only), cut to len.  Returns buf. */
 const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep);

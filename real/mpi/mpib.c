@@ -58,7 +58,8 @@ typedef struct mpib_rank {
     size_t nctx, ctx_cap;
     mpib_count *counts;
     size_t ncount, count_cap;
-    mpib_req *pending;       /* requests not done, newest first */
+    mpib_req *pending;       /* requests not done, in posting order ... */
+    mpib_req **tail;         /* ... and where the next one goes */
     MPI_Group world_group;
     bool check;              /* --check: checksums */
     int failed;              /* a fatal error (CL_E*), first one wins */
@@ -176,11 +177,20 @@ static uint64_t msg_id(int src, int dst, uint32_t ctx, int tag, uint64_t n)
 
 /* ---- completion ---- */
 
+static void push_pending(mpib_rank *t, mpib_req *r)
+{
+    r->next = NULL;
+    *t->tail = r;
+    t->tail = &r->next;
+}
+
 static void unlink_pending(mpib_rank *t, mpib_req *r)
 {
     for (mpib_req **p = &t->pending; *p; p = &(*p)->next)
         if (*p == r) {
             *p = r->next;
+            if (t->tail == &r->next)
+                t->tail = p;
             return;
         }
 }
@@ -208,7 +218,20 @@ static void complete(mpib_rank *t, mpib_req *r, int err)
                 r->posted, now, r->base.blocking);
 }
 
-/* The message of receive r arrived with status st. */
+/* --check: receive r's checksum, from its source's rank in r->cx. */
+static int post_sum_recv(mpib_rank *t, mpib_req *r, int from, int tag)
+{
+    int e = MPI_Irecv(&r->sum, 1, MPI_UINT64_T, from, tag, r->cx->sums, &r->check);
+    if (e != MPI_SUCCESS)
+        fatal(t, CL_EIO, "MPI_Irecv of a checksum", e);
+    return e == MPI_SUCCESS ? 0 : CL_EIO;
+}
+
+/* The message of receive r arrived with status st.  A wildcard receive's
+ * checksum is asked for only now, from the source and tag it matched:
+ * right as long as two wildcard receives matching one source and tag
+ * complete in the order they matched (the poll looks at them in posting
+ * order). */
 static int received(mpib_rank *t, mpib_req *r, const MPI_Status *st)
 {
     int count = 0;
@@ -216,13 +239,9 @@ static int received(mpib_rank *t, mpib_req *r, const MPI_Status *st)
     r->base.status.source = to_world(t, r->cx, st->MPI_SOURCE);
     r->base.status.tag = st->MPI_TAG;
     r->base.status.bytes = (size_t)count;
-    if (!t->check || !rank_user_ctx(r->ctx))
+    if (!t->check || !rank_user_ctx(r->ctx) || r->check != MPI_REQUEST_NULL)
         return 0;
-    int e = MPI_Irecv(&r->sum, 1, MPI_UINT64_T, st->MPI_SOURCE, st->MPI_TAG, r->cx->sums,
-                      &r->check);
-    if (e != MPI_SUCCESS)
-        fatal(t, CL_EIO, "MPI_Irecv of a checksum", e);
-    return e == MPI_SUCCESS ? 0 : CL_EIO;
+    return post_sum_recv(t, r, st->MPI_SOURCE, st->MPI_TAG);
 }
 
 /* The words for a receive MPI failed with error e. */
@@ -376,8 +395,7 @@ static int mpib_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
         if (k)
             r->msg_id = msg_id(t->base.rank, dst, ctx, tag, ++k->out);
     }
-    r->next = t->pending;
-    t->pending = r;
+    push_pending(t, r);
     *out = &r->base;
     return 0;
 }
@@ -402,14 +420,22 @@ static int mpib_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uin
         fatal(t, CL_EIO, "MPI_Irecv", e);
         return CL_EIO;
     }
+    /* --check: a receive that names its source and tag takes its checksum in
+     * the same order as its message. */
+    if (t->check && rank_user_ctx(ctx) && src != CL_ANY_SOURCE && tag != CL_ANY_TAG &&
+        post_sum_recv(t, r, from, tag)) {
+        MPI_Cancel(&r->data);
+        MPI_Request_free(&r->data);
+        free(r);
+        return CL_EIO;
+    }
     /* A receive that names its source and tag is matched in posting order. */
     if (t->base.tracing && rank_user_ctx(ctx) && src != CL_ANY_SOURCE && tag != CL_ANY_TAG) {
         mpib_count *k = count_of(t, src, ctx, tag);
         if (k)
             r->msg_id = msg_id(src, t->base.rank, ctx, tag, ++k->in);
     }
-    r->next = t->pending;
-    t->pending = r;
+    push_pending(t, r);
     *out = &r->base;
     return 0;
 }
@@ -492,6 +518,7 @@ static int mpib_rank_open(real_rank **out, const job *j, int rank, const real_op
     t->base.block = mpib_block;
     t->base.describe = mpib_describe;
     t->check = o->job.check;
+    t->tail = &t->pending;
     t->world_group = MPI_GROUP_NULL;
     /* The world's context: the communicators MPI was started with. */
     if (!(t->ctxs = calloc(4, sizeof *t->ctxs))) {
