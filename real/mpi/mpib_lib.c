@@ -134,7 +134,7 @@ int mpib_limits(mpib_limit *v, size_t cap, size_t *n, cl_diag *d)
         uint64_t bytes;
         if (!cvar_read(i, type, &bytes))
             continue;
-        snprintf(v[*n].name, sizeof v[*n].name, "%s", name);
+        memcpy(v[*n].name, name, strlen(name) + 1); /* fits: checked above */
         v[*n].bytes = bytes;
         (*n)++;
     }
