@@ -72,10 +72,12 @@ const backend_info *backend_default(void)
 }
 
 /* Whether b is one of those asked for: measured ones only when
- * measured_only, those taking the groups of `takes` (BOPT bits). */
+ * measured_only, those taking the groups of `takes` (BOPT bits).  The
+ * commands that want a measured backend (calibrate, compare) run it in
+ * their own process, which a launcher's backend (enter) cannot yet. */
 static bool wanted(const backend_info *b, bool measured_only, unsigned takes)
 {
-    return (!measured_only || b->measured) && (b->takes & takes) == takes;
+    return (!measured_only || (b->measured && !b->enter)) && (b->takes & takes) == takes;
 }
 
 /* The names of the built backends wanted, "a, b<last_sep>c", appended to

@@ -38,7 +38,37 @@ int mpi_launch_argv(const char **out, int cap, const char *exe, int n, bool as_r
     return k;
 }
 
-/* Outside a launcher: the same command under mpirun, and its exit status. */
+/* Blocks the signals a waiting parent passes on (and SIGCHLD) into *set;
+ * the old mask into *old. */
+static void block_signals(sigset_t *set, sigset_t *old)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigprocmask(SIG_BLOCK, set, old);
+}
+
+/* Waits for child pid, passing SIGINT, SIGTERM and SIGHUP on to it; its
+ * wait status. */
+static int wait_passing_signals(pid_t pid, const sigset_t *set)
+{
+    for (;;) {
+        int sig = sigwaitinfo(set, NULL);
+        if (sig > 0 && sig != SIGCHLD) {
+            kill(pid, sig);
+            continue;
+        }
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return st;
+    }
+}
+
+/* Outside a launcher: the same command under mpirun, and its exit status.
+ * mpirun gets what stops this process (and SIGTERM if it dies), and stops
+ * the job. */
 static int relaunch(const run_opts *o, int argc, char **argv)
 {
     char exe[PATH_MAX];
@@ -54,16 +84,16 @@ static int relaunch(const run_opts *o, int argc, char **argv)
     mpi_launch_argv(av, argc + 10, exe, o->ranks, geteuid() == 0, o->ranks > cores, argc,
                     argv);
     fflush(NULL);
-    /* Ctrl-C reaches mpirun, which stops the job: this process only waits
-     * for its word. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_term;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGTERM, &ign, &old_term);
+    sigset_t set, old;
+    block_signals(&set, &old);
     int pipefd[2] = {-1, -1};
+    pid_t self = getpid();
     pid_t pid = pipe2(pipefd, O_CLOEXEC) == 0 ? fork() : -1;
     if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != self)
+            _exit(127);
+        sigprocmask(SIG_SETMASK, &old, NULL);
         execvp(av[0], (char *const *)av);
         int e = errno; /* the parent says it */
         if (write(pipefd[1], &e, sizeof e) < 0)
@@ -79,9 +109,7 @@ static int relaunch(const run_opts *o, int argc, char **argv)
         pipefd[1] = -1;
         int e = 0;
         bool failed = read(pipefd[0], &e, sizeof e) == (ssize_t)sizeof e;
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
+        int st = wait_passing_signals(pid, &set);
         if (failed)
             rc = cli_error("--backend mpi runs as an MPI job, and mpirun cannot be started "
                            "here (%s): install Open MPI (openmpi-bin), or start it as "
@@ -94,8 +122,7 @@ static int relaunch(const run_opts *o, int argc, char **argv)
         close(pipefd[0]);
     if (pipefd[1] >= 0)
         close(pipefd[1]);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
@@ -105,12 +132,7 @@ static int relaunch(const run_opts *o, int argc, char **argv)
 static int guard(int rank)
 {
     sigset_t set, old;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigprocmask(SIG_BLOCK, &set, &old);
+    block_signals(&set, &old);
     pid_t guardian = getpid();
     fflush(NULL);
     pid_t pid = fork();
@@ -125,22 +147,13 @@ static int guard(int rank)
         sigprocmask(SIG_SETMASK, &old, NULL);
         return 0;
     }
-    for (;;) {
-        int sig = sigwaitinfo(&set, NULL);
-        if (sig > 0 && sig != SIGCHLD) {
-            kill(pid, sig);
-            continue;
-        }
-        int st;
-        if (waitpid(pid, &st, WNOHANG) != pid)
-            continue;
-        if (WIFEXITED(st))
-            _exit(WEXITSTATUS(st));
-        int s = WTERMSIG(st);
-        fprintf(stderr, "commlab: rank %d was killed by signal %d (SIG%s)\n", rank, s,
-                sigabbrev_np(s) ? sigabbrev_np(s) : "?");
-        _exit(CLI_EXIT_FAILED);
-    }
+    int st = wait_passing_signals(pid, &set);
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    int s = WTERMSIG(st);
+    fprintf(stderr, "commlab: rank %d was killed by signal %d (SIG%s)\n", rank, s,
+            sigabbrev_np(s) ? sigabbrev_np(s) : "?");
+    _exit(CLI_EXIT_FAILED);
 }
 
 int mpi_enter(run_opts *o, int argc, char **argv)
