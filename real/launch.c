@@ -462,8 +462,10 @@ int real_run(const real_opts *o, run_result *res)
                       ? netlab_create(&nl, o->job.nranks, o->netlab_rate, &res->diag)
                       : 0;
     j.netlab = nl;
+    /* An in-process rank runs (and is watched) here; otherwise the ranks
+     * are forked, none on failure: watch() then returns at once. */
     int thread_err = t->in_process ? run_in_process(&l, t, &set) : 0;
-    for (int i = 0; i < o->job.nranks && !lab_err && !t->in_process; i++) { /* none on failure: watch() returns */
+    for (int i = 0; i < o->job.nranks && !lab_err && !t->in_process; i++) {
         if (j.only >= 0 && i != j.only)
             continue;
         pid_t pid = fork();
