@@ -6,10 +6,14 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "cli/mpi_launch.h"
 #include "cli/near.h"
 #include "cli/run_size.h"
 #include "core/units.h"
 #include "real/rdma.h"
+#ifdef CL_HAVE_MPI
+#include "real/mpi/mpib.h"
+#endif
 
 static int rdma_check(const backend_given *g)
 {
@@ -21,16 +25,22 @@ static int rdma_check(const backend_given *g)
 
 static const backend_info table[] = {
     {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
-     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, 0},
+     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL, 0},
     {"shm", "measured: one process per rank, over shared memory", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, 0},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL, 0},
     {"tcp", "measured: one process per rank, over TCP sockets", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
-     run_size_real, NULL, bench_tcp, 0},
+     run_size_real, NULL, bench_tcp, NULL, 0},
     {"rdma", "measured: one process per rank, through libfabric", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
-     bench_rdma, RDMA_EAGER_MAX},
-    {"mpi", "measured: one MPI process per rank", false, true, 0, NULL, NULL, NULL, 0},
+     bench_rdma, NULL, RDMA_EAGER_MAX},
+#ifdef CL_HAVE_MPI
+    {"mpi", "measured: one MPI process per rank, through the MPI library", true, true,
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_real, NULL, bench_mpi, mpi_enter, 0},
+#else
+    {"mpi", "measured: one MPI process per rank (built where mpicc is found)", false, true, 0,
+     NULL, NULL, NULL, NULL, 0},
+#endif
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -43,16 +53,33 @@ const backend_info *backend_at(size_t i)
     return NULL;
 }
 
+void backend_print_all(FILE *f)
+{
+    fprintf(f, "backends:\n");
+    for (size_t k = 0; k < NTABLE; k++) {
+        const backend_info *b = &table[k];
+        char lib[256] = "";
+#ifdef CL_HAVE_MPI
+        if (b->enter)
+            snprintf(lib, sizeof lib, " (%s)", mpib_library(lib + 128, 128));
+#endif
+        fprintf(f, "  %-5s %s%s: %s\n", b->name, b->built ? "built" : "not built", lib,
+                b->summary);
+    }
+}
+
 const backend_info *backend_default(void)
 {
     return &table[0];
 }
 
 /* Whether b is one of those asked for: measured ones only when
- * measured_only, those taking the groups of `takes` (BOPT bits). */
+ * measured_only, those taking the groups of `takes` (BOPT bits).  The
+ * commands that want a measured backend (calibrate, compare) run it in
+ * their own process, which a launcher's backend (enter) cannot yet. */
 static bool wanted(const backend_info *b, bool measured_only, unsigned takes)
 {
-    return (!measured_only || b->measured) && (b->takes & takes) == takes;
+    return (!measured_only || (b->measured && !b->enter)) && (b->takes & takes) == takes;
 }
 
 /* The names of the built backends wanted, "a, b<last_sep>c", appended to
@@ -103,10 +130,17 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
                          backend_names(names, sizeof names, measured_only, ", "));
     }
     if (!b->built)
-        return cli_error("the '%s' backend is not built yet; %s takes %s", name, cmd, names);
+        return cli_error("the '%s' backend is not built here (%s); %s takes %s", name,
+                         b->summary, cmd, names);
     if (measured_only && !b->measured)
         return cli_error("--backend %s is the model itself: %s takes a measured backend (%s)",
                          name, cmd, names);
+    /* A backend whose ranks are a launcher's processes starts its job in
+     * run (backend_info.enter) and benchmarks itself; the other commands
+     * run their patterns in this process. */
+    if (b->enter && strcmp(cmd, "run") != 0 && strcmp(cmd, "bench") != 0)
+        return cli_error("%s --backend %s is not built: only `run` starts an MPI job so far "
+                         "(`commlab run PATTERN --backend %s`)", cmd, name, name);
     *out = b;
     return 0;
 }

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "core/record.h"
@@ -56,6 +57,12 @@ typedef struct backend_info {
     int (*check)(const struct backend_given *g);
     /* `commlab bench NAME`: prints its figures; a CLI_EXIT_* code. */
     int (*bench)(bool quick);
+    /* Optional, for a backend whose ranks are the processes of a launcher
+     * (mpi): called by `run` once the options are checked, with run's
+     * arguments.  Returns -1 to go on in this process (it is a rank, made
+     * ready), or the exit status to end with: that of the command run
+     * again under the launcher, or a usage error it printed. */
+    int (*enter)(struct run_opts *o, int argc, char **argv);
     uint64_t eager_max; /* bytes: the largest --eager-limit it takes; 0: any */
 } backend_info;
 
@@ -93,6 +100,10 @@ int backend_check_options(const backend_info *b, const backend_given *g);
 /* --eager-limit bytes on b: prints why and returns CLI_EXIT_USAGE when b
  * cannot keep that much per rank; else 0. */
 int backend_check_eager(const backend_info *b, uint64_t bytes);
+/* One line per backend of the table, built or not, for `commlab
+ * --version`: "  mpi    built, Open MPI v4.1.4" or "  mpi    not built
+ * (...)".  Cannot fail. */
+void backend_print_all(FILE *f);
 /* "sim, shm, tcp or rdma": the built backends' names (measured ones only
  * when measured_only), cut to len.  Returns buf. */
 const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep);

@@ -727,6 +727,12 @@ static int run_command(int argc, char **argv, const char *secret)
         free(o.sizes);
         return rc;
     }
+    if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0) {
+        student_unload(&o.student);
+        free(o.sizes);
+        world_release(&o.world);
+        return rc;
+    }
     run_env env = {0};
     if (!o.be->measured && (rc = build_net(&o, &env.net))) {
         student_unload(&o.student);

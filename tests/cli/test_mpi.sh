@@ -1,0 +1,122 @@
+#!/bin/sh
+# test_mpi.sh COMMLAB TOOLDIR - `--backend mpi`: every pattern's data check
+# over 2 and 4 MPI processes (run starts itself under mpirun, or is started
+# by it), MPI's own matching (wildcards, oneself, groups, truncation), the
+# faults (a deadlock exits 3 with the report, a killed rank 4 with its
+# name), records, --debug, the library's eager limits, and nothing left
+# behind.  Skips, saying why, where the backend is not built or mpirun is
+# missing.
+. "$(dirname "$0")/lib.sh"
+
+if ! "$cl" --version | grep -q "^  mpi   built"; then
+    echo "skipped: the mpi backend is not built here (no mpicc when commlab was built)"
+    run 2 run ring --backend mpi; has "$err" "the 'mpi' backend is not built here"
+    finish
+    exit $?
+fi
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "skipped: mpirun is missing (make deps installs openmpi-bin)"
+    run 2 run ring --backend mpi; has "$err" "mpirun cannot be started here"
+    finish
+    exit $?
+fi
+root=
+[ "$(id -u)" = 0 ] && root=--allow-run-as-root
+# mpirun starts this program by its full path: what pgrep looks for.
+exe=$(readlink -f "$cl")
+
+run 0 --version; has "$out" "  mpi   built ("
+
+# --- every pattern, checked, on 2 and 4 processes ---
+for p in pingpong ring exchange relay pipeline chunked incast allreduce-naive allreduce-ring; do
+    for n in 2 4; do
+        run 0 run "$p" --backend mpi -n "$n" --sizes 8,100KiB,1MiB --iters 2 --check
+        has "$out" "$p on mpi: $n ranks"
+    done
+done
+run 0 run tests/data/mpi/tags_and_groups.c --backend mpi -n 4 --sizes 8,1MiB --check
+run 0 run tests/data/mpi/tags_and_groups.c --backend mpi -n 5 --bytes 1KiB
+
+# --- started by mpirun itself: rank 0's process alone prints ---
+$limit mpirun $root --oversubscribe -q -np 2 "$cl" run ring --backend mpi --sizes 8,1MiB \
+    --check --json >"$out" 2>"$err"
+rc=$?
+if [ "$rc" = 0 ]; then ok; else bad "mpirun -np 2 commlab run ring --backend mpi exited $rc"; fi
+json "run ring --backend mpi under mpirun"
+has "$out" '"backend": "mpi"'
+has "$out" '"binding": "left to the launcher that started the processes"'
+if [ "$(grep -c '"command"' "$out")" = 1 ]; then ok; else bad "more than one process printed"; fi
+
+# --- usage ---
+run 2 run ring --backend mpi --eager-limit 1KiB; has "$err" "eager limit is its own"
+run 2 run ring --backend mpi --shm-copy cma; has "$err" "--shm-copy is an option of"
+run 2 calibrate --backend mpi; has "$err" "only \`run\` starts an MPI job so far"
+run 2 compare pingpong --backend mpi; has "$err" "only \`run\` starts an MPI job so far"
+
+# --- the library's eager limits ---
+run 0 fabric --mpi; has "$out" "btl_self_eager_limit"; has "$out" "eager limits"
+run 0 fabric --mpi --json; json "fabric --mpi --json"; has "$out" '"eager_limits"'
+
+# --- faults: a deadlock; the library's eager limit is where it starts ---
+limit_b=$("$cl" fabric --mpi --json | grep -A1 '"btl_vader_eager_limit"' |
+          sed -n 's/.*"bytes": \([0-9]*\).*/\1/p')
+run 3 run deadlock --backend mpi --bytes 1MiB --deadlock-timeout 300ms
+has "$err" "rank 0: blocked in send(dst=1, tag=0, 1 MiB)"
+has "$err" "cycle: rank 0 -> rank 1 -> rank 0"
+has "$err" "a message above the eager limit"
+if [ -n "$limit_b" ] && [ "$limit_b" -gt 64 ]; then
+    ok
+    run 0 run deadlock --backend mpi --bytes $((limit_b / 2)) --deadlock-timeout 300ms
+    run 3 run deadlock --backend mpi --bytes $((limit_b * 2)) --deadlock-timeout 300ms
+else
+    bad "btl_vader_eager_limit not read: '$limit_b'"
+fi
+run 0 run deadlock --backend mpi --bytes 1MiB --fix nonblocking
+
+# A data check that fails: exit 1, the rank named.
+run 1 run tests/data/debug/send_modified.c --backend mpi --bytes 1MiB --debug
+has "$err" "rank 0: misuse: the send buffer of isend #1 (dst=1, tag=0, 1 MiB at cl_alloc #1) was modified before the send completed"
+run 0 run tests/data/debug/legal.c --backend mpi -n 3 --sizes 8,1MiB --debug
+
+# A rank killed from outside: its guardian names it, every process ends, exit 4.
+( $limit "$cl" run pingpong --backend mpi --bytes 1MiB --iters 1000000 \
+    >"$tmpd/k.out" 2>"$tmpd/k.err"; echo $? >"$tmpd/k.rc" ) &
+kid=
+tries=0
+while [ -z "$kid" ] && [ "$tries" -lt 100 ]; do
+    for g in $(pgrep -f "^$exe run .*--iters 1000000" 2>/dev/null); do
+        if tr '\0' '\n' <"/proc/$g/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then
+            kid=$(pgrep -P "$g" | head -n 1)
+            [ -n "$kid" ] && break
+        fi
+    done
+    tries=$((tries + 1))
+    sleep 0.1
+done
+if [ -n "$kid" ]; then
+    sleep 0.5
+    kill -9 "$kid"
+    wait
+    if [ "$(cat "$tmpd/k.rc")" = 4 ]; then ok; else bad "killed rank: exit $(cat "$tmpd/k.rc")"; fi
+    has "$tmpd/k.err" "rank 1 was killed by signal 9 (SIGKILL)"
+else
+    bad "rank 1 of the kill test never started"
+    pkill -f "^mpirun .*$exe run .*--iters 1000000"
+    wait
+fi
+
+# --- records: a trace and a timeline from every rank ---
+run 0 run pipeline --backend mpi -n 4 --compute 100us --bytes 64KiB \
+    --trace "$tmpd/p.json" --timeline "$tmpd/p.csv"
+"$tools/tool_jsoncheck" <"$tmpd/p.json" && ok || bad "the mpi trace is not JSON"
+for r in 0 1 2 3; do has "$tmpd/p.json" "\"name\":\"rank $r\""; done
+has "$tmpd/p.csv" "# side: mpi"
+run 3 run deadlock --backend mpi --bytes 1MiB --deadlock-timeout 300ms --timeline "$tmpd/d.csv"
+has "$tmpd/d.csv" "# status: deadlock"
+
+# --- nothing left behind ---
+sleep 0.2
+if pgrep -f "^$exe run .*--backend mpi" >/dev/null || pgrep -f "^mpirun .*$exe run" >/dev/null; then
+    bad "processes of mpi runs are still alive"
+else ok; fi
+finish
