@@ -25,21 +25,22 @@ static int rdma_check(const backend_given *g)
 
 static const backend_info table[] = {
     {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
-     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL, 0},
+     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL, NULL, 0},
     {"shm", "measured: one process per rank, over shared memory", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL, 0},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL, NULL, 0},
     {"tcp", "measured: one process per rank, over TCP sockets", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
-     run_size_real, NULL, bench_tcp, NULL, 0},
+     run_size_real, NULL, bench_tcp, NULL, NULL, 0},
     {"rdma", "measured: one process per rank, through libfabric", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
-     bench_rdma, NULL, RDMA_EAGER_MAX},
+     bench_rdma, NULL, NULL, RDMA_EAGER_MAX},
 #ifdef CL_HAVE_MPI
     {"mpi", "measured: one MPI process per rank, through the MPI library", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_real, NULL, bench_mpi, mpi_enter, 0},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_real, NULL, bench_mpi, mpi_enter,
+     mpib_coll_find, 0},
 #else
     {"mpi", "measured: one MPI process per rank (built where mpicc is found)", false, true, 0,
-     NULL, NULL, NULL, NULL, 0},
+     NULL, NULL, NULL, NULL, NULL, 0},
 #endif
 };
 
@@ -180,5 +181,24 @@ int backend_check_eager(const backend_info *b, uint64_t bytes)
         return cli_error("--eager-limit on --backend %s is at most %s (each rank keeps "
                          "buffers that size), got %llu bytes",
                          b->name, units_size_str(max, b->eager_max), (unsigned long long)bytes);
+    return 0;
+}
+
+int backend_check_library(const backend_info *b, const char *collective, cl_pattern_fn **fn)
+{
+    if (!b->library) {
+        char who[64] = "";
+        int used = 0;
+        for (size_t k = 0; k < NTABLE; k++)
+            if (table[k].library)
+                cli_appendf(who, sizeof who, &used, "%s--backend %s", used ? " or " : "",
+                            table[k].name);
+        return cli_error("--library runs a library's own collective, on a backend that has "
+                         "one (%s): --backend %s has none",
+                         used ? who : "none is built here; mpi, where mpicc is found", b->name);
+    }
+    *fn = b->library(collective);
+    if (!*fn)
+        return cli_error("--library: the %s backend's library has no %s", b->name, collective);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "commlab.h"
 #include "core/record.h"
 #include "core/run.h"
 
@@ -63,6 +64,11 @@ typedef struct backend_info {
      * ready), or the exit status to end with: that of the command run
      * again under the launcher, or a usage error it printed. */
     int (*enter)(struct run_opts *o, int argc, char **argv);
+    /* Optional, for a backend that has a library of collectives (mpi):
+     * the rank program of the library's own call for a collective of
+     * core/pattern.h ("allreduce"), run by `run --library`; NULL for a
+     * collective it has no call for. */
+    cl_pattern_fn *(*library)(const char *collective);
     uint64_t eager_max; /* bytes: the largest --eager-limit it takes; 0: any */
 } backend_info;
 
@@ -104,6 +110,10 @@ int backend_check_eager(const backend_info *b, uint64_t bytes);
  * --version`: "  mpi    built, Open MPI v4.1.4" or "  mpi    not built
  * (...)".  Cannot fail. */
 void backend_print_all(FILE *f);
+/* --library on b: prints why and returns CLI_EXIT_USAGE when b has no
+ * library of collectives or none for collective; else 0 with its rank
+ * program in *fn. */
+int backend_check_library(const backend_info *b, const char *collective, cl_pattern_fn **fn);
 /* "sim, shm, tcp or rdma": the built backends' names (measured ones only
  * when measured_only), cut to len.  Returns buf. */
 const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep);

@@ -486,6 +486,14 @@ static const comm_ops mpib_ops = {
     .group_free = mpib_group_free,
 };
 
+MPI_Comm mpib__comm(const cl_comm *c)
+{
+    if (c->ops != &mpib_ops)
+        return MPI_COMM_NULL;
+    mpib_ctx *cx = ctx_find(rank_of(c), c->ctx);
+    return cx ? cx->user : MPI_COMM_NULL;
+}
+
 /* ---- the transport ---- */
 
 static size_t mpib_shared_bytes(const real_opts *o)

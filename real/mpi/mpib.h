@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "commlab.h"
 #include "core/diag.h"
 #include "real/launch.h"
 
@@ -61,5 +62,13 @@ int mpib_limits(mpib_limit *v, size_t cap, size_t *n, cl_diag *d);
  * transport's: btl_vader_eager_limit, or btl_sm_ in later Open MPI) or
  * across hosts (btl_tcp_eager_limit).  0, or CL_ENOSYS when unknown. */
 int mpib_eager_limit(bool one_host, uint64_t *bytes);
+
+/* ---- the library's collectives (mpib_coll.c) ---- */
+
+/* The rank program that runs the library's own call for a collective of
+ * core/pattern.h ("allreduce": MPI_Allreduce), from the data chapter 04's
+ * algorithms start from and with their data check; NULL when it has none.
+ * Runs only on this backend's ranks.  Cannot fail. */
+cl_pattern_fn *mpib_coll_find(const char *collective);
 
 #endif

@@ -11,6 +11,7 @@
 if ! "$cl" --version | grep -q "^  mpi   built"; then
     echo "skipped: the mpi backend is not built here (no mpicc when commlab was built)"
     run 2 run ring --backend mpi; has "$err" "the 'mpi' backend is not built here"
+    run 2 run allreduce --library; has "$err" "none is built here"
     finish
     exit $?
 fi
@@ -52,6 +53,36 @@ run 2 run ring --backend mpi --eager-limit 1KiB; has "$err" "eager limit is its 
 run 2 run ring --backend mpi --shm-copy cma; has "$err" "--shm-copy is an option of"
 run 2 calibrate --backend mpi; has "$err" "only \`run\` starts an MPI job so far"
 run 2 compare pingpong --backend mpi; has "$err" "only \`run\` starts an MPI job so far"
+
+# --- --library: the library's own collective beside the hand-written ones ---
+# The table of the issue: every all-reduce algorithm and the library, 8 B to
+# 64 MiB, each with the chapter's data check, on 2 and 4 processes.
+for n in 2 4; do
+    run 0 run allreduce --backend mpi --algo all --library -n "$n" \
+        --sizes 8,1KiB,64KiB,1MiB,64MiB --iters 2 --warmup 1 --check --json
+    json "allreduce --algo all --library -n $n"
+    for a in naive ring rd rabenseifner tree hierarchical library; do
+        k=$(grep -c "\"algorithm\": \"$a\"" "$out")
+        if [ "$k" = 5 ]; then ok; else bad "-n $n: $k rows of $a, want one a size (5)"; fi
+    done
+    has "$out" '"bytes": 67108864'
+done
+run 0 run allreduce --backend mpi --algo all --library -n 4 --sizes 8,1MiB --iters 2
+has "$out" "allreduce on mpi: 4 ranks"
+if grep -q '^1 MiB  *library  .* -$' "$out"; then ok; else bad "no library row at 1 MiB"; fi
+# Every collective's library call from the chapter's data, with its check, on 3
+# ranks: blocks of unequal size (7 and 100001 bytes do not divide by 3).
+for c in allreduce broadcast allgather reducescatter alltoall barrier reduce gather scatter; do
+    run 0 run "$c" --backend mpi --algo all --library -n 3 --sizes 7,100001 --iters 2 --check
+    has "$out" "library"
+done
+run 0 run allreduce --backend mpi --library --bytes 1MiB --json
+has "$out" '"pattern": "allreduce-library"'
+run 2 run allreduce --backend shm --library; has "$err" "--backend shm has none"
+run 2 run allreduce --library; has "$err" "--backend sim has none"
+run 2 run pingpong --backend mpi --library; has "$err" "'pingpong' is not one"
+run 2 run allreduce --backend mpi --algo all --library --trace "$tmpd/l.json"
+has "$err" "give --library alone, or one --algo without it"
 
 # --- the library's eager limits ---
 run 0 fabric --mpi; has "$out" "btl_self_eager_limit"; has "$out" "eager limits"
