@@ -25,22 +25,22 @@ static int rdma_check(const backend_given *g)
 
 static const backend_info table[] = {
     {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
-     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL, NULL, 0},
+     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL, NULL, NULL, NULL, 0},
     {"shm", "measured: one process per rank, over shared memory", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL, NULL, 0},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL, NULL, NULL, NULL, 0},
     {"tcp", "measured: one process per rank, over TCP sockets", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
-     run_size_real, NULL, bench_tcp, NULL, NULL, 0},
+     run_size_real, NULL, bench_tcp, NULL, NULL, NULL, NULL, 0},
     {"rdma", "measured: one process per rank, through libfabric", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
-     bench_rdma, NULL, NULL, RDMA_EAGER_MAX},
+     bench_rdma, NULL, NULL, NULL, NULL, RDMA_EAGER_MAX},
 #ifdef CL_HAVE_MPI
     {"mpi", "measured: one MPI process per rank, through the MPI library", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_real, NULL, bench_mpi, mpi_enter,
-     mpib_coll_find, 0},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_mpi, NULL, bench_mpi, mpi_enter,
+     mpib_coll_find, mpi_join, mpi_speaks, 0},
 #else
     {"mpi", "measured: one MPI process per rank (built where mpicc is found)", false, true, 0,
-     NULL, NULL, NULL, NULL, NULL, 0},
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0},
 #endif
 };
 
@@ -75,12 +75,10 @@ const backend_info *backend_default(void)
 }
 
 /* Whether b is one of those asked for: measured ones only when
- * measured_only, those taking the groups of `takes` (BOPT bits).  The
- * commands that want a measured backend (calibrate, compare) run it in
- * their own process, which a launcher's backend (enter) cannot yet. */
+ * measured_only, those taking the groups of `takes` (BOPT bits). */
 static bool wanted(const backend_info *b, bool measured_only, unsigned takes)
 {
-    return (!measured_only || (b->measured && !b->enter)) && (b->takes & takes) == takes;
+    return (!measured_only || b->measured) && (b->takes & takes) == takes;
 }
 
 /* The names of the built backends wanted, "a, b<last_sep>c", appended to
@@ -137,11 +135,12 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
         return cli_error("--backend %s is the model itself: %s takes a measured backend (%s)",
                          name, cmd, names);
     /* A backend whose ranks are a launcher's processes starts its job in
-     * run (backend_info.enter) and benchmarks itself; the other commands
-     * run their patterns in this process. */
-    if (b->enter && strcmp(cmd, "run") != 0 && strcmp(cmd, "bench") != 0)
-        return cli_error("%s --backend %s is not built: only `run` starts an MPI job so far "
-                         "(`commlab run PATTERN --backend %s`)", cmd, name, name);
+     * run (backend_info.enter), calibrate and compare (join) and benchmarks
+     * itself; the other commands run their patterns in this process. */
+    if (b->enter && strcmp(cmd, "run") != 0 && strcmp(cmd, "bench") != 0 &&
+        strcmp(cmd, "calibrate") != 0 && strcmp(cmd, "compare") != 0)
+        return cli_error("%s --backend %s is not built: run, compare and calibrate start an "
+                         "MPI job (`commlab run PATTERN --backend %s`)", cmd, name, name);
     *out = b;
     return 0;
 }
@@ -182,6 +181,11 @@ int backend_check_eager(const backend_info *b, uint64_t bytes)
                          "buffers that size), got %llu bytes",
                          b->name, units_size_str(max, b->eager_max), (unsigned long long)bytes);
     return 0;
+}
+
+bool backend_speaks(const backend_info *b)
+{
+    return !b->speaks || b->speaks();
 }
 
 int backend_check_library(const backend_info *b, const char *collective, cl_pattern_fn **fn)

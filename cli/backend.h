@@ -69,6 +69,16 @@ typedef struct backend_info {
      * core/pattern.h ("allreduce"), run by `run --library`; NULL for a
      * collective it has no call for. */
     cl_pattern_fn *(*library)(const char *collective);
+    /* Optional, with enter: for a command that runs patterns itself
+     * (calibrate, compare), called once its options are checked: the whole
+     * command runs in every process of a launcher's job of `ranks`, each
+     * run by all in step.  May set *eager_limit to the transport's.
+     * Returns -1 to go on in this process, or the exit status to end with
+     * (the command run again under the launcher, or an error printed). */
+    int (*join)(int ranks, uint64_t *eager_limit, int argc, char **argv);
+    /* Optional, with join: whether this process writes the command's files
+     * (one of a job's processes does). */
+    bool (*speaks)(void);
     uint64_t eager_max; /* bytes: the largest --eager-limit it takes; 0: any */
 } backend_info;
 
@@ -110,6 +120,10 @@ int backend_check_eager(const backend_info *b, uint64_t bytes);
  * --version`: "  mpi    built, Open MPI v4.1.4" or "  mpi    not built
  * (...)".  Cannot fail. */
 void backend_print_all(FILE *f);
+/* Whether this process writes the command's files: false only in a
+ * process of a job that b->join joined other than the one that speaks for
+ * it.  Cannot fail. */
+bool backend_speaks(const backend_info *b);
 /* --library on b: prints why and returns CLI_EXIT_USAGE when b has no
  * library of collectives or none for collective; else 0 with its rank
  * program in *fn. */
