@@ -385,8 +385,7 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     auth_sha256_init(&h);
     int n = snprintf(buf, sizeof buf, "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%d|%zu|",
                      o->pattern->name, o->algo ? o->algo : "", o->library, o->backend, o->ranks,
-                     o->iters,
-                     o->warmup, (unsigned long long)o->eager_limit, o->check,
+                     o->iters, o->warmup, (unsigned long long)o->eager_limit, o->check,
                      o->args.fix ? o->args.fix : "", o->args.microbatches,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes);
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);

@@ -1,6 +1,6 @@
 /* test_mpi.c - what of the mpi backend runs in one process: the library's
- * name and eager limits read through the MPI tool interface, and the
- * launcher's refusal to run an in-process transport outside a launcher's
+ * name and eager limits read through the MPI tool interface, a library
+ * call for every collective (--library), and the launcher's refusal to run an in-process transport outside a launcher's
  * job.  Runs of patterns need mpirun: tests/cli/test_mpi.sh.  Every test
  * skips, saying why, where the backend is not built (no mpicc). */
 #include "tests/testutil.h"
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/pattern.h"
 #include "real/launch.h"
 #ifdef CL_HAVE_MPI
 #include "real/mpi/mpib.h"
@@ -88,6 +89,26 @@ static void test_eager_limits(void **state)
 #endif
 }
 
+/* --library: every collective of core/pattern.h has the library's own
+ * call, and a name that is not a collective has none. */
+static void test_library_calls(void **state)
+{
+    (void)state;
+#ifdef CL_HAVE_MPI
+    const collective_info *c;
+    size_t n = 0;
+    for (size_t i = 0; (c = collective_at(i)) != NULL; i++, n++)
+        if (!mpib_coll_find(c->name))
+            fail_msg("no library call for the collective '%s'", c->name);
+    assert_int_equal(n, 9);
+    assert_null(mpib_coll_find("pingpong"));
+    assert_null(mpib_coll_find(""));
+    assert_ptr_not_equal(mpib_coll_find("allreduce"), mpib_coll_find("broadcast"));
+#else
+    not_built();
+#endif
+}
+
 static int idle(cl_comm *c, const cl_args *a)
 {
     (void)c;
@@ -119,6 +140,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_library_named),
         cmocka_unit_test(test_eager_limits),
+        cmocka_unit_test(test_library_calls),
         cmocka_unit_test(test_needs_a_launcher),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
