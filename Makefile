@@ -25,9 +25,16 @@ DEB_PKGS := libyaml-dev libhwloc-dev hwloc libfabric-dev libfabric-bin \
             libcmocka-dev gnuplot-nox openmpi-bin libopenmpi-dev pkg-config procps \
             iproute2 clang libclang-rt-14-dev
 
-# pkg-config is asked lazily (=) so `make deps` can install it first.
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The mpi backend (real/mpi/mpib*.c) is built where Open MPI's compiler
+# wrapper mpicc is found: its flags, and CL_HAVE_MPI, go to every object
+# (without it those files are empty and `--backend mpi` says it is not built).
+MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS   = $(shell mpicc --showme:link 2>/dev/null)
+MPI_DEFS   = $(if $(MPI_CFLAGS),-DCL_HAVE_MPI)
+
+# pkg-config and mpicc are asked lazily (=) so `make deps` can install them first.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(MPI_CFLAGS) $(MPI_DEFS)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(MPI_LIBS)
 
 # V=1 shows every command.
 V ?= 0
@@ -48,7 +55,7 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # table is read-only from then on).
 LDLIBS    = $(PKG_LIBS) -lm -ldl -lpthread -Wl,-z,relro,-z,now
 
-LIB_SRC  := $(sort $(wildcard core/*.c sim/*.c real/*.c chapters/*/*.c))
+LIB_SRC  := $(sort $(wildcard core/*.c sim/*.c real/*.c real/mpi/mpib*.c chapters/*/*.c))
 ASM_SRC  := $(sort $(wildcard sim/*.S))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))

@@ -6,10 +6,14 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "cli/mpi_launch.h"
 #include "cli/near.h"
 #include "cli/run_size.h"
 #include "core/units.h"
 #include "real/rdma.h"
+#ifdef CL_HAVE_MPI
+#include "real/mpi/mpib.h"
+#endif
 
 static int rdma_check(const backend_given *g)
 {
@@ -21,16 +25,23 @@ static int rdma_check(const backend_given *g)
 
 static const backend_info table[] = {
     {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
-     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, 0},
+     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL, NULL, NULL, NULL, 0},
     {"shm", "measured: one process per rank, over shared memory", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, 0},
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL, NULL, NULL, NULL, 0},
     {"tcp", "measured: one process per rank, over TCP sockets", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
-     run_size_real, NULL, bench_tcp, 0},
+     run_size_real, NULL, bench_tcp, NULL, NULL, NULL, NULL, 0},
     {"rdma", "measured: one process per rank, through libfabric", true, true,
      BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
-     bench_rdma, RDMA_EAGER_MAX},
-    {"mpi", "measured: one MPI process per rank", false, true, 0, NULL, NULL, NULL, 0},
+     bench_rdma, NULL, NULL, NULL, NULL, RDMA_EAGER_MAX},
+#ifdef CL_HAVE_MPI
+    {"mpi", "measured: one MPI process per rank, through the MPI library", true, true,
+     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_mpi, NULL, bench_mpi, mpi_enter,
+     mpib_coll_find, mpi_join, mpi_speaks, 0},
+#else
+    {"mpi", "measured: one MPI process per rank (built where mpicc is found)", false, true, 0,
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0},
+#endif
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -41,6 +52,21 @@ const backend_info *backend_at(size_t i)
         if (table[k].built && i-- == 0)
             return &table[k];
     return NULL;
+}
+
+void backend_print_all(FILE *f)
+{
+    fprintf(f, "backends:\n");
+    for (size_t k = 0; k < NTABLE; k++) {
+        const backend_info *b = &table[k];
+        char lib[256] = "";
+#ifdef CL_HAVE_MPI
+        if (b->enter)
+            snprintf(lib, sizeof lib, " (%s)", mpib_library(lib + 128, 128));
+#endif
+        fprintf(f, "  %-5s %s%s: %s\n", b->name, b->built ? "built" : "not built", lib,
+                b->summary);
+    }
 }
 
 const backend_info *backend_default(void)
@@ -103,10 +129,18 @@ int backend_lookup(const char *name, const char *cmd, bool measured_only,
                          backend_names(names, sizeof names, measured_only, ", "));
     }
     if (!b->built)
-        return cli_error("the '%s' backend is not built yet; %s takes %s", name, cmd, names);
+        return cli_error("the '%s' backend is not built here (%s); %s takes %s", name,
+                         b->summary, cmd, names);
     if (measured_only && !b->measured)
         return cli_error("--backend %s is the model itself: %s takes a measured backend (%s)",
                          name, cmd, names);
+    /* A backend whose ranks are a launcher's processes starts its job in
+     * run (backend_info.enter), calibrate and compare (join) and benchmarks
+     * itself; the other commands run their patterns in this process. */
+    if (b->enter && strcmp(cmd, "run") != 0 && strcmp(cmd, "bench") != 0 &&
+        strcmp(cmd, "calibrate") != 0 && strcmp(cmd, "compare") != 0)
+        return cli_error("%s --backend %s is not built: run, compare and calibrate start an "
+                         "MPI job (`commlab run PATTERN --backend %s`)", cmd, name, name);
     *out = b;
     return 0;
 }
@@ -146,5 +180,29 @@ int backend_check_eager(const backend_info *b, uint64_t bytes)
         return cli_error("--eager-limit on --backend %s is at most %s (each rank keeps "
                          "buffers that size), got %llu bytes",
                          b->name, units_size_str(max, b->eager_max), (unsigned long long)bytes);
+    return 0;
+}
+
+bool backend_speaks(const backend_info *b)
+{
+    return !b->speaks || b->speaks();
+}
+
+int backend_check_library(const backend_info *b, const char *collective, cl_pattern_fn **fn)
+{
+    if (!b->library) {
+        char who[64] = "";
+        int used = 0;
+        for (size_t k = 0; k < NTABLE; k++)
+            if (table[k].library)
+                cli_appendf(who, sizeof who, &used, "%s--backend %s", used ? " or " : "",
+                            table[k].name);
+        return cli_error("--library runs a library's own collective, on a backend that has "
+                         "one (%s): --backend %s has none",
+                         used ? who : "none is built here; mpi, where mpicc is found", b->name);
+    }
+    *fn = b->library(collective);
+    if (!*fn)
+        return cli_error("--library: the %s backend's library has no %s", b->name, collective);
     return 0;
 }

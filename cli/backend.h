@@ -15,8 +15,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
+#include "commlab.h"
 #include "core/record.h"
 #include "core/run.h"
 
@@ -56,6 +58,27 @@ typedef struct backend_info {
     int (*check)(const struct backend_given *g);
     /* `commlab bench NAME`: prints its figures; a CLI_EXIT_* code. */
     int (*bench)(bool quick);
+    /* Optional, for a backend whose ranks are the processes of a launcher
+     * (mpi): called by `run` once the options are checked, with run's
+     * arguments.  Returns -1 to go on in this process (it is a rank, made
+     * ready), or the exit status to end with: that of the command run
+     * again under the launcher, or a usage error it printed. */
+    int (*enter)(struct run_opts *o, int argc, char **argv);
+    /* Optional, for a backend that has a library of collectives (mpi):
+     * the rank program of the library's own call for a collective of
+     * core/pattern.h ("allreduce"), run by `run --library`; NULL for a
+     * collective it has no call for. */
+    cl_pattern_fn *(*library)(const char *collective);
+    /* Optional, with enter: for a command that runs patterns itself
+     * (calibrate, compare), called once its options are checked: the whole
+     * command runs in every process of a launcher's job of `ranks`, each
+     * run by all in step.  May set *eager_limit to the transport's.
+     * Returns -1 to go on in this process, or the exit status to end with
+     * (the command run again under the launcher, or an error printed). */
+    int (*join)(int ranks, uint64_t *eager_limit, int argc, char **argv);
+    /* Optional, with join: whether this process writes the command's files
+     * (one of a job's processes does). */
+    bool (*speaks)(void);
     uint64_t eager_max; /* bytes: the largest --eager-limit it takes; 0: any */
 } backend_info;
 
@@ -93,6 +116,18 @@ int backend_check_options(const backend_info *b, const backend_given *g);
 /* --eager-limit bytes on b: prints why and returns CLI_EXIT_USAGE when b
  * cannot keep that much per rank; else 0. */
 int backend_check_eager(const backend_info *b, uint64_t bytes);
+/* One line per backend of the table, built or not, for `commlab
+ * --version`: "  mpi    built, Open MPI v4.1.4" or "  mpi    not built
+ * (...)".  Cannot fail. */
+void backend_print_all(FILE *f);
+/* Whether this process writes the command's files: false only in a
+ * process of a job that b->join joined other than the one that speaks for
+ * it.  Cannot fail. */
+bool backend_speaks(const backend_info *b);
+/* --library on b: prints why and returns CLI_EXIT_USAGE when b has no
+ * library of collectives or none for collective; else 0 with its rank
+ * program in *fn. */
+int backend_check_library(const backend_info *b, const char *collective, cl_pattern_fn **fn);
 /* "sim, shm, tcp or rdma": the built backends' names (measured ones only
  * when measured_only), cut to len.  Returns buf. */
 const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep);

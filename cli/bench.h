@@ -17,6 +17,9 @@ int bench_tcp(bool quick);
 /* `commlab bench rdma`: the same, per libfabric provider, beside
  * fi_pingpong. */
 int bench_rdma(bool quick);
+/* mpi: commlab's ping-pong over the MPI library beside the library's own
+ * (cli/bench_mpi.c; built with CL_HAVE_MPI). */
+int bench_mpi(bool quick);
 
 /* k blocking round trips of bytes between ranks 0 and 1 from buf (the
  * OSU latency loop both benchmarks time); other ranks do nothing. */

@@ -123,6 +123,8 @@ int cmd_compare(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
 int cmd_fabric(int argc, char **argv);
 int cmd_collectives(int argc, char **argv);
+/* `fabric --mpi` (cli/fabric_mpi.c): a CLI_EXIT_* code. */
+int fabric_mpi(bool as_json);
 
 extern const char cmd_price_usage[];
 extern const char cmd_sweep_usage[];

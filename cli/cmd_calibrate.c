@@ -351,6 +351,9 @@ int cmd_calibrate(int argc, char **argv)
     int rc = parse(argc, argv, &o, &out, &fmt);
     if (rc)
         return rc == -1 ? CLI_EXIT_OK : rc;
+    /* mpi: every process of a 2-process MPI job runs the calibration. */
+    if (o.be->join && (rc = o.be->join(2, &o.eager_limit, argc, argv)) >= 0)
+        return rc;
     if (o.eager_limit < 1 || o.eager_limit >= (o.quick ? 4u << 20 : 64u << 20))
         return cli_error("--eager-limit must leave sizes on both sides of it: 1 B up to "
                          "below %s, got %llu", o.quick ? "4 MiB" : "64 MiB",
@@ -367,7 +370,7 @@ int cmd_calibrate(int argc, char **argv)
         return rc;
     calib_result r;
     rc = calibrate_measure(&o, &r);
-    if (rc == CLI_EXIT_OK) {
+    if (rc == CLI_EXIT_OK && backend_speaks(o.be)) {
         cl_diag d = {{0}};
         if (machine_save(&r.m, path, &d))
             rc = cli_diag(&d, CLI_EXIT_USAGE);

@@ -239,7 +239,8 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
             fprintf(stderr, "commlab: --recalibrate: calibrating %s into %s%s\n", o->backend,
                     path, co->quick ? " (--quick)" : "");
         calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
-                          .eager_limit = 64 * 1024, .quick = co->quick, .bind = o->bind,
+                          .eager_limit = o->eager_limit ? o->eager_limit : 64 * 1024,
+                          .quick = co->quick, .bind = o->bind,
                           .listen = o->listen, .progress = isatty(2)};
         calib_result r;
         rc = calibrate_measure(&cal, &r);
@@ -554,11 +555,19 @@ int cmd_compare(int argc, char **argv)
         .repeat = 1,
     };
     run_opts *o = &co.run;
-    int rc = parse(argc, argv, &co);
-    if (rc) {
+    int rc = parse(argc, argv, &co), joined = -1;
+    /* mpi: every process of a 2-process MPI job runs the comparison (each
+     * process runs every run, and the drift probe and a calibration are
+     * 2-rank ping-pongs). */
+    if (rc == 0 && o->be->join && o->ranks != 2)
+        rc = cli_error("compare --backend mpi runs on 2 ranks (its MPI job runs the 2-rank "
+                       "drift probe and calibration too), got -n %d", o->ranks);
+    if (rc == 0 && o->be->join)
+        joined = o->be->join(o->ranks, &o->eager_limit, argc, argv);
+    if (rc || joined >= 0) {
         free(o->sizes);
         student_unload(&o->student);
-        return rc == -1 ? CLI_EXIT_OK : rc;
+        return joined >= 0 ? joined : rc == -1 ? CLI_EXIT_OK : rc;
     }
     machine m;
     char path[1100];
@@ -618,7 +627,7 @@ int cmd_compare(int argc, char **argv)
     if (o->fmt != CLI_TEXT)
         drift_print(stderr, &dr, "commlab: drift: ");
     rc = run_exit_code(status, &env);
-    if (rc == CLI_EXIT_OK && co.save)
+    if (rc == CLI_EXIT_OK && co.save && backend_speaks(o->be))
         rc = save_csv(&co, &sim, &env, show, nshow);
 out:
     free(rows);

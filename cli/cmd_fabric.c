@@ -19,30 +19,34 @@ const char cmd_fabric_usage[] =
     "libfabric's tagged messages, or commlab's own where the provider's is known\n"
     "to lose messages in this libfabric (the README says which and why).\n"
     "\n"
+    "      --mpi      the MPI library's eager limits instead (what `run --backend mpi`\n"
+    "                 runs over)\n"
     "      --json     one JSON object\n"
     "  -h, --help     this text\n";
 
 int cmd_fabric(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"mpi", no_argument, NULL, 'm'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    bool as_json = false;
+    bool as_json = false, mpi = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             fputs(cmd_fabric_usage, stdout);
             return CLI_EXIT_OK;
         }
-        if (c == 'j') {
-            as_json = true;
+        if (c == 'j' || c == 'm') {
+            as_json |= c == 'j';
+            mpi |= c == 'm';
             continue;
         }
         return cli_bad_option("fabric", opts, argv, c);
     }
     int rc = cli_no_extra("fabric", argc, argv);
-    if (rc)
-        return rc;
+    if (rc || mpi)
+        return rc ? rc : fabric_mpi(as_json);
     rdma_provider_desc *v;
     size_t n;
     cl_diag d = {{0}};

@@ -42,8 +42,10 @@ const char cmd_run_usage[] =
     "\n"
     "  -b, --backend NAME       sim (modeled; the default), shm (measured: one\n"
     "                           process per rank over shared memory), tcp (one\n"
-    "                           process per rank over TCP sockets) or rdma (one\n"
-    "                           process per rank through libfabric)\n"
+    "                           process per rank over TCP sockets), rdma (one\n"
+    "                           process per rank through libfabric) or mpi (one MPI\n"
+    "                           process per rank; started under mpirun -np N when\n"
+    "                           not started by mpirun or srun)\n"
     "  -n, --ranks N            ranks (default 2)\n"
     "      --bytes SIZE         message size (default 1MiB)\n"
     "  -s, --sizes LIST         several sizes: 8,1KiB,4MiB or 8:4MiB:x4\n"
@@ -120,6 +122,10 @@ const char cmd_run_usage[] =
     "      --compute TIME       pipeline: compute per stage per microbatch (e.g. 1ms)\n"
     "      --chunk SIZE         chunked, broadcast-chain: bytes per piece (default SIZE/8)\n"
     "      --algo NAME          a collective's algorithm (`commlab patterns`), or all\n"
+    "      --library            mpi: the MPI library's own call for the collective\n"
+    "                           (MPI_Allreduce, ...), from the same data and with the\n"
+    "                           same check, as a row \"library\" after the --algo ones\n"
+    "                           (alone without --algo)\n"
     "      --group G            allreduce-hierarchical: ranks per group (default: the\n"
     "                           topology's first dimension; else all ranks, one group)\n"
     "output:\n"
@@ -164,7 +170,7 @@ enum {
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
-    OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP,
+    OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP, OPT_LIBRARY,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -197,6 +203,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
         {"algo", required_argument, NULL, OPT_ALGO},
+        {"library", no_argument, NULL, OPT_LIBRARY},
         {"group", required_argument, NULL, OPT_GROUP},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"timeline", required_argument, NULL, OPT_TIMELINE},
@@ -281,6 +288,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
         case OPT_ALGO: o->algo = optarg; break;
+        case OPT_LIBRARY: o->library = true; break;
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_TIMELINE: o->timeline = optarg; break;
         case OPT_CHECK: o->check = true; break;
@@ -375,9 +383,9 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     char buf[256];
     auth_sha256 h;
     auth_sha256_init(&h);
-    int n = snprintf(buf, sizeof buf, "%s|%s|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%d|%zu|",
-                     o->pattern->name, o->algo ? o->algo : "", o->backend, o->ranks, o->iters,
-                     o->warmup, (unsigned long long)o->eager_limit, o->check,
+    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%d|%zu|",
+                     o->pattern->name, o->algo ? o->algo : "", o->library, o->backend, o->ranks,
+                     o->iters, o->warmup, (unsigned long long)o->eager_limit, o->check,
                      o->args.fix ? o->args.fix : "", o->args.microbatches,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes);
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
@@ -431,6 +439,43 @@ static int check_listen(const char *text)
     return 0;
 }
 
+/* --library: the backend library's call for o's collective, as the
+ * pattern of a row of its own (after validate's backend lookup). */
+static int find_library(run_opts *o)
+{
+    const collective_info *coll = o->pattern->collective;
+    cl_pattern_fn *fn;
+    if (!coll)
+        return cli_error("--library runs a library's own call for a collective (`commlab "
+                         "patterns` lists them): '%s' is not one", o->pattern->name);
+    int rc = backend_check_library(o->be, coll->name, &fn);
+    if (rc)
+        return rc;
+    snprintf(o->library_name, sizeof o->library_name, "%s-library", coll->name);
+    o->library_pattern = (pattern_info){
+        .name = o->library_name, .fn = fn, .chapter = o->pattern->chapter,
+        .summary = "the backend library's own call", .min_ranks = o->pattern->min_ranks,
+        .time_divisor = 1, .collective = coll, .algo = "library"};
+    return 0;
+}
+
+/* The a-th of the patterns whose rows stand side by side at each size, or
+ * NULL past the last: the pattern asked for, or with --algo all every
+ * algorithm of its collective; then with --library the library's call
+ * (alone when a collective was named without --algo).  Cannot fail. */
+static const pattern_info *run_algo_at(const run_opts *o, size_t a)
+{
+    size_t n = 0;
+    if (run_all_algos(o))
+        while (collective_algo_at(o->coll, n))
+            n++;
+    else if (!o->library || !o->coll || o->algo)
+        n = 1;
+    if (a < n)
+        return run_all_algos(o) ? collective_algo_at(o->coll, a) : o->pattern;
+    return o->library && a == n ? &o->library_pattern : NULL;
+}
+
 /* Checks what parse_args cannot check alone. */
 static int validate(run_opts *o)
 {
@@ -473,8 +518,10 @@ static int validate(run_opts *o)
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", o->pattern->name,
                          o->pattern->min_ranks, o->ranks);
-    const pattern_info *p = o->pattern;
-    for (size_t i = 0; p; p = run_all_algos(o) ? collective_algo_at(o->coll, ++i) : NULL)
+    if (o->library && (rc = find_library(o)))
+        return rc;
+    const pattern_info *p;
+    for (size_t i = 0; (p = run_algo_at(o, i)) != NULL; i++)
         if (pattern_check_ranks(p, o->ranks))
             return cli_error("%s runs on at most %d ranks (a request per peer on each rank's "
                              "stack), got -n %d", p->name, p->max_ranks, o->ranks);
@@ -496,9 +543,10 @@ static int validate(run_opts *o)
         return cli_error("--trace records one run: give one size with --bytes");
     if (o->timeline && o->nsizes > 1)
         return cli_error("--timeline records one run: give one size with --bytes");
-    if ((o->trace || o->timeline) && run_all_algos(o))
-        return cli_error("--%s records one run: give one --algo, not all",
-                         o->trace ? "trace" : "timeline");
+    if ((o->trace || o->timeline) && run_algo_at(o, 1))
+        return cli_error("--%s records one run: give %s", o->trace ? "trace" : "timeline",
+                         o->library ? "--library alone, or one --algo without it"
+                                    : "one --algo, not all");
     for (size_t i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > SIZE_MAX / 4)
             return cli_error("size %llu is too large", (unsigned long long)o->sizes[i]);
@@ -561,13 +609,15 @@ static bool bus_of(const result_line *l, int ranks, double *algbw, double *busbw
     return bus != BUS_NONE;
 }
 
-/* What the run is called: the pattern, or the collective with --algo all. */
-static const char *run_name(const run_opts *o)
+/* What the run is called: the pattern, or its collective when several
+ * algorithms stand side by side. */
+static const char *run_name(const run_opts *o, bool side_by_side)
 {
-    return run_all_algos(o) ? o->coll->name : o->pattern->name;
+    return side_by_side ? o->pattern->collective->name : o->pattern->name;
 }
 
-static void print_text(const run_opts *o, const run_env *env, const result_line *lines, size_t n)
+static void print_text(const run_opts *o, const run_env *env, const result_line *lines, size_t n,
+                       bool all)
 {
     char el[UNITS_BUF], lab[64] = "", rate[32];
     if (o->netlab) {
@@ -576,17 +626,17 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
     }
     if (o->be->measured)
         printf("%s on %s%s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
-               "warm-up\n\n", run_name(o), o->backend, lab, o->ranks, env->binding,
+               "warm-up\n\n", run_name(o, all), o->backend, lab, o->ranks, env->binding,
                env->cores,
                units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
                o->warmup);
     else
         printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n\n",
-               run_name(o), o->ranks, sim_net_describe(env->net),
+               run_name(o, all), o->ranks, sim_net_describe(env->net),
                run_sharing_name(o->sharing, true), units_size_str(el, o->eager_limit),
                o->iters, o->iters == 1 ? "" : "s");
     double algbw, busbw;
-    bool all = run_all_algos(o), bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
+    bool bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
     const char *h[8];
     size_t nh = 0;
     h[nh++] = "size";
@@ -619,7 +669,10 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
         table_add(&t, "%s", r->bytes ? units_bandwidth_str(bw, algbw) : "-");
         if (bus)
             table_add(&t, "%s", r->bytes ? units_bandwidth_str(bb, busbw) : "-");
-        table_add(&t, "%llu", (unsigned long long)r->messages);
+        if (lines[i].p == &o->library_pattern) /* the library's messages are its own */
+            table_add(&t, "-");
+        else
+            table_add(&t, "%llu", (unsigned long long)r->messages);
     }
     table_print(&t, stdout, 0);
     table_release(&t);
@@ -655,13 +708,13 @@ static void print_csv(const run_opts *o, const result_line *lines, size_t n)
 }
 
 static void print_json(const run_opts *o, const run_env *env, const result_line *lines, size_t n,
-                       int status)
+                       bool all, int status)
 {
     json_writer w;
     json_init(&w, stdout, true);
     json_begin_object(&w);
     json_kv_string(&w, "command", "run");
-    json_kv_string(&w, "pattern", run_name(o));
+    json_kv_string(&w, "pattern", run_name(o, all));
     if (o->pattern->collective)
         json_kv_string(&w, "collective", o->pattern->collective->name);
     json_kv_string(&w, "backend", o->backend);
@@ -702,7 +755,8 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
             json_kv_number(&w, "algbw_Bps", algbw);
             json_kv_number(&w, "busbw_Bps", busbw);
         }
-        json_kv_uint(&w, "messages", r->messages);
+        if (lines[i].p != &o->library_pattern)
+            json_kv_uint(&w, "messages", r->messages);
         json_end_object(&w);
     }
     json_finish(&w);
@@ -727,6 +781,12 @@ static int run_command(int argc, char **argv, const char *secret)
         free(o.sizes);
         return rc;
     }
+    if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0) {
+        student_unload(&o.student);
+        free(o.sizes);
+        world_release(&o.world);
+        return rc;
+    }
     run_env env = {0};
     if (!o.be->measured && (rc = build_net(&o, &env.net))) {
         student_unload(&o.student);
@@ -748,10 +808,13 @@ static int run_command(int argc, char **argv, const char *secret)
     }
     /* In a run over processes started elsewhere, rank 0's prints the results. */
     bool quiet = o.world.size && o.world.rank != 0;
-    size_t nalgos = 1;
-    while (run_all_algos(&o) && collective_algo_at(o.coll, nalgos))
+    size_t nalgos = 0;
+    while (run_algo_at(&o, nalgos))
         nalgos++;
-    result_line *lines = calloc(nalgos * o.nsizes, sizeof *lines);
+    const pattern_info **algos = calloc(nalgos, sizeof *algos);
+    for (size_t a = 0; algos && a < nalgos; a++)
+        algos[a] = run_algo_at(&o, a);
+    result_line *lines = algos ? calloc(nalgos * o.nsizes, sizeof *lines) : NULL;
     rec_log log;
     rec_log_init(&log, 4u << 20);
     int status = 0, trace_rc = CLI_EXIT_OK;
@@ -760,11 +823,10 @@ static int run_command(int argc, char **argv, const char *secret)
         rc = cli_error("out of memory");
         goto out;
     }
-    /* --algo all: every size of one algorithm, then the next, printed size
-     * by size so the algorithms of one size stand side by side. */
+    /* --algo all, --library: every size of one algorithm, then the next,
+     * printed size by size so the algorithms of one size stand side by side. */
     for (size_t a = 0; a < nalgos && status == 0; a++) {
-        if (run_all_algos(&o))
-            o.pattern = collective_algo_at(o.coll, a);
+        o.pattern = algos[a];
         for (size_t i = 0; i < o.nsizes && status == 0; i++) {
             rec_log *l = o.trace || o.timeline ? &log : NULL;
             result_line *line = &lines[i * nalgos + a];
@@ -778,11 +840,11 @@ static int run_command(int argc, char **argv, const char *secret)
     if (quiet)
         ;
     else if (o.fmt == CLI_JSON)
-        print_json(&o, &env, lines, done, status);
+        print_json(&o, &env, lines, done, nalgos > 1, status);
     else if (o.fmt == CLI_CSV)
         print_csv(&o, lines, done);
     else if (done > 0)
-        print_text(&o, &env, lines, done);
+        print_text(&o, &env, lines, done, nalgos > 1);
     if (o.trace && status != CL_ENOMEM && !env.signal && !quiet) {
         cl_diag d = {{0}};
         trace_meta meta = {.pattern = o.pattern->name, .backend = o.backend, .ranks = o.ranks};
@@ -811,6 +873,7 @@ static int run_command(int argc, char **argv, const char *secret)
 out:
     rec_log_release(&log);
     free(lines);
+    free(algos);
     sim_net_destroy(env.net);
     boot_close(o.boot);
     world_release(&o.world);

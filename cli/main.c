@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/backend.h"
 #include "cli/cli.h"
 #include "cli/near.h"
 
@@ -108,6 +109,7 @@ static int cmd_version(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     printf("commlab %s\n", COMMLAB_VERSION);
+    backend_print_all(stdout);
     return CLI_EXIT_OK;
 }
 

@@ -28,6 +28,10 @@ typedef struct run_opts {
     const pattern_info *pattern;
     const collective_info *coll; /* PATTERN named a collective: its algorithms */
     const char *algo;       /* --algo NAME, or "all": every algorithm of coll */
+    bool library;           /* --library: the backend library's own call for the
+                               collective, beside the algorithms or alone */
+    pattern_info library_pattern; /* that call as a row's pattern (algo "library") */
+    char library_name[40];  /* its name: "allreduce-library" */
     const char *backend;    /* its name, as printed */
     const backend_info *be; /* the backend table's entry for it (cli/backend.h) */
     int ranks;

@@ -329,13 +329,16 @@ int cl_group(cl_comm *c, const int *ranks, int n, cl_comm **out)
             me = i;
     }
     uint32_t ctx = child_ctx(c->ctx, ++c->ngroups);
-    if (me < 0)
-        return 0;
+    int err = c->ops->group ? c->ops->group(c, ctx, me) : 0;
+    if (err || me < 0)
+        return err;
     cl_comm *g = malloc(sizeof *g);
     int *members = malloc((size_t)n * sizeof *members);
     if (!g || !members) {
         free(g);
         free(members);
+        if (c->ops->group_free)
+            c->ops->group_free(c, ctx);
         return CL_ENOMEM;
     }
     for (int i = 0; i < n; i++)
@@ -354,6 +357,8 @@ void cl_group_free(cl_comm *group)
 {
     if (!group || group == group->world)
         return;
+    if (group->ops->group_free)
+        group->ops->group_free(group, group->ctx);
     free(group->members);
     free(group);
 }

@@ -63,6 +63,14 @@ typedef struct comm_ops {
     void (*misuse)(cl_comm *c, const char *msg);
     /* A span for the records/trace (barrier); may be NULL. */
     void (*span)(cl_comm *c, rec_op op, double start, double end);
+    /* Optional, for a backend whose library keeps communicators of its own
+     * (mpi): cl_group on c made the context ctx, of which this rank is
+     * member number me (-1: not a member).  Every rank of c calls it with
+     * the same arguments in the same order, as cl_group's contract says.
+     * On error nothing was made and cl_group fails with it. */
+    int (*group)(cl_comm *c, uint32_t ctx, int me);
+    /* Optional: the member's group of context ctx is freed. */
+    void (*group_free)(cl_comm *c, uint32_t ctx);
 } comm_ops;
 
 /* The blocking call a rank is in, kept by comm.c so that one that never

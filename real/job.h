@@ -83,6 +83,9 @@ typedef struct job {
     void *transport;    /* the transport's shared area */
     const struct netlab *netlab; /* --netlab: every rank's namespace and address
                                     (real/netlab.h); NULL: none */
+    _Atomic int stop;   /* a rank in the launcher's process (real_transport.in_process)
+                           is to stop with this CL_E*: its transport's poll returns
+                           it; 0: go on */
     void *map;          /* the one mapping all of this lives in */
     size_t map_bytes;
 } job;

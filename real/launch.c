@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,7 +27,11 @@
 const real_transport *real_transport_find(const char *name)
 {
     static const real_transport *const all[] = {&shm_transport, &tcp_transport,
-                                                  &rdma_transport};
+                                                  &rdma_transport,
+#ifdef CL_HAVE_MPI
+                                                  &mpi_transport,
+#endif
+    };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->name, name) == 0)
             return all[i];
@@ -87,6 +92,36 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
 
 /* ---- a rank process ---- */
 
+/* Opens rank `rank` on t, runs it and closes it: the exit code of
+ * rank_main, or 2 with the slot saying why it could not start. */
+static int rank_body(const job *j, const real_opts *o, const real_transport *t, int rank,
+                     const real_binder *b)
+{
+    job_slot *slot = &j->slots[rank];
+    cl_diag d = {{0}};
+    real_rank *r = NULL;
+    int err = b ? real_binder_apply(b, rank, &d) : 0;
+    if (!err && j->netlab) /* before the transport opens a socket */
+        err = netlab_enter(j->netlab, rank, &d);
+    if (!err)
+        err = t->rank_open(&r, j, rank, o, &d);
+    if (!err && o->job.debug && (err = debug_attach(&r->comm))) {
+        diag_set(&d, err, "rank %d: out of memory for --debug", rank);
+        t->rank_close(r);
+    }
+    if (err) {
+        slot->why = d;
+        slot->status = err;
+        atomic_store(&slot->state, JOB_FAILED);
+        return 2;
+    }
+    int code = rank_main(r, &o->job);
+    debug_state *dbg = r->comm.debug; /* its shadows outlive the transport's last write */
+    t->rank_close(r);
+    debug_destroy(dbg);
+    return code;
+}
+
 static _Noreturn void rank_process(const job *j, const real_opts *o, const real_transport *t,
                                    const real_binder *b, int rank, const sigset_t *mask,
                                    pid_t launcher)
@@ -102,27 +137,7 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
     signal(SIGINT, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, mask, NULL);
-    job_slot *slot = &j->slots[rank];
-    cl_diag d = {{0}};
-    real_rank *r = NULL;
-    int err = real_binder_apply(b, rank, &d);
-    if (!err && j->netlab) /* before the transport opens a socket */
-        err = netlab_enter(j->netlab, rank, &d);
-    if (!err)
-        err = t->rank_open(&r, j, rank, o, &d);
-    if (!err && o->job.debug && (err = debug_attach(&r->comm)))
-        diag_set(&d, err, "rank %d: out of memory for --debug", rank);
-    if (err) {
-        slot->why = d;
-        slot->status = err;
-        atomic_store(&slot->state, JOB_FAILED);
-        _exit(2);
-    }
-    int code = rank_main(r, &o->job);
-    debug_state *dbg = r->comm.debug; /* its shadows outlive the transport's last write */
-    t->rank_close(r);
-    debug_destroy(dbg);
-    _exit(code);
+    _exit(rank_body(j, o, t, rank, b));
 }
 
 /* ---- the watchdog ---- */
@@ -140,12 +155,19 @@ typedef struct launcher {
     double last_change; /* ... or a rank was last seen not blocked */
     bool noted;         /* the stopped ranks of this stall were reported */
     double deadline;    /* job_now() past which the run fails; 0: none */
+    /* a rank in this process (real_transport.in_process) */
+    bool in_process;
+    _Atomic bool rank_ended; /* it returned, with this exit code: */
+    _Atomic int rank_code;
+    const sigset_t *signals; /* what the watchdog thread waits for */
 } launcher;
 
 /* Every rank and whatever it started: its process group outlives the rank
  * as long as a process is left in it. */
 static void kill_all(launcher *l)
 {
+    if (l->in_process && !atomic_load(&l->j->stop))
+        atomic_store(&l->j->stop, l->res->status ? l->res->status : CL_EPEER);
     for (int i = 0; i < l->o->job.nranks; i++)
         if (l->groups[i] > 0)
             kill(-l->groups[i], SIGKILL);
@@ -419,6 +441,10 @@ static void reap(launcher *l)
 {
     int st;
     pid_t pid;
+    if (l->in_process && l->alive > 0 && atomic_load(&l->rank_ended)) {
+        l->alive--;
+        judge(l, l->j->only, W_EXITCODE(atomic_load(&l->rank_code), 0));
+    }
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         for (int i = 0; i < l->o->job.nranks; i++) {
             if (l->pids[i] != pid)
@@ -467,6 +493,30 @@ static void watch(launcher *l, const sigset_t *set)
     }
 }
 
+static void *watch_thread(void *arg)
+{
+    launcher *l = arg;
+    watch(l, l->signals);
+    return NULL;
+}
+
+/* The one rank of this process runs here while a thread watches. */
+static int run_in_process(launcher *l, const real_transport *t, const sigset_t *set)
+{
+    pthread_t th;
+    l->signals = set;
+    l->in_process = true;
+    l->alive = 1;
+    int err = pthread_create(&th, NULL, watch_thread, l);
+    if (err)
+        return diag_set(&l->res->diag, CL_ENOMEM, "cannot start the watchdog thread: %s",
+                        strerror(err));
+    atomic_store(&l->rank_code, rank_body(l->j, l->o, t, l->j->only, NULL));
+    atomic_store(&l->rank_ended, true);
+    pthread_join(th, NULL);
+    return 0;
+}
+
 /* ---- results ---- */
 
 static int gather(launcher *l)
@@ -500,6 +550,9 @@ int real_run(const real_opts *o, run_result *res)
         return diag_set(&res->diag, CL_EINVAL, "unknown transport '%s'", o->backend);
     if (o->job.nranks < 1 || o->job.iters < 1 || o->job.warmup < 0 || !o->job.fn)
         return diag_set(&res->diag, CL_EINVAL, "bad run options");
+    if (t->in_process && !o->boot)
+        return diag_set(&res->diag, CL_EINVAL, "the %s transport runs one rank per process "
+                        "of a launcher (mpirun, srun)", t->name);
     if (o->netlab_rate > 0 && (t != &tcp_transport || o->boot || o->listen))
         return diag_set(&res->diag, CL_EINVAL, "--netlab runs every rank of a local tcp run "
                         "in a namespace of its own: not with %s", o->boot ? "a world of "
@@ -559,7 +612,10 @@ int real_run(const real_opts *o, run_result *res)
                       ? netlab_create(&nl, o->job.nranks, o->netlab_rate, &res->diag)
                       : 0;
     j.netlab = nl;
-    for (int i = 0; i < o->job.nranks && !lab_err; i++) { /* none on failure: watch() returns */
+    /* An in-process rank runs (and is watched) here; otherwise the ranks
+     * are forked, none on failure: watch() then returns at once. */
+    int thread_err = t->in_process ? run_in_process(&l, t, &set) : 0;
+    for (int i = 0; i < o->job.nranks && !lab_err && !t->in_process; i++) {
         if (j.only >= 0 && i != j.only)
             continue;
         pid_t pid = fork();
@@ -573,7 +629,8 @@ int real_run(const real_opts *o, run_result *res)
         pids[i] = l.groups[i] = pid;
         l.alive++;
     }
-    watch(&l, &set);
+    if (!t->in_process)
+        watch(&l, &set);
     kill_all(&l); /* what a pattern forked and left running: no rank is left to run it */
     netlab_destroy(nl);
     /* Signals still pending: an interrupt counts even when the ranks it
@@ -595,5 +652,5 @@ int real_run(const real_opts *o, run_result *res)
     munmap(j.map, j.map_bytes);
     real_binder_destroy(b);
     free(pids);
-    return lab_err ? lab_err : err;
+    return lab_err ? lab_err : thread_err ? thread_err : err;
 }

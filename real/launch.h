@@ -66,6 +66,13 @@ typedef struct real_opts {
 /* A transport's hooks; every rank_* runs in the rank process. */
 typedef struct real_transport {
     const char *name;
+    /* The rank runs in the launcher's own process, on the calling thread,
+     * and the watchdog on a second one: for a library that a process can
+     * start only once (MPI_Init), so a rank cannot be a new process per
+     * run.  Only in a run over processes started elsewhere (o->boot).  The
+     * watchdog cannot kill such a rank: it stores the failure in job.stop,
+     * which the transport's poll returns, and the rank unwinds. */
+    bool in_process;
     /* Bytes of shared memory it needs (made before the fork). */
     size_t (*shared_bytes)(const real_opts *o);
     /* Fills its zeroed shared area, in the launcher. */
@@ -82,6 +89,9 @@ typedef struct real_transport {
 extern const real_transport shm_transport;
 extern const real_transport tcp_transport;
 extern const real_transport rdma_transport;
+#ifdef CL_HAVE_MPI
+extern const real_transport mpi_transport; /* real/mpi/mpib.h */
+#endif
 
 /* The transport called name, or NULL. */
 const real_transport *real_transport_find(const char *name);

@@ -113,7 +113,7 @@ run 2 run ring -n many;    has "$err" "--ranks must be an integer"
 run 2 run ring --bytes -5; has "$err" "must not be negative"
 run 2 run ring --iters 0;  has "$err" "--iters must be an integer"
 run 2 run ring --tier warp; has "$err" "unknown tier 'warp'"
-run 2 run ring --backend mpi; has "$err" "not built yet"
+run 2 run ring --backend mpi --eager-limit 1KiB  # test_mpi.sh runs the backend
 run 2 run ring --backend carrier-pigeon; has "$err" "unknown backend 'carrier-pigeon'"
 run 2 run ring --model flow; has "$err" "link sharing is --sharing maxmin"
 run 2 run pingpong -n 1;   has "$err" "needs at least 2 ranks"

@@ -165,7 +165,7 @@ if [ "$(cat "$tmpd/m.1.rc")" = 2 ]; then ok; else bad "refused rank 1 exited $(c
 
 # --- errors of a world that cannot be joined ---
 run 2 run ring --backend tcp --rank 1;           has "$err" "--rank and --world go together"
-run 2 run ring --backend shm --rank 0 --world 2; has "$err" "--rank is an option of --backend tcp and rdma"
+run 2 run ring --backend shm --rank 0 --world 2; has "$err" "--rank is an option of --backend tcp"
 run 2 run ring --backend tcp -n 3 --rank 0 --world 2 --master 127.0.0.1:1
 has "$err" "-n 3 disagrees with the world of 2 ranks"
 run 2 run ring --backend tcp --rank 0 --world 2 --master 10.1.2.3:29500

@@ -1,0 +1,301 @@
+/* mpi_launch.c - `run --backend mpi` as an MPI job (see mpi_launch.h). */
+#ifdef CL_HAVE_MPI
+#include "cli/mpi_launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "real/auth.h"
+#include "real/boot.h"
+#include "real/mpi/mpib.h"
+
+int mpi_launch_argv(const char **out, int cap, const char *exe, int n, bool as_root,
+                    bool oversubscribe, int argc, char **argv)
+{
+    static char np[16];
+    int k = 0;
+    if (cap < argc + 9)
+        return -1;
+    snprintf(np, sizeof np, "%d", n);
+    out[k++] = "mpirun";
+    if (as_root)
+        out[k++] = "--allow-run-as-root";
+    if (oversubscribe)
+        out[k++] = "--oversubscribe";
+    out[k++] = "-q"; /* its banners: commlab's rank 0 reports the run */
+    out[k++] = "-np";
+    out[k++] = np;
+    out[k++] = exe;
+    for (int i = 0; i < argc; i++)
+        out[k++] = argv[i];
+    out[k] = NULL;
+    return k;
+}
+
+/* Blocks the signals a waiting parent passes on (and SIGCHLD) into *set;
+ * the old mask into *old. */
+static void block_signals(sigset_t *set, sigset_t *old)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigprocmask(SIG_BLOCK, set, old);
+}
+
+/* Waits for child pid, passing SIGINT, SIGTERM and SIGHUP on to it; its
+ * wait status, and in *passed the last signal passed on (0: none). */
+static int wait_passing_signals(pid_t pid, const sigset_t *set, int *passed)
+{
+    *passed = 0;
+    for (;;) {
+        int sig = sigwaitinfo(set, NULL);
+        if (sig > 0 && sig != SIGCHLD) {
+            kill(pid, sig);
+            *passed = sig;
+            continue;
+        }
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return st;
+    }
+}
+
+/* Outside a launcher: the same command under mpirun, and its exit status.
+ * mpirun gets what stops this process (and SIGTERM if it dies), and stops
+ * the job. */
+static int relaunch(int ranks, int argc, char **argv)
+{
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return cli_error("--backend mpi: cannot find this program to start it under mpirun: "
+                         "%s", strerror(errno));
+    exe[len] = 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char **av = calloc((size_t)argc + 10, sizeof *av);
+    if (!av)
+        return cli_error("out of memory");
+    mpi_launch_argv(av, argc + 10, exe, ranks, geteuid() == 0, ranks > cores, argc, argv);
+    fflush(NULL);
+    sigset_t set, old;
+    block_signals(&set, &old);
+    int pipefd[2] = {-1, -1};
+    pid_t self = getpid();
+    pid_t pid = pipe2(pipefd, O_CLOEXEC) == 0 ? fork() : -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != self)
+            _exit(127);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execvp(av[0], (char *const *)av);
+        int e = errno; /* the parent says it */
+        if (write(pipefd[1], &e, sizeof e) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    free(av);
+    int rc;
+    if (pid < 0) {
+        rc = cli_error("--backend mpi: cannot start mpirun: %s", strerror(errno));
+    } else {
+        close(pipefd[1]);
+        pipefd[1] = -1;
+        int e = 0;
+        bool failed = read(pipefd[0], &e, sizeof e) == (ssize_t)sizeof e;
+        int passed, st = wait_passing_signals(pid, &set, &passed);
+        if (failed)
+            rc = cli_error("--backend mpi runs as an MPI job, and mpirun cannot be started "
+                           "here (%s): install Open MPI (openmpi-bin), or start it as "
+                           "`mpirun -np %d commlab run ...` (`srun` under Slurm)",
+                           strerror(e), ranks);
+        else
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* The process the launcher started: forks the one that runs the rank and
+ * waits for it, passing signals on.  Returns in the child only (0), or -1
+ * when the fork failed. */
+static int guard(int rank)
+{
+    sigset_t set, old;
+    block_signals(&set, &old);
+    pid_t guardian = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return -1;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != guardian)
+            _exit(CLI_EXIT_FAILED);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return 0;
+    }
+    int passed, st = wait_passing_signals(pid, &set, &passed);
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    int s = WTERMSIG(st);
+    if (s == passed) /* the launcher stopped the job (another process failed, or Ctrl-C) */
+        _exit(128 + s);
+    fprintf(stderr, "commlab: rank %d was killed by signal %d (SIG%s)\n", rank, s,
+            sigabbrev_np(s) ? sigabbrev_np(s) : "?");
+    _exit(CLI_EXIT_FAILED);
+}
+
+int mpi_enter(run_opts *o, int argc, char **argv)
+{
+    if (o->eager_given)
+        return cli_error("--eager-limit: the MPI library's eager limit is its own (Open MPI: "
+                         "OMPI_MCA_btl_vader_eager_limit within a host, "
+                         "OMPI_MCA_btl_tcp_eager_limit across hosts)");
+    if (o->world.size == 0)
+        return relaunch(o->ranks, argc, argv);
+    if (guard(o->world.rank) < 0)
+        return cli_error("--backend mpi: cannot fork the rank's process: %s", strerror(errno));
+    cl_diag d = {{0}};
+    if (mpib_init(o->world.rank, o->world.size, &d))
+        return cli_diag(&d, CLI_EXIT_FAILED);
+    atexit(mpib_finalize);
+    uint64_t limit;
+    if (mpib_eager_limit(o->world.rdv == WORLD_RDV_UNIX, &limit) == 0)
+        o->eager_limit = limit;
+    return -1;
+}
+
+/* ---- calibrate and compare: the whole command in every process ---- */
+
+/* Bytes of Open MPI's eager limit that its own headers take: the largest
+ * payload it sends eagerly is this much below the limit, and a model's
+ * break (calibrate's, and the machine file's eager limit) belongs there.
+ * Measured with Open MPI 4.1 on one host (btl_vader_eager_limit 4096):
+ * a ping-pong of 4040 B took 0.42 us one way, of 4044 B 2.2 us, so 56
+ * bytes of headers; rounded up. */
+#define EAGER_HEADERS 64
+
+/* The MPI job this process is part of, for a command other than run:
+ * process-wide as MPI itself is (mpib.h), made once by mpi_join. */
+static struct {
+    boot *boot;        /* the job's rendezvous, for every run of the command */
+    real_world world;  /* which process of how many */
+} session;
+
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
+
+static void session_close(void)
+{
+    boot_close(session.boot);
+    session.boot = NULL;
+    world_release(&session.world);
+}
+
+int mpi_join(int ranks, uint64_t *eager_limit, int argc, char **argv)
+{
+    cl_diag d = {{0}};
+    world_args wa = {.rank = -1, .world = -1};
+    if (world_detect(&session.world, &wa, env_get, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (session.world.size == 0)
+        return relaunch(ranks, argc, argv);
+    if (session.world.size != ranks) {
+        int n = session.world.size;
+        world_release(&session.world);
+        return cli_error("--backend mpi: %s runs on %d ranks, every process of its MPI job "
+                         "in every run, and this job has %d: start it with -np %d", argv[0],
+                         ranks, n, ranks);
+    }
+    if (guard(session.world.rank) < 0)
+        return cli_error("--backend mpi: cannot fork the rank's process: %s", strerror(errno));
+    if (mpib_init(session.world.rank, session.world.size, &d))
+        return cli_diag(&d, CLI_EXIT_FAILED);
+    atexit(mpib_finalize);
+    /* Every process was started with the same command line. */
+    unsigned char digest[AUTH_HASH_BYTES];
+    auth_sha256 h;
+    auth_sha256_init(&h);
+    for (int i = 0; i < argc; i++)
+        auth_sha256_add(&h, argv[i], strlen(argv[i]) + 1);
+    auth_sha256_finish(&h, digest);
+    if (boot_open(&session.boot, &session.world, digest, &d))
+        return cli_diag(&d, CLI_EXIT_FAILED);
+    atexit(session_close);
+    uint64_t limit;
+    if (mpib_eager_limit(session.world.rdv == WORLD_RDV_UNIX, &limit) == 0 &&
+        limit > EAGER_HEADERS)
+        *eager_limit = limit - EAGER_HEADERS;
+    /* Rank 0's process speaks for the command; the others run in step, and
+     * what they would print is rank 0's too. */
+    if (session.world.rank != 0 &&
+        (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)))
+        return CLI_EXIT_FAILED;
+    return -1;
+}
+
+bool mpi_speaks(void)
+{
+    return session.world.size == 0 || session.world.rank == 0;
+}
+
+/* What rank 0's process learnt of a run, for every process. */
+typedef struct shared_outcome {
+    int status;
+    run_row row;
+    char binding[sizeof ((run_env *)0)->binding];
+    int cores;
+} shared_outcome;
+
+int run_size_mpi(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
+                 run_row *row)
+{
+    if (o->boot) /* run: its own world, rank 0 alone reports */
+        return run_size_real(o, env, bytes, log, first, row);
+    if (!session.boot) {
+        fprintf(stderr, "commlab: --backend mpi: this command did not join an MPI job\n");
+        return CL_EINVAL;
+    }
+    if (o->ranks != session.world.size) {
+        fprintf(stderr, "commlab: --backend mpi: a run of %d ranks in an MPI job of %d "
+                "processes: every process runs every run (%s needs -n %d)\n", o->ranks,
+                session.world.size, o->pattern->name, o->ranks);
+        return CL_EINVAL;
+    }
+    run_opts r = *o;
+    r.boot = session.boot;
+    shared_outcome out = {0};
+    out.status = run_size_real(&r, env, bytes, log, first, &out.row);
+    snprintf(out.binding, sizeof out.binding, "%s", env->binding);
+    out.cores = env->cores;
+    /* Every process goes on with rank 0's figures, so each takes the same
+     * next step (the iterations of the next run, a segment measured again). */
+    if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        fprintf(stderr, "commlab: --backend mpi: MPI_Bcast of a run's outcome failed\n");
+        return CL_EIO;
+    }
+    *row = out.row;
+    snprintf(env->binding, sizeof env->binding, "%s", out.binding);
+    env->cores = out.cores;
+    return out.status;
+}
+#endif

@@ -1,0 +1,167 @@
+/* mpib_lib.c - the MPI library itself: starting it once per process,
+ * its name, and its eager limits through the MPI tool interface. */
+#ifdef CL_HAVE_MPI
+#include "real/mpi/mpib.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "real/mpi/mpib_impl.h"
+
+/* MPI is process-wide: it is started once and finished once, so whether it
+ * was, and whether a run left it dirty, is process-wide too. */
+static struct {
+    bool started;
+    bool dirty; /* a run failed: a peer may still hold a message to us */
+    MPI_Comm user, inner, sums; /* the world's context (mpib__world) */
+} lib;
+
+int mpib_init(int want_rank, int want_size, cl_diag *d)
+{
+    if (lib.started)
+        return 0;
+    int provided, rank, size;
+    /* Ranks call MPI from the thread that started it; the watchdog thread
+     * never calls MPI. */
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return diag_set(d, CL_EIO, "MPI_Init_thread failed");
+    lib.started = true;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank != want_rank || size != want_size) {
+        lib.dirty = true;
+        return diag_set(d, CL_EINVAL, "MPI says this process is rank %d of %d, its launcher's "
+                        "environment said rank %d of %d", rank, size, want_rank, want_size);
+    }
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &lib.user) != MPI_SUCCESS ||
+        MPI_Comm_dup(MPI_COMM_WORLD, &lib.inner) != MPI_SUCCESS ||
+        MPI_Comm_dup(MPI_COMM_WORLD, &lib.sums) != MPI_SUCCESS) {
+        lib.dirty = true;
+        return diag_set(d, CL_EIO, "MPI_Comm_dup of MPI_COMM_WORLD failed");
+    }
+    return 0;
+}
+
+void mpib__world(MPI_Comm *user, MPI_Comm *inner, MPI_Comm *sums)
+{
+    *user = lib.user;
+    *inner = lib.inner;
+    *sums = lib.sums;
+}
+
+void mpib__run_failed(void)
+{
+    lib.dirty = true;
+}
+
+void mpib_finalize(void)
+{
+    if (lib.started && !lib.dirty)
+        MPI_Finalize();
+    lib.started = false;
+}
+
+const char *mpib_library(char *buf, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(v, &n);
+    v[n < (int)sizeof v ? n : (int)sizeof v - 1] = 0;
+    v[strcspn(v, ",\n")] = 0; /* "Open MPI v4.1.4, package: ..." -> its first part */
+    snprintf(buf, len, "%s", v);
+    return buf;
+}
+
+/* ---- eager limits: MPI_T control variables ---- */
+
+/* A control variable's value, whatever integer type it has. */
+static bool cvar_read(int i, MPI_Datatype type, uint64_t *out)
+{
+    MPI_T_cvar_handle h;
+    int count;
+    if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+        return false;
+    bool ok = count == 1;
+    union { /* room for any integer type, count 1 */
+        unsigned long long ull;
+        unsigned long ul;
+        unsigned u;
+        int i;
+    } v = {0};
+    if (ok) {
+        ok = MPI_T_cvar_read(h, &v) == MPI_SUCCESS;
+        if (type == MPI_UNSIGNED_LONG_LONG || type == MPI_UINT64_T)
+            *out = v.ull;
+        else if (type == MPI_UNSIGNED_LONG)
+            *out = v.ul;
+        else if (type == MPI_UNSIGNED)
+            *out = v.u;
+        else if (type == MPI_INT)
+            *out = v.i < 0 ? 0 : (uint64_t)v.i;
+        else
+            ok = false;
+    }
+    MPI_T_cvar_handle_free(&h);
+    return ok;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+int mpib_limits(mpib_limit *v, size_t cap, size_t *n, cl_diag *d)
+{
+    int provided, num;
+    *n = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return diag_set(d, CL_ENOSYS, "the MPI library's tool interface (MPI_T) does not "
+                        "start");
+    if (MPI_T_cvar_get_num(&num) != MPI_SUCCESS)
+        num = 0;
+    for (int i = 0; i < num && *n < cap; i++) {
+        char name[256], desc[8];
+        int name_len = sizeof name, desc_len = sizeof desc, verbosity, bind, scope;
+        MPI_Datatype type;
+        MPI_T_enum enumtype;
+        if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc,
+                                &desc_len, &bind, &scope) != MPI_SUCCESS ||
+            !ends_with(name, "eager_limit") || strlen(name) >= sizeof v->name)
+            continue;
+        uint64_t bytes;
+        if (!cvar_read(i, type, &bytes))
+            continue;
+        memcpy(v[*n].name, name, strlen(name) + 1); /* fits: checked above */
+        v[*n].bytes = bytes;
+        (*n)++;
+    }
+    MPI_T_finalize();
+    if (*n == 0)
+        return diag_set(d, CL_ENOSYS, "the MPI library names no eager limit in its control "
+                        "variables (MPI_T)");
+    return 0;
+}
+
+int mpib_eager_limit(bool one_host, uint64_t *bytes)
+{
+    static const char *const local[] = {"btl_vader_eager_limit", "btl_sm_eager_limit"};
+    static const char *const remote[] = {"btl_tcp_eager_limit"};
+    const char *const *want = one_host ? local : remote;
+    size_t nwant = one_host ? 2 : 1;
+    mpib_limit v[64];
+    size_t n;
+    cl_diag d = {{0}};
+    if (mpib_limits(v, sizeof v / sizeof v[0], &n, &d))
+        return CL_ENOSYS;
+    for (size_t k = 0; k < nwant; k++)
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(v[i].name, want[k]) == 0) {
+                *bytes = v[i].bytes;
+                return 0;
+            }
+    return CL_ENOSYS;
+}
+#endif
