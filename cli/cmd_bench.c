@@ -13,6 +13,7 @@
 #include "cli/backend.h"
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "cli/prof.h"
 #include "core/pattern.h"
 #include "core/tier.h"
 #include "core/units.h"
@@ -23,6 +24,7 @@
 
 const char cmd_bench_usage[] =
     "usage: commlab bench sim|shm|tcp|rdma|all [--quick]\n"
+    "       commlab bench sim --profile [--quick]\n"
     "\n"
     "sim: the context-switch cost of a rank, then simulated messages per second\n"
     "of wall time and peak memory for allreduce-ring --no-payload (1 MiB, tier\n"
@@ -55,7 +57,16 @@ const char cmd_bench_usage[] =
     "\n"
     "      --quick   sim: only 1,000 and 10,000 ranks, 2 million messages at most,\n"
     "                the all-to-all at 64 ranks, not the solver alone nor SimGrid;\n"
-    "                shm, tcp, rdma: sizes up to 64 KiB\n";
+    "                shm, tcp, rdma: sizes up to 64 KiB\n"
+    "      --profile sim only: under each run, where its time goes by phase\n"
+    "                (context switches, event queue, matching, flow pricing, the\n"
+    "                engine's operations, pattern code and API, libc) and its top\n"
+    "                functions, and the engine's counters per message.  Sampled:\n"
+    "                SIGPROF every 50 us of wall time records the interrupted\n"
+    "                program counter, named afterwards from the executable's\n"
+    "                symbol table (inlined code counts as its caller), so a run\n"
+    "                without --profile pays nothing; a profiled run is slower by\n"
+    "                the signals (its messages per second are printed all the same)\n";
 
 static double wall(void)
 {
@@ -102,7 +113,19 @@ typedef struct bench_row {
     double solve_s;    /* wall seconds in the max-min solver */
     double simulated;  /* virtual seconds of the (first) iteration */
     int status;        /* 0 or CL_ETIMEOUT (budget reached) */
+    char profile[4096]; /* --profile: the breakdown (prof.h), or "" */
 } bench_row;
+
+/* The engine's counters of a run, per message, under its profile. */
+static void profile_counters(char *buf, size_t len, const sim_stats *st)
+{
+    double m = st->total_messages ? (double)st->total_messages : 1;
+    snprintf(buf, len,
+             "    per message: %.2f events, %.2f flows (%.2f priced alone, %.3f handed to\n"
+             "    the solver), %.3f max-min solves\n",
+             (double)st->events / m, (double)st->flows / m, (double)st->lone / m,
+             (double)st->adopted / m, (double)st->solves / m);
+}
 
 /* The contended benchmark: every rank posts a receive from every other,
  * sends 1 MiB to every other, and waits for all, so every port carries
@@ -127,8 +150,9 @@ static int alltoall(cl_comm *c, const cl_args *a)
     return err;
 }
 
-/* Runs fn at `ranks` in this process; writes the row to fd. */
-static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, int fd)
+/* Runs fn at `ranks` in this process (sampled when profile); writes the
+ * row to fd. */
+static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profile, int fd)
 {
     bench_row row = {0};
     tier_set ts;
@@ -144,14 +168,28 @@ static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, int fd)
             };
             run_result res;
             sim_stats st;
+            prof *p = NULL;
+            int perr = profile ? prof_start(&p, 50e-6, (size_t)1 << 22) : 0;
+            if (perr)
+                snprintf(row.profile, sizeof row.profile, "    (no profile: %s)\n",
+                         cl_strerror(perr));
             double t0 = wall();
-            if (sim_run(&o, &res, &st) == 0) {
-                row.seconds = wall() - t0;
+            int err = sim_run(&o, &res, &st);
+            double t1 = wall();
+            prof_stop(p);
+            if (err == 0) {
+                row.seconds = t1 - t0;
+                if (p) {
+                    profile_counters(row.profile, sizeof row.profile, &st);
+                    size_t used = strlen(row.profile);
+                    prof_report(p, 12, row.profile + used, sizeof row.profile - used);
+                }
                 row.messages = (double)st.total_messages;
                 row.solve_s = st.solve_s;
                 row.simulated = res.iter_time ? res.iter_time[0] : 0;
                 row.status = res.status;
             }
+            prof_destroy(p);
             run_result_release(&res);
             sim_net_destroy(net);
         }
@@ -163,8 +201,8 @@ static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, int fd)
 
 /* Runs fn at `ranks` in a child process (its peak memory its own) into
  * *row and *ru; false when it failed. */
-static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bench_row *row,
-                       struct rusage *ru)
+static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profile,
+                       bench_row *row, struct rusage *ru)
 {
     int fds[2];
     if (pipe(fds))
@@ -173,7 +211,7 @@ static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bench_row 
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        bench_child(fn, ranks, budget, fds[1]);
+        bench_child(fn, ranks, budget, profile, fds[1]);
         _exit(0);
     }
     close(fds[1]);
@@ -188,17 +226,18 @@ static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bench_row 
 /* Runs fn at `ranks` in a child and prints the rest of its row (the ranks
  * and the memory it was expected to need are out already); returns the
  * child's peak resident memory in bytes, 0 when the run failed. */
-static double bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget)
+static double bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profile)
 {
     bench_row row;
     struct rusage ru;
-    if (!bench_fork(fn, ranks, budget, &row, &ru)) {
+    if (!bench_fork(fn, ranks, budget, profile, &row, &ru)) {
         printf("(run failed)\n");
         return 0;
     }
     printf("%12.0f  %8.2f  %10.2f  %9.1f  %7.1f%%  %s\n", row.messages,
            row.seconds, row.messages / row.seconds / 1e6, (double)ru.ru_maxrss / 1024.0,
            100 * row.solve_s / row.seconds, row.status ? "stopped at the budget" : "complete");
+    fputs(row.profile, stdout);
     return (double)ru.ru_maxrss * 1024.0;
 }
 
@@ -213,6 +252,7 @@ typedef struct bench_series {
     double power;     /* memory ~ ranks^power: 1 one flow per rank, 2 all-to-all */
     uint64_t budget;  /* messages before a run stops */
     uint64_t avail;   /* bytes of memory available; 0: unknown, nothing skipped */
+    bool profile;     /* --profile: each run sampled, its breakdown under its row */
 } bench_series;
 
 static void bench_series_run(const bench_series *s)
@@ -232,7 +272,7 @@ static void bench_series_run(const bench_series *s)
             peak = 0;
             continue;
         }
-        peak = bench_run(s->fn, s->ranks[i], s->budget);
+        peak = bench_run(s->fn, s->ranks[i], s->budget, s->profile);
     }
 }
 
@@ -264,7 +304,7 @@ static void bench_simgrid(void)
     tier_set_release(&ts);
     bench_row row;
     struct rusage ru;
-    if (!bench_fork(pattern_find("allreduce-ring")->fn, 1000, 0, &row, &ru)) {
+    if (!bench_fork(pattern_find("allreduce-ring")->fn, 1000, 0, false, &row, &ru)) {
         printf("commlab: run failed\n");
         return;
     }
@@ -291,7 +331,7 @@ static void bench_simgrid(void)
     printf("commlab is %.1fx faster (goal: 25x)\n", wall_s / row.seconds);
 }
 
-int bench_sim(bool quick)
+static int bench_sim_run(bool quick, bool profile)
 {
     uint64_t avail = 0;
     char a[UNITS_BUF];
@@ -307,13 +347,13 @@ int bench_sim(bool quick)
     static const int sizes[] = {1000, 10000, 100000, 1000000};
     uint64_t budget = quick ? 2000000 : 20000000;
     bench_series ring = {pattern_find("allreduce-ring")->fn, sizes, quick ? 2u : 4u, 1.0,
-                         budget, avail};
+                         budget, avail, profile};
     bench_series_run(&ring);
     printf("\ncontended: all-to-all --no-payload, 1 MiB, tier infiniband (every port\n"
            "carries K - 1 flows at once, shared max-min); solver: its share of the time\n");
     printf(head, "ranks", "need MiB", "messages", "wall (s)", "Mmsg/s", "peak MiB", "solver");
     static const int a2a[] = {64, 1024};
-    bench_series all = {alltoall, a2a, quick ? 1u : 2u, 2.0, budget, avail};
+    bench_series all = {alltoall, a2a, quick ? 1u : 2u, 2.0, budget, avail, profile};
     bench_series_run(&all);
     if (quick)
         return CLI_EXIT_OK;
@@ -324,20 +364,27 @@ int bench_sim(bool quick)
     return err ? cli_error("bench sim: %s", cl_strerror(err)) : CLI_EXIT_OK;
 }
 
+int bench_sim(bool quick)
+{
+    return bench_sim_run(quick, false);
+}
+
 int cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {{"quick", no_argument, NULL, 'q'},
+                                         {"profile", no_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    bool quick = false;
+    bool quick = false, profile = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             fputs(cmd_bench_usage, stdout);
             return CLI_EXIT_OK;
         }
-        if (c == 'q') {
-            quick = true;
+        if (c == 'q' || c == 'p') {
+            quick = quick || c == 'q';
+            profile = profile || c == 'p';
             continue;
         }
         return cli_bad_option("bench", opts, argv, c);
@@ -351,8 +398,14 @@ int cmd_bench(int argc, char **argv)
     const backend_info *b = NULL;
     if (!all) {
         int rc = backend_lookup(what, "bench", false, &b);
+        if (!rc && profile && b->bench != bench_sim)
+            rc = cli_error("bench: --profile is for 'bench sim' only");
+        if (!rc && profile)
+            return bench_sim_run(quick, true);
         return rc ? rc : b->bench(quick);
     }
+    if (profile)
+        return cli_error("bench: --profile is for 'bench sim' only");
     int rc = CLI_EXIT_OK;
     for (size_t i = 0; rc == CLI_EXIT_OK && (b = backend_at(i)) != NULL; i++) {
         if (i > 0)

@@ -55,6 +55,18 @@
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
+/* Bytes of a suspended rank's stack above its saved stack pointer that
+ * sim_coro_prefetch fetches: its deepest frames on the way back, when
+ * there are more than PREFETCH_DEEP_ABOVE stacks (their hot parts no
+ * longer fit the caches); below that, the saved registers and the first
+ * frame only, the rest being likely cached.  Measured with `bench sim
+ * --quick` on a loaded 2-core machine, five interleaved pairs: 10,000
+ * ranks 0.93 -> 1.08 M messages/s (median); at 1,000 ranks the deep
+ * prefetch cost more than it saved (3.41 -> 3.24). */
+#define PREFETCH_FRAMES 1024
+#define PREFETCH_SHALLOW 128
+#define PREFETCH_DEEP_ABOVE 2048u
+
 struct sim_stacks {
     char *map;        /* the whole mapping: a guard page, then the stacks */
     size_t map_bytes; /* its length */
@@ -408,9 +420,16 @@ bool sim_coro_overflowed(const sim_coro *co, const void *addr, const void *sp)
 
 void sim_coro_prefetch(const sim_coro *co)
 {
-    __builtin_prefetch(co->sp);                    /* saved registers */
-    __builtin_prefetch((const char *)co->sp + 64); /* and return path */
-    __builtin_prefetch(stack_low(co));             /* the canary */
+    /* The saved registers, then the frames its return path unwinds
+     * through (the engine's wait, the API's, the pattern's), short of
+     * the stack's top. */
+    const char *sp = co->sp, *top = stack_low(co) + co->stacks->bytes;
+    ptrdiff_t depth = co->stacks->count > PREFETCH_DEEP_ABOVE ? PREFETCH_FRAMES
+                                                              : PREFETCH_SHALLOW;
+    const char *end = top - sp < depth ? top : sp + depth;
+    for (const char *p = sp; p < end; p += 64)
+        __builtin_prefetch(p);
+    __builtin_prefetch(stack_low(co)); /* the canary */
 }
 
 void sim_coro_release(sim_coro *co)

@@ -104,8 +104,11 @@ typedef struct sim_rank {
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
     uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
-    cl_request *poll_req; /* the request its last failed cl_test polled ... */
-    double poll_at;      /* ... and when */
+    cl_request *poll_req; /* the request of its first failed cl_test at ... */
+    double poll_at;      /* ... this instant (see sim_test) */
+    cl_request *poll_late; /* deferred: the request a later failed test polled */
+    int32_t poll_next;   /* the next rank deferred to the end of the instant, or -1 */
+    bool poll_dry;       /* deferred, and nothing left to wake it: wait instead */
     uint8_t wait_call;   /* a wf_op */
     uint8_t state;
 } sim_rank;
@@ -132,6 +135,7 @@ struct sim_engine {
     double route_cap[SIM_FLOW_MAX_ROUTE];
     bool batch_open;     /* flows started or ended at batch_time, not solved yet */
     double batch_time;
+    int32_t poll_head, poll_tail; /* ranks deferred to the end of the instant (-1: none) */
     sim_sched sched;
     sim_fault fault;     /* crashes, exit() and the time limit (sim/fault.h) */
     run_result *res;
@@ -227,6 +231,13 @@ static void engine_fail(sim_engine *e, int err, const char *fmt, ...)
 
 /* ---- time and records ---- */
 
+/* fmax for times, which are never NaN: a compare, where fmax is a call
+ * into libm on the hot path. */
+static inline double later(double a, double b)
+{
+    return a > b ? a : b;
+}
+
 static bool user_ctx(uint32_t ctx)
 {
     return (ctx & 1u) == 0;
@@ -309,7 +320,7 @@ static double reserve(sim_engine *e, int src, int dst, double ready, double inje
         r->link_dst = dst;
         r->link_free = *now;
     }
-    double start = fmax(ready, r->link_free);
+    double start = later(ready, r->link_free);
     r->link_free = start + inject;
     return start;
 }
@@ -609,7 +620,7 @@ static void resolve(sim_engine *e, sim_req *r, double t)
                         r->msg_id, r->posted, r->started, t, r->base.blocking);
     if (r->waited) {
         sim_rank *owner = &e->ranks[r->owner];
-        owner->wait_until = fmax(owner->wait_until, t);
+        owner->wait_until = later(owner->wait_until, t);
         if (--owner->wait_unknown == 0)
             wake_at(e, owner->wait_until, r->owner);
     }
@@ -641,9 +652,9 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
 {
     double travel, inject, alpha;
     cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
-    double ready = fmax(m->posted, recv_posted);
+    double ready = later(m->posted, recv_posted);
     if (e->o->handshake)
-        ready = fmax(m->posted + alpha, recv_posted) + alpha;
+        ready = later(m->posted + alpha, recv_posted) + alpha;
     if (shared(e, m)) {
         if (m->sbuf && recv->u.buf)
             memcpy(recv->u.buf, m->sbuf, (size_t)m->bytes);
@@ -670,7 +681,7 @@ static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
 {
     if (m->data && recv->u.buf)
         memcpy(recv->u.buf, m->data, (size_t)m->bytes);
-    recv->started = fmax(m->started, recv->posted); /* already here: starts when posted */
+    recv->started = later(m->started, recv->posted); /* already here: starts when posted */
     m->rreq = recv;
     if (m->flow) {
         /* Still in flight: it lands at its flow's end (flow_end). */
@@ -683,7 +694,7 @@ static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
         m->sreq->u.recv = recv;
         m->sreq->lone_queued = false;
     }
-    resolve(e, recv, fmax(m->arrival, e->now));
+    resolve(e, recv, later(m->arrival, e->now));
     msg_free(e, m);
 }
 
@@ -911,12 +922,57 @@ static int sim_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
     return 0;
 }
 
-/* Not done yet: the rank's clock moves to the next moment something can
- * change (its completion or the next event).  Polling costs no virtual
- * time, so a rank that tests the same request again at the same instant
- * has nothing else to do there: it sleeps until the request completes, as
- * in cl_wait, and the test reports it done.  Two ranks that both poll
- * would otherwise wake each other at one instant for ever. */
+/* me failed a test of req after a failed test of another request at
+ * this instant: it sleeps until the instant is over (polls_wake). */
+static void poll_defer(sim_engine *e, sim_rank *me, cl_request *req)
+{
+    int32_t rank = (int32_t)(me - e->ranks);
+    me->poll_late = req;
+    me->poll_next = -1;
+    if (e->poll_tail >= 0)
+        e->ranks[e->poll_tail].poll_next = rank;
+    else
+        e->poll_head = rank;
+    e->poll_tail = rank;
+    me->state = RANK_COMPUTING;
+    sim_coro_yield(&e->sched, &me->co);
+}
+
+/* The instant is over (no event left at e->now): every deferred rank
+ * wakes at the next event or when one of the two requests it polled
+ * completes, whichever is first, in the order they were deferred; one
+ * with none of them in sight wakes now to wait for its last request. */
+static void polls_wake(sim_engine *e)
+{
+    const sim_event *next = sim_queue_peek(e->q);
+    double later = next ? next->time : INFINITY;
+    while (e->poll_head >= 0) {
+        sim_rank *r = &e->ranks[e->poll_head];
+        e->poll_head = r->poll_next;
+        double t = fmin(later, ((sim_req *)r->poll_late)->done_at);
+        if (r->poll_req)
+            t = fmin(t, ((sim_req *)r->poll_req)->done_at);
+        r->poll_dry = t == INFINITY;
+        wake_at(e, r->poll_dry ? e->now : t, (int)(r - e->ranks));
+    }
+    e->poll_tail = -1;
+}
+
+/* Not done yet.  Polling costs no virtual time, so what a failed test
+ * tells the rank changes only when another rank acts or time moves on:
+ *  - its first failed test at an instant lets every other event of the
+ *    instant happen: it sleeps until the next event or the request's
+ *    completion, whichever is first;
+ *  - a second failed test of the same request at one instant has nothing
+ *    to wait for but the request: the rank sleeps until it completes, as
+ *    in cl_wait, and the test reports it done;
+ *  - a failed test of another request at the same instant (a rank
+ *    polling several in turn) is deferred to the end of the instant
+ *    (poll_defer): once no event is left at this time, the rank sleeps
+ *    until the next event or either request's completion.
+ * Two ranks that poll would otherwise wake each other at one instant for
+ * ever.  A completion that no event announces (a request settled before
+ * the rank slept, and polled neither first nor last) may be seen late. */
 static int sim_test(cl_comm *c, cl_request *req, bool *done)
 {
     sim_rank *me = c->backend;
@@ -930,17 +986,31 @@ static int sim_test(cl_comm *c, cl_request *req, bool *done)
     }
     *done = false;
     cl_request *set[1] = {req};
-    if (me->poll_req == req && me->poll_at == e->now) {
-        me->poll_req = NULL;
-        int err = sim_wait(c, 1, set, WF_WAIT);
-        *done = err == 0;
-        return err;
+    if (me->poll_at == e->now && me->poll_req) {
+        if (me->poll_req == req) {
+            me->poll_req = NULL;
+            int err = sim_wait(c, 1, set, WF_WAIT);
+            *done = err == 0;
+            return err;
+        }
+        poll_defer(e, me, req);
+        if (e->aborting)
+            return CL_EPEER;
+        if (me->poll_dry) {
+            me->poll_dry = false;
+            int err = sim_wait(c, 1, set, WF_WAIT);
+            *done = err == 0;
+            return err;
+        }
+        return 0;
     }
     me->poll_req = req;
     me->poll_at = e->now;
     const sim_event *next = sim_queue_peek(e->q);
     if (r->done_at == INFINITY && !next) {
-        return sim_wait(c, 1, set, WF_WAIT); /* only this can end it; deadlock otherwise */
+        int err = sim_wait(c, 1, set, WF_WAIT); /* only this can end it; deadlock otherwise */
+        *done = err == 0;
+        return err;
     }
     double t = next ? fmin(next->time, r->done_at) : r->done_at;
     wake_at(e, t, (int)(me - e->ranks));
@@ -952,6 +1022,8 @@ static int sim_test(cl_comm *c, cl_request *req, bool *done)
 static void sim_release(cl_comm *c, cl_request *req)
 {
     sim_rank *me = c->backend;
+    if (me->poll_req == req)
+        me->poll_req = NULL;
     req_free(me->eng, (sim_req *)req);
 }
 
@@ -1282,7 +1354,8 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
     if (sim_net_ranks(o->net) < j->nranks)
         return diag_set(&res->diag, CL_EINVAL, "the network has %d ranks, %d were asked for",
                         sim_net_ranks(o->net), j->nranks);
-    sim_engine e = {.o = o, .job = j, .res = res, .n = j->nranks};
+    sim_engine e = {.o = o, .job = j, .res = res, .n = j->nranks, .poll_head = -1,
+                    .poll_tail = -1};
     int err = engine_init(&e, o, res);
     if (!err)
         err = sim_fault_begin(&e.fault, &e.sched, j->timeout, &res->diag);
@@ -1297,6 +1370,10 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
             if (e.batch_open && (!(next = sim_queue_peek(e.q)) || next->time > e.batch_time)) {
                 e.batch_open = false;
                 sim_flow_batch_end(e.flows);
+                continue;
+            }
+            if (e.poll_head >= 0 && (!(next = sim_queue_peek(e.q)) || next->time > e.now)) {
+                polls_wake(&e);
                 continue;
             }
             if (e.aborting || !sim_queue_pop(e.q, &ev))

@@ -292,6 +292,87 @@ static void test_both_poll(void **state)
     }
 }
 
+/* Ranks 0 and 1 each isend to the other and irecv from it, then poll
+ * both requests in turn until both are done (issue 16 item 7: polling
+ * two requests used to spin at one instant for ever).  Each message is
+ * alone on its ports both ways, so both ranks end at a + n/B, eager
+ * (1 KiB) or rendezvous (n), shared or not. */
+static int poll_two(cl_comm *c, const cl_args *a)
+{
+    int peer = 1 - cl_rank(c);
+    cl_request *r[2];
+    CL_TRY(cl_irecv(c, NULL, a->bytes, peer, 0, &r[0]));
+    CL_TRY(cl_isend(c, NULL, a->bytes, peer, 0, &r[1]));
+    bool d0 = false, d1 = false;
+    while (!(d0 && d1)) {
+        CL_TRY(cl_test(c, &r[0], &d0, NULL));
+        CL_TRY(cl_test(c, &r[1], &d1, NULL));
+    }
+    return 0;
+}
+
+static void test_poll_two(void **state)
+{
+    (void)state;
+    static const double sizes[] = {1024, N};
+    for (int sharing = 0; sharing < 2; sharing++)
+        for (int i = 0; i < 2; i++) {
+            sim_net *net = switch5();
+            setup s = {.net = net, .no_payload = true, .no_sharing = !sharing, .timeout = 20};
+            run r;
+            run_pattern(&r, poll_two, 2, (uint64_t)sizes[i], NULL, &s);
+            assert_int_equal(r.res.status, 0);
+            assert_near(r.res.iter_time[0], A + sizes[i] / B, 1e-15);
+            run_release(&r);
+            sim_net_destroy(net);
+        }
+}
+
+/* Rank 0 polls a receive (and a send to rank 2 in turn) that rank 1
+ * sends only after computing for 1 s: rank 0 sees it land at 1 s + a +
+ * n/B.  Rank 2 computes in 1,000 steps (1,000 events); rank 0 tests again
+ * once at each of those instants, never twice: about 2,000 events in all
+ * with the barrier, where a spin at one instant would never end. */
+static int poll_late(cl_comm *c, const cl_args *a)
+{
+    switch (cl_rank(c)) {
+    case 0: {
+        cl_request *r[2];
+        CL_TRY(cl_irecv(c, NULL, a->bytes, 1, 0, &r[0]));
+        CL_TRY(cl_isend(c, NULL, 1024, 2, 0, &r[1]));
+        bool d0 = false, d1 = false;
+        while (!(d0 && d1)) {
+            CL_TRY(cl_test(c, &r[0], &d0, NULL));
+            CL_TRY(cl_test(c, &r[1], &d1, NULL));
+        }
+        return 0;
+    }
+    case 1:
+        CL_TRY(cl_compute(c, 1.0));
+        return cl_send(c, NULL, a->bytes, 0, 0);
+    default:
+        for (int i = 0; i < 1000; i++)
+            CL_TRY(cl_compute(c, 1e-3));
+        return cl_recv(c, NULL, 1024, 0, 0, NULL);
+    }
+}
+
+static void test_poll_late(void **state)
+{
+    (void)state;
+    for (int sharing = 0; sharing < 2; sharing++) {
+        sim_net *net = switch5();
+        setup s = {.net = net, .no_payload = true, .no_sharing = !sharing, .timeout = 20};
+        run r;
+        run_pattern(&r, poll_late, 3, (uint64_t)N, NULL, &s);
+        assert_int_equal(r.res.status, 0);
+        assert_near(r.res.iter_time[0], 1.0 + A + N / B, 1e-12);
+        assert_true(r.stats.events <= 2100);
+        run_release(&r);
+        sim_net_destroy(net);
+    }
+}
+
 /* Determinism: the same contended run twice gives the same times, bit
  * for bit. */
 static void test_deterministic(void **state)
@@ -438,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_sizes_into_one),  cmocka_unit_test(test_none_alone),
         cmocka_unit_test(test_slow_receiver),   cmocka_unit_test(test_alltoall),
         cmocka_unit_test(test_naive_allreduce), cmocka_unit_test(test_both_poll),
+        cmocka_unit_test(test_poll_two),        cmocka_unit_test(test_poll_late),
         cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_lone_flows_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

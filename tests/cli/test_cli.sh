@@ -291,5 +291,7 @@ run 2 run pingpong --backend shm -n 1; has "$err" "needs at least 2 ranks"
 
 run 0 bench --help;        has "$out" "usage: commlab bench"
 run 2 bench;               has "$err" "which benchmark"
+run 2 bench shm --profile; has "$err" "--profile is for 'bench sim' only"
+run 2 bench all --profile; has "$err" "--profile is for 'bench sim' only"
 
 finish
