@@ -756,10 +756,14 @@ static int run_command(int argc, char **argv, const char *secret)
     rec_log_init(&log, 4u << 20);
     int status = 0, trace_rc = CLI_EXIT_OK;
     size_t done = 0;
+    run_lab lab = {0};
     if (!lines) {
         rc = cli_error("out of memory");
         goto out;
     }
+    if (o.netlab && (rc = run_lab_open(&lab, o.ranks, o.netlab)))
+        goto out;
+    o.lab = lab.nl;
     /* --algo all: every size of one algorithm, then the next, printed size
      * by size so the algorithms of one size stand side by side. */
     for (size_t a = 0; a < nalgos && status == 0; a++) {
@@ -773,6 +777,7 @@ static int run_command(int argc, char **argv, const char *secret)
             done += status == 0;
         }
     }
+    int lab_rc = run_lab_close(&lab);
     if (done < nalgos * o.nsizes && nalgos > 1)
         done = 0; /* a failed algorithm leaves holes: the error says which */
     if (quiet)
@@ -797,7 +802,7 @@ static int run_command(int argc, char **argv, const char *secret)
     /* A trace asked for and not written is a failed run, as a timeline is. */
     rc = run_exit_code(status, &env);
     if (rc == CLI_EXIT_OK)
-        rc = trace_rc;
+        rc = lab_rc ? lab_rc : trace_rc;
     if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
         int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend,
                                      o.be->measured ? NULL : sim_net_describe(env.net), o.ranks,

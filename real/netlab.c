@@ -28,7 +28,7 @@
 extern char **environ;
 
 struct netlab {
-    pid_t pid;         /* the launcher's, in every name */
+    pid_t pid;         /* the creating process's, in every name */
     int nranks;
     int made;          /* rank namespaces added so far (0 .. made-1) */
     bool hub;          /* the hub namespace was added */
@@ -122,9 +122,9 @@ static int cmd(cl_diag *d, const char *what, ...)
                     err[0] ? err : rc > 128 ? "killed by a signal" : "it failed");
 }
 
-/* ---- leftovers of launchers that were killed outright ---- */
+/* ---- leftovers of processes that were killed outright ---- */
 
-/* pid runs and is not a zombie (a zombie's launcher is gone: nothing of
+/* pid runs and is not a zombie (a zombie is gone: nothing of
  * it will delete anything). */
 static bool running(pid_t pid)
 {
@@ -142,9 +142,9 @@ static bool running(pid_t pid)
     return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
-/* Deletes every clnl-P-* whose launcher P is gone, or is self (a pid that
+/* Deletes every clnl-P-* whose process P is gone, or is self (a pid that
  * was reused: self has no netlab yet).  Best effort: a name another
- * launcher deletes at the same moment is simply gone. */
+ * process deletes at the same moment is simply gone. */
 static void reap_stale(pid_t self)
 {
     DIR *dir = opendir(NETLAB_NETNS_DIR);
@@ -299,6 +299,11 @@ const char *netlab_addr(const netlab *nl, int rank)
 double netlab_rate(const netlab *nl)
 {
     return nl->rate;
+}
+
+int netlab_ports(const netlab *nl)
+{
+    return nl->nranks;
 }
 
 void netlab_destroy(netlab *nl)
