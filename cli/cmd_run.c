@@ -297,12 +297,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_PROVIDER: o->provider = optarg; break;
-        case OPT_NETLAB:
-            if (units_parse_bandwidth(optarg, "--netlab", &o->netlab, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            else if (!(o->netlab >= 1000))
-                rc = cli_error("--netlab needs a rate of at least 8kbit/s, got '%s'", optarg);
-            break;
+        case OPT_NETLAB: rc = run_parse_netlab(optarg, &o->netlab); break;
         case OPT_SHM_COPY:
             if (strcmp(optarg, "auto") == 0)
                 o->copy = SHM_COPY_AUTO;

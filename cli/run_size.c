@@ -161,6 +161,16 @@ static void lab_signals(sigset_t *set)
     sigaddset(set, SIGHUP);
 }
 
+int run_parse_netlab(const char *text, double *out)
+{
+    cl_diag d = {{0}};
+    if (units_parse_bandwidth(text, "--netlab", out, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (!(*out >= 1000))
+        return cli_error("--netlab needs a rate of at least 8kbit/s, got '%s'", text);
+    return 0;
+}
+
 int run_lab_open(run_lab *lab, int ports, double rate_Bps)
 {
     sigset_t set;

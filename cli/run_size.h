@@ -114,6 +114,9 @@ typedef struct run_lab {
     sigset_t old; /* the signal mask before run_lab_open */
 } run_lab;
 
+/* --netlab's value (a rate of at least 8 kbit/s) into *out, bytes per
+ * second; or prints why and returns CLI_EXIT_USAGE. */
+int run_parse_netlab(const char *text, double *out);
 /* Builds a netlab of ports ports of rate_Bps each way and blocks the
  * signals.  0, or the exit status after printing why (2 when this machine
  * cannot: not root, no ip or tc, a kernel without namespaces or tbf), with

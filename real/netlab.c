@@ -247,10 +247,7 @@ int netlab_create(netlab **out, int nranks, double rate_Bps, cl_diag *d)
     char hub[64], what[160], rate[32], burst[32];
     ns_name(hub, sizeof hub, nl->pid, -1);
     snprintf(rate, sizeof rate, "%.0fbit", rate_Bps * 8);
-    /* One millisecond at the rate: a port that idled sends at most that
-     * much at once, then the rate holds. */
-    snprintf(burst, sizeof burst, "%.0f", rate_Bps / 1000 > MIN_BURST ? rate_Bps / 1000
-                                                                        : MIN_BURST);
+    snprintf(burst, sizeof burst, "%.0f", netlab_burst(rate_Bps));
     snprintf(what, sizeof what, "create network namespaces here ('ip netns add %s')", hub);
     int err = cmd(d, what, "ip", "netns", "add", hub, (char *)NULL);
     if (!err)
@@ -321,6 +318,14 @@ void netlab_destroy(netlab *nl)
     }
     free(nl->addr);
     free(nl);
+}
+
+double netlab_burst(double rate_Bps)
+{
+    /* One millisecond at the rate: a port that idled sends at most that
+     * much at once, then the rate holds.  Less starves TCP: at 16 KiB a
+     * 1 Gbit/s port carried a 4 MiB ping-pong at 96 MB/s, not 122. */
+    return rate_Bps / 1000 > MIN_BURST ? rate_Bps / 1000 : MIN_BURST;
 }
 
 void netlab_rate_str(char *buf, size_t cap, double rate_Bps)

@@ -91,6 +91,12 @@ int netlab_ports(const netlab *nl);
  * the next netlab_create reaps. */
 void netlab_destroy(netlab *nl);
 
+/* The bytes a port of rate_Bps sends at once after idling (tbf's burst):
+ * a message below it moves at the speed of the veth pair, not the rate,
+ * when the port's bucket is full, so a ping-pong of such messages times
+ * the bucket's state as much as the size.  Cannot fail. */
+double netlab_burst(double rate_Bps);
+
 /* A port's rate as people write it, "1 Gbit/s", "100 Mbit/s" (bits per
  * second, decimal prefixes, as tc and switch vendors count).  Cannot fail. */
 void netlab_rate_str(char *buf, size_t cap, double rate_Bps);
