@@ -14,6 +14,7 @@
 #include "cli/run_size.h"
 #include "core/pattern.h"
 #include "core/units.h"
+#include "real/netlab.h"
 #include "real/rdma.h"
 
 /* ---- measuring ---- */
@@ -351,6 +352,18 @@ static int fit_pingpong(calib_ctx *c, calib_result *r)
                     100 * CALIB_AGREE);
             return CLI_EXIT_OK;
         }
+        if (attempt == CALIB_ATTEMPTS && c->o->netlab && r->points[bad->first].bytes <
+                                                              netlab_burst(c->o->netlab)) {
+            char burst[UNITS_BUF];
+            fprintf(stderr, "commlab: calibrate: warning: segment %s fits a line poorly after "
+                            "%d measurements (R^2 %.2f, a point %.1f %% off it): over a "
+                            "netlab a message below a port's burst (%s) moves at once or at "
+                            "the port's rate, as its token bucket holds; kept as measured, "
+                            "its residuals in the file\n", range, CALIB_ATTEMPTS, bad->r2,
+                    100 * bad->max_residual,
+                    units_size_str(burst, (uint64_t)netlab_burst(c->o->netlab)));
+            return CLI_EXIT_OK;
+        }
         if (attempt == CALIB_ATTEMPTS) {
             cli_error("calibrate: segment %s cannot be fitted after %d measurements (R^2 "
                       "%.2f, a point %.1f %% off its line): the machine is too noisy now; "
@@ -425,8 +438,8 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
         .o = o, .first = true,
         .ro = {.backend = o->backend, .be = o->be, .ranks = 2, .warmup = 2,
                .eager_limit = o->eager_limit, .bind = o->bind, .copy = SHM_COPY_AUTO,
-               .listen = o->listen, .provider = o->provider, .deadlock_timeout = 5.0,
-               .timeout = RUN_TIMEOUT_DEFAULT},
+               .listen = o->listen, .provider = o->provider, .netlab = o->netlab,
+               .lab = o->lab, .deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT},
         .steps = (2 * n + 2 * streamed) * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS),
     };
     /* The regime: the reference probe first (its runs are not on the bar). */
@@ -458,6 +471,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     if ((rc = calibrate_provider(o->be, o->provider, m->provider, sizeof m->provider)))
         return rc;
     m->eager_limit = o->eager_limit;
+    m->netlab = o->netlab;
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -491,6 +505,14 @@ void calibrate_hostname(char *buf, size_t len)
     buf[len - 1] = 0;
 }
 
+int calibrate_check_netlab(double netlab_Bps, const char *listen)
+{
+    if (netlab_Bps > 0 && listen)
+        return cli_error("--netlab gives every rank an address of its own: leave --listen "
+                         "out");
+    return 0;
+}
+
 int calibrate_provider(const backend_info *be, const char *asked, char *buf, size_t len)
 {
     cl_diag d = {{0}};
@@ -506,9 +528,10 @@ int calibrate_provider(const backend_info *be, const char *asked, char *buf, siz
     return 0;
 }
 
-int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider)
+int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider,
+                           double netlab_Bps)
 {
-    char tiers[1024], host[256];
+    char tiers[1024], host[256], lab[48] = "";
     cl_diag d = {{0}};
     if (cli_data_path(tiers, sizeof tiers, "configs/tiers.yaml", &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
@@ -518,9 +541,19 @@ int calibrate_default_path(char *buf, size_t len, const char *backend, const cha
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '.' || *p == '_' || *p == '-'))
             *p = '-';
+    if (netlab_Bps > 0) {
+        /* "1 Gbit/s" -> "-netlab-1gbit" */
+        char rate[32];
+        netlab_rate_str(rate, sizeof rate, netlab_Bps);
+        size_t n = (size_t)snprintf(lab, sizeof lab, "-netlab-");
+        for (const char *p = rate; *p && *p != '/' && n + 1 < sizeof lab; p++)
+            if (*p != ' ')
+                lab[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        lab[n] = 0;
+    }
     bool rdma = provider && *provider;
-    if ((size_t)snprintf(buf, len, "%s/machines/%s-%s%s%s.yaml", tiers, host, backend,
-                         rdma ? "-" : "", rdma ? provider : "") >= len)
+    if ((size_t)snprintf(buf, len, "%s/machines/%s-%s%s%s%s.yaml", tiers, host, backend,
+                         rdma ? "-" : "", rdma ? provider : "", lab) >= len)
         return cli_error("the machine file's path is too long: set COMMLAB_HOME or use --out");
     return 0;
 }

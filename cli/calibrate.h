@@ -75,6 +75,9 @@ typedef struct calib_opts {
     bool quick;           /* 1 B..4 MiB by 2x and a small budget: a few seconds */
     bool bind;            /* pin the 2 ranks to cores */
     const char *listen;   /* tcp: the address ranks listen on; NULL: loopback */
+    double netlab;        /* tcp: --netlab, bytes/s a port; 0: none */
+    const netlab *lab;    /* that netlab, held by the caller (run_lab_open), 2 ports
+                             at least; every run goes over it */
     bool progress;        /* draw a progress bar on stderr */
 } calib_opts;
 
@@ -118,15 +121,23 @@ int calibrate_probe(const run_opts *base, run_env *env, machine_ref ref[CALIB_NR
  * digits, '.', '_' and '-' turned into '-'.  For rdma the provider it runs
  * on is part of the name, <host>-rdma-<provider>.yaml: a model is the
  * provider's (tcp and verbs differ tenfold).  provider is the resolved
- * one (calibrate_provider); NULL for other backends.  0, or CLI_EXIT_USAGE
- * after printing why. */
-int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider);
+ * one (calibrate_provider); NULL for other backends.  Over a netlab
+ * (netlab_Bps > 0) the port's rate is, <host>-tcp-netlab-1gbit.yaml: a
+ * model of that switch, not of loopback.  0, or CLI_EXIT_USAGE after
+ * printing why. */
+int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider,
+                           double netlab_Bps);
 
 /* The measured backend called name (NULL: not given) for command cmd,
  * with the options of g checked against it (cli/backend.h).  0 with *out
  * set, or CLI_EXIT_USAGE after printing why. */
 int calibrate_find_backend(const char *cmd, const char *name, const backend_given *g,
                            const backend_info **out);
+
+/* --netlab with the other options of calibrate or compare: not with
+ * --listen (a netlab gives every rank its own address).  0 (also without
+ * a netlab), or CLI_EXIT_USAGE after printing why. */
+int calibrate_check_netlab(double netlab_Bps, const char *listen);
 
 /* The provider a run of be with --provider asked (NULL or "auto": what
  * auto picks on one host) runs on, into buf; "" for a backend without

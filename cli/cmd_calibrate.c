@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
+#include "real/netlab.h"
 
 const char cmd_calibrate_usage[] =
     "usage: commlab calibrate --backend shm|tcp|rdma [options]\n"
@@ -44,6 +45,11 @@ const char cmd_calibrate_usage[] =
     "                           seconds or so instead of a minute\n"
     "      --bind WHERE         core (the default) or none\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
+    "      --netlab RATE        tcp, root only: measure between two network\n"
+    "                           namespaces behind a switch whose ports `tc` limits\n"
+    "                           to RATE each way (as `run --netlab`); the file\n"
+    "                           records the rate (default file\n"
+    "                           <host>-tcp-netlab-<rate>.yaml, e.g. -netlab-1gbit)\n"
     "      --provider NAME      rdma: the libfabric provider (auto, tcp, verbs, ...);\n"
     "                           the file records the one it ran on\n"
     "      --csv                the points and the fit, in the schema of compare --csv\n"
@@ -69,9 +75,13 @@ const char cmd_calibrate_usage[] =
     "  commlab calibrate --backend shm\n"
     "  commlab calibrate --backend tcp --quick --out /tmp/tcp.yaml\n"
     "  commlab calibrate --backend rdma --provider tcp --quick\n"
+    "  sudo commlab calibrate --backend tcp --netlab 1Gbit/s --quick\n"
     "  commlab run pingpong --model configs/machines/HOST-shm.yaml --sizes 8:4MiB:x8\n";
 
-enum { OPT_EAGER = 256, OPT_QUICK, OPT_BIND, OPT_LISTEN, OPT_PROVIDER, OPT_CSV, OPT_JSON };
+enum {
+    OPT_EAGER = 256, OPT_QUICK, OPT_BIND, OPT_LISTEN, OPT_PROVIDER, OPT_NETLAB, OPT_CSV,
+    OPT_JSON
+};
 
 /* ---- output ---- */
 
@@ -147,9 +157,13 @@ static void print_segments(const calib_result *r, const fit_result *fit, bool ga
 
 static void print_text(const calib_opts *o, const calib_result *r, const char *path)
 {
-    char a[UNITS_BUF], b[UNITS_BUF], e[UNITS_BUF];
-    printf("calibrate %s on %s: pingpong between 2 ranks, %zu sizes %s..%s, eager limit %s\n\n",
-           o->backend, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
+    char a[UNITS_BUF], b[UNITS_BUF], e[UNITS_BUF], rate[32], lab[64] = "";
+    if (o->netlab) {
+        netlab_rate_str(rate, sizeof rate, o->netlab);
+        snprintf(lab, sizeof lab, " (netlab %s per port)", rate);
+    }
+    printf("calibrate %s%s on %s: pingpong between 2 ranks, %zu sizes %s..%s, eager limit "
+           "%s\n\n", o->backend, lab, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
            units_size_str(b, r->points[r->n - 1].bytes), units_size_str(e, o->eager_limit));
     print_segments(r, &r->fit, true);
     printf("\nreference (the regime it was taken in, for compare):");
@@ -216,6 +230,8 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
     json_kv_string(&w, "backend", o->backend);
     if (*r->m.provider)
         json_kv_string(&w, "provider", r->m.provider);
+    if (o->netlab)
+        json_kv_number(&w, "netlab_port_Bps", o->netlab);
     json_kv_uint(&w, "ranks", 2);
     json_kv_string(&w, "host", r->m.host);
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
@@ -264,6 +280,7 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
         {"bind", required_argument, NULL, OPT_BIND},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"provider", required_argument, NULL, OPT_PROVIDER},
+        {"netlab", required_argument, NULL, OPT_NETLAB},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -293,6 +310,11 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
             o->provider = optarg;
             backend_give(&given, BOPT_PROVIDER, "provider", optarg);
             break;
+        case OPT_NETLAB:
+            if (run_parse_netlab(optarg, &o->netlab))
+                return CLI_EXIT_USAGE;
+            backend_give(&given, BOPT_NETLAB, "netlab", optarg);
+            break;
         case OPT_CSV: *fmt = CLI_CSV; break;
         case OPT_JSON: *fmt = CLI_JSON; break;
         case 'h': fputs(cmd_calibrate_usage, stdout); return -1;
@@ -300,9 +322,9 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
         }
     }
     int rc = cli_no_extra("calibrate", argc, argv);
-    if (rc)
+    if (rc || (rc = calibrate_find_backend("calibrate", o->backend, &given, &o->be)))
         return rc;
-    return calibrate_find_backend("calibrate", o->backend, &given, &o->be);
+    return calibrate_check_netlab(o->netlab, o->listen);
 }
 
 int calibrate_find_backend(const char *cmd, const char *name, const backend_given *g,
@@ -364,12 +386,19 @@ int cmd_calibrate(int argc, char **argv)
         return rc;
     if (out)
         snprintf(path, sizeof path, "%s", out);
-    else if ((rc = calibrate_default_path(path, sizeof path, o.backend, provider)))
+    else if ((rc = calibrate_default_path(path, sizeof path, o.backend, provider, o.netlab)))
         return rc;
     if ((rc = check_writable(path)))
         return rc;
+    run_lab lab = {0};
+    if (o.netlab && (rc = run_lab_open(&lab, 2, o.netlab)))
+        return rc;
+    o.lab = lab.nl;
     calib_result r;
     rc = calibrate_measure(&o, &r);
+    int lab_rc = run_lab_close(&lab);
+    if (rc == CLI_EXIT_OK && lab_rc)
+        rc = lab_rc; /* interrupted after its last run: nothing written */
     if (rc == CLI_EXIT_OK && backend_speaks(o.be)) {
         cl_diag d = {{0}};
         if (machine_save(&r.m, path, &d))

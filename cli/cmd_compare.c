@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
+#include "real/netlab.h"
 
 const char cmd_compare_usage[] =
     "usage: commlab compare PATTERN [options]\n"
@@ -46,6 +47,15 @@ const char cmd_compare_usage[] =
     "      --warmup N           measured untimed iterations first (default 2)\n"
     "      --bind WHERE         core (the default) or none\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
+    "      --netlab RATE        tcp, root only: measure over a switch of network\n"
+    "                           namespaces whose ports `tc` limits to RATE (as `run\n"
+    "                           --netlab`), and model the pattern on one switch of as\n"
+    "                           many ports, each link the calibrated ping-pong's\n"
+    "                           segment at that size (half its alpha a link, its\n"
+    "                           bandwidth), with max-min sharing, so messages that\n"
+    "                           meet on a port share it on both sides (default model\n"
+    "                           <host>-tcp-netlab-<rate>.yaml, calibrated over the\n"
+    "                           same netlab when missing)\n"
     "      --provider NAME      rdma: the libfabric provider (default auto)\n"
     "      --timeout TIME       end a size that takes longer than this, modeled or\n"
     "                           measured (default 600s; 0: no limit), as run does\n"
@@ -80,12 +90,13 @@ const char cmd_compare_usage[] =
     "  commlab compare pingpong --backend shm --repeat 5\n"
     "  commlab compare ring --backend tcp -n 2 --sizes 8,64KiB,1MiB\n"
     "  commlab compare pipeline --backend rdma --provider tcp --quick --sizes 8,1MiB\n"
-    "  commlab compare pipeline --model /tmp/shm.yaml --compute 20us --csv > pipe.csv\n";
+    "  commlab compare pipeline --model /tmp/shm.yaml --compute 20us --csv > pipe.csv\n"
+    "  sudo commlab compare incast -n 5 --backend tcp --netlab 1Gbit/s --bytes 16MiB\n";
 
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
     OPT_MICRO, OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT, OPT_RECAL, OPT_REPEAT,
-    OPT_SAVE,
+    OPT_SAVE, OPT_NETLAB,
 };
 
 /* The least move of a reference called drift, %: the probe's own spread
@@ -98,6 +109,7 @@ enum {
 typedef struct compare_opts {
     run_opts run;      /* pattern, backend, ranks, sizes, iters, pattern args */
     const char *model; /* --model, or NULL */
+    const machine *m;  /* the model's machine file, loaded */
     bool quick;
     bool recalibrate;  /* --recalibrate */
     int repeat;        /* --repeat R: measurements of every size, >= 1 */
@@ -148,6 +160,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"recalibrate", no_argument, NULL, OPT_RECAL},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"save", required_argument, NULL, OPT_SAVE},
+        {"netlab", required_argument, NULL, OPT_NETLAB},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -183,6 +196,10 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_RECAL: co->recalibrate = true; break;
         case OPT_REPEAT: rc = cli_parse_int("--repeat", optarg, 1, 1000, &co->repeat); break;
         case OPT_SAVE: co->save = optarg; break;
+        case OPT_NETLAB:
+            rc = run_parse_netlab(optarg, &o->netlab);
+            backend_give(&o->given, BOPT_NETLAB, "netlab", optarg);
+            break;
         case 'h': fputs(cmd_compare_usage, stdout); return -1;
         default: return cli_bad_option("compare", opts, argv, c);
         }
@@ -203,7 +220,8 @@ static int parse(int argc, char **argv, compare_opts *co)
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", name, o->pattern->min_ranks,
                          o->ranks);
-    if ((rc = calibrate_find_backend("compare", o->backend, &o->given, &o->be)))
+    if ((rc = calibrate_find_backend("compare", o->backend, &o->given, &o->be)) ||
+        (rc = calibrate_check_netlab(o->netlab, o->listen)))
         return rc;
     if (bytes_s && sizes_s)
         return cli_error("compare: give either --bytes or --sizes, not both");
@@ -228,7 +246,7 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
         return rc;
     if (co->model)
         snprintf(path, len, "%s", co->model);
-    else if ((rc = calibrate_default_path(path, len, o->backend, provider)))
+    else if ((rc = calibrate_default_path(path, len, o->backend, provider, o->netlab)))
         return rc;
     bool missing = !co->model && access(path, F_OK) != 0;
     if (missing || co->recalibrate) {
@@ -240,8 +258,8 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
                     path, co->quick ? " (--quick)" : "");
         calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
                           .eager_limit = o->eager_limit ? o->eager_limit : 64 * 1024,
-                          .quick = co->quick, .bind = o->bind,
-                          .listen = o->listen, .progress = isatty(2)};
+                          .quick = co->quick, .bind = o->bind, .listen = o->listen,
+                          .netlab = o->netlab, .lab = o->lab, .progress = isatty(2)};
         calib_result r;
         rc = calibrate_measure(&cal, &r);
         if (rc == CLI_EXIT_OK && machine_save(&r.m, path, &d))
@@ -260,7 +278,52 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
     if (strcmp(mwhat, owhat) != 0 || strcmp(m->host, host) != 0)
         fprintf(stderr, "commlab: note: %s was calibrated for %s on %s; measuring %s on %s\n",
                 path, mwhat, m->host, owhat, host);
+    if (m->netlab != o->netlab) {
+        char was[40] = "no netlab", now[40] = "no netlab";
+        if (m->netlab > 0)
+            netlab_rate_str(was, sizeof was, m->netlab);
+        if (o->netlab > 0)
+            netlab_rate_str(now, sizeof now, o->netlab);
+        fprintf(stderr, "commlab: note: %s was calibrated over %s%s; measuring over %s%s\n",
+                path, m->netlab > 0 ? "a netlab of " : "", was, o->netlab > 0 ? "a netlab of "
+                : "", now);
+    }
     return 0;
+}
+
+/* The network a size is modeled on over a netlab: one switch of ranks
+ * ports, every link half of the calibrated ping-pong segment's alpha at
+ * that size and its bandwidth, so that a message alone costs alpha +
+ * n/bandwidth, the calibrated time, and messages that cross one port at
+ * once share it (max-min).  A segment without a per-byte cost gets a
+ * bandwidth no message notices, the topology file having no infinity.
+ * 0, or the exit status after saying why. */
+static int switch_net(const machine *m, int ranks, uint64_t bytes, sim_net **out)
+{
+    const machine_segment *seg = machine_segment_of(m, bytes);
+    double bw = isinf(seg->bandwidth) ? 1e30 : seg->bandwidth;
+    char yaml[256];
+    snprintf(yaml, sizeof yaml, "topology: [Switch]\nnpus_count: [%d]\nbandwidth: [%.17gB/s]\n"
+             "latency: [%.17gs]\n", ranks, bw, seg->alpha / 2);
+    cl_diag d = {{0}};
+    if (sim_net_load_string(out, m->path, yaml, NULL, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    return 0;
+}
+
+/* One size modeled: on env's machine mesh, or over a netlab on the
+ * switch of switch_net.  The run's status (0 or CL_E*, reported). */
+static int model_size(const compare_opts *co, const run_opts *sim, run_env *env,
+                      uint64_t bytes, run_row *row)
+{
+    if (!co->run.netlab)
+        return run_size_sim(sim, env, bytes, NULL, false, row);
+    run_env on = {0};
+    if (switch_net(co->m, sim->ranks, bytes, &on.net))
+        return CL_ECONFIG;
+    int status = run_size_sim(sim, &on, bytes, NULL, false, row);
+    sim_net_destroy(on.net);
+    return status;
 }
 
 static double median_abs_error(const compare_row *rows, size_t n)
@@ -374,9 +437,19 @@ static void print_text(const compare_opts *co, const machine *m, const char *pat
         snprintf(its, sizeof its, "%d iteration%s", co->lo_iters, co->lo_iters == 1 ? "" : "s");
     else
         snprintf(its, sizeof its, "%d to %d iterations", co->lo_iters, co->hi_iters);
-    printf("%s, %d ranks: %s measured (%s, %s after %d warm-up) vs modeled by %s, eager "
-           "limit %s\n\n", o->pattern->name, o->ranks, o->backend, env->binding, its,
-           o->warmup, path, units_size_str(el, m->eager_limit));
+    if (o->netlab) {
+        char rate[32];
+        netlab_rate_str(rate, sizeof rate, o->netlab);
+        printf("%s, %d ranks: %s measured over a netlab of %s per port (%s, %s after %d "
+               "warm-up) vs modeled on one switch of %d ports from %s (at each size its "
+               "ping-pong segment: half the alpha a link, the bandwidth; max-min sharing), "
+               "eager limit %s\n\n", o->pattern->name, o->ranks, o->backend, rate,
+               env->binding, its, o->warmup, o->ranks, path, units_size_str(el, m->eager_limit));
+    } else {
+        printf("%s, %d ranks: %s measured (%s, %s after %d warm-up) vs modeled by %s, eager "
+               "limit %s\n\n", o->pattern->name, o->ranks, o->backend, env->binding, its,
+               o->warmup, path, units_size_str(el, m->eager_limit));
+    }
     drift_print(stdout, dr, "drift: ");
     if (dr->any)
         putchar('\n');
@@ -443,6 +516,12 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     if (*m->provider)
         json_kv_string(&w, "model_provider", m->provider);
     json_kv_uint(&w, "eager_limit_bytes", m->eager_limit);
+    if (o->netlab) {
+        json_kv_number(&w, "netlab_port_Bps", o->netlab);
+        json_kv_string(&w, "modeled_on", "switch");
+    } else {
+        json_kv_string(&w, "modeled_on", "machine");
+    }
     json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
     json_drift(&w, dr);
@@ -481,8 +560,8 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
  * rather than straight lines between a few sizes.  A curve run moves no
  * bytes (the model's times do not depend on them) and says nothing; one
  * that fails only leaves its point out. */
-static void write_csv(FILE *f, const run_opts *sim, run_env *env, const compare_row *rows,
-                      size_t n)
+static void write_csv(FILE *f, const compare_opts *co, const run_opts *sim, run_env *env,
+                      const compare_row *rows, size_t n)
 {
     uint64_t sizes[COMPARE_CURVE_MAX], at[COMPARE_CURVE_MAX];
     compare_row curve[COMPARE_CURVE_MAX];
@@ -495,7 +574,7 @@ static void write_csv(FILE *f, const run_opts *sim, run_env *env, const compare_
     quiet.quiet = fopen("/dev/null", "w");
     for (size_t i = 0; quiet.quiet && i < nat; i++) {
         run_row r;
-        if (run_size_sim(&quiet, env, at[i], NULL, false, &r) == 0)
+        if (model_size(co, &quiet, env, at[i], &r) == 0)
             curve[ncurve++] = (compare_row){.bytes = at[i], .modeled = r.t.median};
     }
     if (quiet.quiet)
@@ -511,7 +590,7 @@ static int save_csv(const compare_opts *co, const run_opts *sim, run_env *env,
     FILE *f = fopen(co->save, "w");
     if (!f)
         return cli_error("--save: cannot write '%s': %s", co->save, strerror(errno));
-    write_csv(f, sim, env, rows, n);
+    write_csv(f, co, sim, env, rows, n);
     if (fclose(f) != 0) {
         unlink(co->save);
         return cli_error("--save: cannot write '%s'", co->save);
@@ -530,7 +609,7 @@ static int measure_sizes(compare_opts *co, run_env *env, const run_opts *sim, bo
     for (*done = 0; *done < o->nsizes; (*done)++) {
         size_t i = *done;
         run_row measured, modeled;
-        if ((status = run_size_sim(sim, env, o->sizes[i], NULL, false, &modeled)))
+        if ((status = model_size(co, sim, env, o->sizes[i], &modeled)))
             break;
         run_opts real = *o;
         if (!fixed)
@@ -574,10 +653,16 @@ int cmd_compare(int argc, char **argv)
     run_env env = {0};
     compare_row *rows = NULL;
     double *err = NULL;
+    run_lab lab = {0};
+    /* One netlab for every run: calibration, probes and measurements. */
+    if (o->netlab && (rc = run_lab_open(&lab, o->ranks > 2 ? o->ranks : 2, o->netlab)))
+        goto out;
+    o->lab = lab.nl;
     if ((rc = get_machine(&co, &m, path, sizeof path)))
         goto out;
+    co.m = &m;
     cl_diag d = {{0}};
-    if (sim_net_create_machine(&env.net, &m, o->ranks, &d)) {
+    if (!o->netlab && sim_net_create_machine(&env.net, &m, o->ranks, &d)) {
         rc = cli_diag(&d, CLI_EXIT_USAGE);
         goto out;
     }
@@ -594,9 +679,11 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "commlab: note: %s records no reference probe (calibrated before "
                         "commlab kept one), so a changed machine cannot be told from a wrong "
                         "model; --recalibrate writes one\n", path);
-    /* The modeled side: one exact iteration, no warm-up. */
+    /* The modeled side: one exact iteration, no warm-up.  A machine mesh
+     * is priced alone (its calibration holds what the transport shares);
+     * a netlab's switch shares its ports. */
     run_opts sim = *o;
-    sim.sharing = SIM_SHARE_NONE; /* a machine mesh: its calibration holds it */
+    sim.sharing = o->netlab ? SIM_SHARE_MAXMIN : SIM_SHARE_NONE;
     sim.iters = 1;
     sim.warmup = 0;
     int status = probe(&co, &env, &dr, false) ? CL_EPEER : 0;
@@ -621,7 +708,7 @@ int cmd_compare(int argc, char **argv)
     if (o->fmt == CLI_JSON)
         print_json(&co, &m, path, &dr, show, nshow, err, runs, status);
     else if (o->fmt == CLI_CSV)
-        write_csv(stdout, &sim, &env, show, nshow);
+        write_csv(stdout, &co, &sim, &env, show, nshow);
     else if (nshow > 0)
         print_text(&co, &m, path, &env, &dr, show, nshow, err, runs, shown);
     if (o->fmt != CLI_TEXT)
@@ -630,6 +717,8 @@ int cmd_compare(int argc, char **argv)
     if (rc == CLI_EXIT_OK && co.save && backend_speaks(o->be))
         rc = save_csv(&co, &sim, &env, show, nshow);
 out:
+    int lab_rc = run_lab_close(&lab);
+    rc = rc == CLI_EXIT_OK ? lab_rc : rc;
     free(rows);
     free(err);
     sim_net_destroy(env.net);

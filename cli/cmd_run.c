@@ -305,12 +305,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_PROVIDER: o->provider = optarg; break;
-        case OPT_NETLAB:
-            if (units_parse_bandwidth(optarg, "--netlab", &o->netlab, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            else if (!(o->netlab >= 1000))
-                rc = cli_error("--netlab needs a rate of at least 8kbit/s, got '%s'", optarg);
-            break;
+        case OPT_NETLAB: rc = run_parse_netlab(optarg, &o->netlab); break;
         case OPT_SHM_COPY:
             if (strcmp(optarg, "auto") == 0)
                 o->copy = SHM_COPY_AUTO;
@@ -819,10 +814,14 @@ static int run_command(int argc, char **argv, const char *secret)
     rec_log_init(&log, 4u << 20);
     int status = 0, trace_rc = CLI_EXIT_OK;
     size_t done = 0;
+    run_lab lab = {0};
     if (!lines) {
         rc = cli_error("out of memory");
         goto out;
     }
+    if (o.netlab && (rc = run_lab_open(&lab, o.ranks, o.netlab)))
+        goto out;
+    o.lab = lab.nl;
     /* --algo all, --library: every size of one algorithm, then the next,
      * printed size by size so the algorithms of one size stand side by side. */
     for (size_t a = 0; a < nalgos && status == 0; a++) {
@@ -835,6 +834,7 @@ static int run_command(int argc, char **argv, const char *secret)
             done += status == 0;
         }
     }
+    int lab_rc = run_lab_close(&lab);
     if (done < nalgos * o.nsizes && nalgos > 1)
         done = 0; /* a failed algorithm leaves holes: the error says which */
     if (quiet)
@@ -859,7 +859,7 @@ static int run_command(int argc, char **argv, const char *secret)
     /* A trace asked for and not written is a failed run, as a timeline is. */
     rc = run_exit_code(status, &env);
     if (rc == CLI_EXIT_OK)
-        rc = trace_rc;
+        rc = lab_rc ? lab_rc : trace_rc;
     if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
         int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend,
                                      o.be->measured ? NULL : sim_net_describe(env.net), o.ranks,

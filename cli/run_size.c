@@ -131,7 +131,7 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
         return status;
     real_opts ro = {
         .job = job_of(o, bytes, log), .backend = o->backend, .bind = o->bind, .copy = o->copy,
-        .listen = o->listen, .provider = o->provider, .netlab_rate = o->netlab,
+        .listen = o->listen, .provider = o->provider, .netlab = o->lab,
         .deadlock_timeout = o->deadlock_timeout, .warn = first ? stderr : NULL, .boot = o->boot,
     };
     ro.job.payload = true;
@@ -149,6 +149,57 @@ int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
     status = size_outcome(o, bytes, err, &res, row);
     run_result_release(&res);
     return status;
+}
+
+/* The signals a held netlab keeps blocked: those real_run takes as events
+ * that would otherwise end the process before it deletes the netlab. */
+static void lab_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
+int run_parse_netlab(const char *text, double *out)
+{
+    cl_diag d = {{0}};
+    if (units_parse_bandwidth(text, "--netlab", out, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (!(*out >= 1000))
+        return cli_error("--netlab needs a rate of at least 8kbit/s, got '%s'", text);
+    return 0;
+}
+
+int run_lab_open(run_lab *lab, int ports, double rate_Bps)
+{
+    sigset_t set;
+    lab_signals(&set);
+    sigprocmask(SIG_BLOCK, &set, &lab->old);
+    cl_diag d = {{0}};
+    int err = netlab_create(&lab->nl, ports, rate_Bps, &d);
+    if (!err)
+        return 0;
+    sigprocmask(SIG_SETMASK, &lab->old, NULL);
+    return cli_diag(&d, err == CL_ENOSYS || err == CL_EINVAL ? CLI_EXIT_USAGE
+                                                             : CLI_EXIT_FAILED);
+}
+
+int run_lab_close(run_lab *lab)
+{
+    if (!lab->nl)
+        return 0;
+    netlab_destroy(lab->nl);
+    lab->nl = NULL;
+    sigset_t set;
+    lab_signals(&set);
+    struct timespec zero = {0, 0};
+    int sig = sigtimedwait(&set, NULL, &zero);
+    sigprocmask(SIG_SETMASK, &lab->old, NULL);
+    if (sig <= 0)
+        return 0;
+    fprintf(stderr, "commlab: interrupted (SIG%s)\n", sigabbrev_np(sig));
+    return 128 + sig;
 }
 
 int run_parse_timeout(const char *text, double *out)

@@ -10,6 +10,7 @@
 #ifndef CL_RUN_SIZE_H
 #define CL_RUN_SIZE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "cli/student.h"
 #include "core/record.h"
 #include "real/launch.h"
+#include "real/netlab.h"
 #include "real/world.h"
 #include "sim/engine.h"
 #include "sim/net.h"
@@ -51,6 +53,7 @@ typedef struct run_opts {
     shm_copy copy;
     const char *listen;     /* tcp: --listen ADDR */
     double netlab;          /* tcp: --netlab RATE, bytes/s per port each way; 0: off */
+    const netlab *lab;      /* the netlab of that rate the command holds (run_lab_open) */
     const char *provider;   /* rdma: --provider NAME */
     bool ranks_given;       /* -n was on the command line */
     world_args wargs;       /* tcp: --master, --rank, --world, --join-timeout */
@@ -103,6 +106,30 @@ int run_parse_timeout(const char *text, double *out);
 int run_parse_sharing(const char *text, run_opts *o);
 /* "max-min" (text) or "maxmin" (JSON), "none". */
 const char *run_sharing_name(sim_sharing s, bool text);
+
+/* --netlab: the network of namespaces (real/netlab.h) that every measured
+ * run of one command shares, built once rather than once a run.  While it
+ * is held, SIGINT, SIGTERM and SIGHUP are blocked: one that comes during a
+ * run stops that run (real_run takes it as an event), one that comes
+ * between runs stops the next, and one still pending is found by
+ * run_lab_close; so the command always gets to delete the netlab. */
+typedef struct run_lab {
+    netlab *nl;   /* NULL: none held */
+    sigset_t old; /* the signal mask before run_lab_open */
+} run_lab;
+
+/* --netlab's value (a rate of at least 8 kbit/s) into *out, bytes per
+ * second; or prints why and returns CLI_EXIT_USAGE. */
+int run_parse_netlab(const char *text, double *out);
+/* Builds a netlab of ports ports of rate_Bps each way and blocks the
+ * signals.  0, or the exit status after printing why (2 when this machine
+ * cannot: not root, no ip or tc, a kernel without namespaces or tbf), with
+ * nothing left behind and the mask as it was. */
+int run_lab_open(run_lab *lab, int ports, double rate_Bps);
+/* Deletes the netlab and gives the signal mask back.  Returns 0, or
+ * 128+N after saying so when signal N came while it was held and no run
+ * took it.  A lab never opened (nl NULL) does nothing and returns 0. */
+int run_lab_close(run_lab *lab);
 
 /* The exit status of a run whose last status is status (0, CL_E*). */
 int run_exit_code(int status, const run_env *env);

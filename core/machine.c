@@ -157,10 +157,19 @@ static int load_refs(cfg_doc *c, yaml_node_t *root, machine *m, cl_diag *d)
     return 0;
 }
 
+/* netlab: a port's rate, optional (0: none). */
+static int load_netlab(cfg_doc *c, yaml_node_t *root, machine *m, cl_diag *d)
+{
+    yaml_node_t *v;
+    int err = cfg_get(c, root, "netlab", false, &v, d);
+    return err || !v ? err : cfg_bandwidth(c, v, "netlab", &m->netlab, d); /* > 0 */
+}
+
 static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
 {
-    static const char *const keys[] = {"host", "backend", "provider", "eager_limit", "date",
-                                       "method", "segments", "duplex", "reference", NULL};
+    static const char *const keys[] = {"host", "backend", "provider", "netlab", "eager_limit",
+                                       "date", "method", "segments", "duplex", "reference",
+                                       NULL};
     yaml_node_t *root, *v;
     int err;
     if ((err = cfg_root(c, &root, d)) || (err = cfg_known_keys(c, root, keys, "a machine file", d)) ||
@@ -171,6 +180,7 @@ static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
         (err = text_key(c, root, "method", false, m->method, sizeof m->method, d)) ||
         (err = cfg_get(c, root, "eager_limit", true, &v, d)) ||
         (err = cfg_size(c, v, "eager_limit", &m->eager_limit, d)) ||
+        (err = load_netlab(c, root, m, d)) ||
         (err = load_segments(c, root, "segments", true, m->seg, &m->nseg, d)) ||
         (err = load_segments(c, root, "duplex", false, m->duplex, &m->nduplex, d)) ||
         (err = load_refs(c, root, m, d)))
@@ -255,7 +265,9 @@ int machine_write(const machine *m, FILE *f)
           "# least gap + n / gap_bandwidth apart (LogGP's g and G).  duplex, where\n"
           "# present, prices a message that moves while one of its ranks moves\n"
           "# another the opposite way (an exchange).  reference is a short\n"
-          "# ping-pong probed when it was calibrated: the regime it was taken in.\n",
+          "# ping-pong probed when it was calibrated: the regime it was taken in.\n"
+          "# netlab, where present: measured between network namespaces behind a\n"
+          "# switch of that rate a port (commlab calibrate --netlab).\n",
           f);
     fputs("host: ", f);
     put_quoted(f, m->host);
@@ -265,6 +277,8 @@ int machine_write(const machine *m, FILE *f)
         fputs("\nprovider: ", f);
         put_quoted(f, m->provider);
     }
+    if (m->netlab > 0)
+        fprintf(f, "\nnetlab: %.6gGbit/s", m->netlab * 8 / 1e9);
     fprintf(f, "\neager_limit: %llu\n", (unsigned long long)m->eager_limit);
     if (*m->date) {
         fputs("date: ", f);

@@ -8,6 +8,8 @@
  *   host: node7                     # where it was measured
  *   backend: shm                    # the transport measured
  *   provider: tcp                   # rdma only: the libfabric provider
+ *   netlab: 1Gbit/s                 # tcp only: measured over a netlab of this
+ *                                   #   rate per port (real/netlab.h)
  *   eager_limit: 64KiB              # the eager/rendezvous switch it ran with
  *   date: 2024-05-02T10:11:12Z      # optional
  *   method: ping-pong ...           # optional, free text
@@ -94,6 +96,9 @@ typedef struct machine {
     char host[MACHINE_TEXT_MAX];   /* hostname it was measured on */
     char backend[32];              /* "shm", "tcp", "rdma" */
     char provider[32];             /* rdma: the libfabric provider ("tcp"), else "" */
+    double netlab;                 /* tcp: bytes/s each way of every port of the netlab
+                                      (namespaces behind a switch) it was measured
+                                      over; 0: none */
     char date[64];                 /* ISO 8601, or "" */
     char method[MACHINE_TEXT_MAX]; /* how it was measured, or "" */
     uint64_t eager_limit;          /* bytes */

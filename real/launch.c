@@ -553,10 +553,13 @@ int real_run(const real_opts *o, run_result *res)
     if (t->in_process && !o->boot)
         return diag_set(&res->diag, CL_EINVAL, "the %s transport runs one rank per process "
                         "of a launcher (mpirun, srun)", t->name);
-    if (o->netlab_rate > 0 && (t != &tcp_transport || o->boot || o->listen))
+    if (o->netlab && (t != &tcp_transport || o->boot || o->listen))
         return diag_set(&res->diag, CL_EINVAL, "--netlab runs every rank of a local tcp run "
                         "in a namespace of its own: not with %s", o->boot ? "a world of "
                         "processes started elsewhere" : o->listen ? "--listen" : o->backend);
+    if (o->netlab && o->job.nranks > netlab_ports(o->netlab))
+        return diag_set(&res->diag, CL_EINVAL, "--netlab: %d ranks on a netlab of %d ports",
+                        o->job.nranks, netlab_ports(o->netlab));
     pid_t *pids = calloc(2 * (size_t)o->job.nranks, sizeof *pids); /* and the groups */
     if (run_result_init(res, o->job.iters) || !pids) {
         free(pids);
@@ -587,14 +590,19 @@ int real_run(const real_opts *o, run_result *res)
     j.cores = res->cores;
     j.print_fd = fileno(o->job.out ? o->job.out : stdout);
     /* Signals come to the launcher as events (sigtimedwait), never as
-     * handlers; the ranks get the old mask back. */
-    sigset_t set, old;
+     * handlers; the ranks get the old mask back, less those. */
+    sigset_t set, old, ranks_mask;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
+    ranks_mask = old;
+    sigdelset(&ranks_mask, SIGCHLD);
+    sigdelset(&ranks_mask, SIGINT);
+    sigdelset(&ranks_mask, SIGTERM);
+    sigdelset(&ranks_mask, SIGHUP);
     fflush(NULL);
     launcher l = {.o = o, .j = &j, .pids = pids, .groups = pids + o->job.nranks,
                   .failed_rank = -1, .res = res,
@@ -604,23 +612,16 @@ int real_run(const real_opts *o, run_result *res)
     pid_t self = getpid();
     if (o->boot)
         boot_run_begin(o->boot, &j);
-    /* --netlab: built while the signals are blocked, so a Ctrl-C now is
-     * acted on by watch() below, and torn down once every rank is reaped,
-     * whether the run ended, failed or was interrupted (real/netlab.h). */
-    netlab *nl = NULL;
-    int lab_err = o->netlab_rate > 0
-                      ? netlab_create(&nl, o->job.nranks, o->netlab_rate, &res->diag)
-                      : 0;
-    j.netlab = nl;
+    j.netlab = o->netlab;
     /* An in-process rank runs (and is watched) here; otherwise the ranks
-     * are forked, none on failure: watch() then returns at once. */
+     * are forked. */
     int thread_err = t->in_process ? run_in_process(&l, t, &set) : 0;
-    for (int i = 0; i < o->job.nranks && !lab_err && !t->in_process; i++) {
+    for (int i = 0; i < o->job.nranks && !t->in_process; i++) {
         if (j.only >= 0 && i != j.only)
             continue;
         pid_t pid = fork();
         if (pid == 0)
-            rank_process(&j, o, t, b, i, &old, self);
+            rank_process(&j, o, t, b, i, &ranks_mask, self);
         if (pid < 0) {
             fail(&l, CL_EPEER, "cannot start rank %d: %s", i, strerror(errno));
             break;
@@ -632,7 +633,6 @@ int real_run(const real_opts *o, run_result *res)
     if (!t->in_process)
         watch(&l, &set);
     kill_all(&l); /* what a pattern forked and left running: no rank is left to run it */
-    netlab_destroy(nl);
     /* Signals still pending: an interrupt counts even when the ranks it
      * also reached were reaped first (a terminal's Ctrl-C hits them all). */
     struct timespec zero = {0, 0};
@@ -652,5 +652,5 @@ int real_run(const real_opts *o, run_result *res)
     munmap(j.map, j.map_bytes);
     real_binder_destroy(b);
     free(pids);
-    return lab_err ? lab_err : thread_err ? thread_err : err;
+    return thread_err ? thread_err : err;
 }

@@ -52,8 +52,9 @@ typedef struct real_opts {
     bool bind;               /* pin ranks to cores (hwloc) */
     shm_copy copy;           /* shm's large-message path */
     const char *listen;      /* tcp: numeric address the ranks listen on; NULL: 127.0.0.1 */
-    double netlab_rate;      /* tcp: bytes/s of every port of a netlab (real/netlab.h) the
-                                ranks run in, each in its own namespace; 0: none */
+    const struct netlab *netlab; /* tcp: the netlab (real/netlab.h) the caller holds, with a
+                                    port per rank at least: rank i runs in its namespace i;
+                                    NULL: none */
     const char *provider;    /* rdma: libfabric provider (auto, shm, tcp, verbs...); NULL: auto */
     bool rdma_no_rma;        /* rdma: rendezvous by tagged messages even where RDMA reads exist */
     bool rdma_own_match;     /* rdma: commlab matches messages even where libfabric's is trusted */
@@ -98,10 +99,12 @@ const real_transport *real_transport_find(const char *name);
 
 /* Runs o->job on o->job.nranks processes.  Returns 0 when the run itself
  * could be carried out (the outcome is in res->status), or CL_EINVAL /
- * CL_ENOMEM / CL_EIO with res->diag saying why (with netlab_rate also
- * CL_ENOSYS: not root, or a kernel without what a netlab needs).  Release
- * res either way (run_result_release); a netlab is gone by the time it
- * returns, whatever happened. */
+ * CL_ENOMEM / CL_EIO with res->diag saying why.  Release res either way
+ * (run_result_release).  The ranks get the caller's signal mask less the
+ * signals the launcher takes as events (SIGCHLD, SIGINT, SIGTERM, SIGHUP),
+ * so a caller may keep those blocked around several runs (cli/run_size.h
+ * does while it holds a netlab): one that is pending when a run starts
+ * stops that run at once, as one during it does. */
 int real_run(const real_opts *o, run_result *res);
 
 #endif

@@ -28,7 +28,7 @@
 extern char **environ;
 
 struct netlab {
-    pid_t pid;         /* the launcher's, in every name */
+    pid_t pid;         /* the creating process's, in every name */
     int nranks;
     int made;          /* rank namespaces added so far (0 .. made-1) */
     bool hub;          /* the hub namespace was added */
@@ -122,9 +122,9 @@ static int cmd(cl_diag *d, const char *what, ...)
                     err[0] ? err : rc > 128 ? "killed by a signal" : "it failed");
 }
 
-/* ---- leftovers of launchers that were killed outright ---- */
+/* ---- leftovers of processes that were killed outright ---- */
 
-/* pid runs and is not a zombie (a zombie's launcher is gone: nothing of
+/* pid runs and is not a zombie (a zombie is gone: nothing of
  * it will delete anything). */
 static bool running(pid_t pid)
 {
@@ -142,9 +142,9 @@ static bool running(pid_t pid)
     return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
-/* Deletes every clnl-P-* whose launcher P is gone, or is self (a pid that
+/* Deletes every clnl-P-* whose process P is gone, or is self (a pid that
  * was reused: self has no netlab yet).  Best effort: a name another
- * launcher deletes at the same moment is simply gone. */
+ * process deletes at the same moment is simply gone. */
 static void reap_stale(pid_t self)
 {
     DIR *dir = opendir(NETLAB_NETNS_DIR);
@@ -247,10 +247,7 @@ int netlab_create(netlab **out, int nranks, double rate_Bps, cl_diag *d)
     char hub[64], what[160], rate[32], burst[32];
     ns_name(hub, sizeof hub, nl->pid, -1);
     snprintf(rate, sizeof rate, "%.0fbit", rate_Bps * 8);
-    /* One millisecond at the rate: a port that idled sends at most that
-     * much at once, then the rate holds. */
-    snprintf(burst, sizeof burst, "%.0f", rate_Bps / 1000 > MIN_BURST ? rate_Bps / 1000
-                                                                        : MIN_BURST);
+    snprintf(burst, sizeof burst, "%.0f", netlab_burst(rate_Bps));
     snprintf(what, sizeof what, "create network namespaces here ('ip netns add %s')", hub);
     int err = cmd(d, what, "ip", "netns", "add", hub, (char *)NULL);
     if (!err)
@@ -301,6 +298,11 @@ double netlab_rate(const netlab *nl)
     return nl->rate;
 }
 
+int netlab_ports(const netlab *nl)
+{
+    return nl->nranks;
+}
+
 void netlab_destroy(netlab *nl)
 {
     if (!nl)
@@ -316,6 +318,14 @@ void netlab_destroy(netlab *nl)
     }
     free(nl->addr);
     free(nl);
+}
+
+double netlab_burst(double rate_Bps)
+{
+    /* One millisecond at the rate: a port that idled sends at most that
+     * much at once, then the rate holds.  Less starves TCP: at 16 KiB a
+     * 1 Gbit/s port carried a 4 MiB ping-pong at 96 MB/s, not 122. */
+    return rate_Bps / 1000 > MIN_BURST ? rate_Bps / 1000 : MIN_BURST;
 }
 
 void netlab_rate_str(char *buf, size_t cap, double rate_Bps)

@@ -2,7 +2,7 @@
  * netlab.h - a switch made of network namespaces, for measured contention
  * (`commlab run ... --backend tcp --netlab RATE`, root only).
  *
- * For a run of N ranks netlab_create builds, with the launcher's pid P in
+ * For N ports netlab_create builds, with the creating process's pid P in
  * every name:
  *
  *     clnl-P-hub   a namespace holding the bridge "clbr" (the switch) and
@@ -25,16 +25,24 @@
  * be faster but is a few hundred lines of message building for tbf alone;
  * iproute2's messages, passed on in the diag, also say better than ours
  * what a kernel lacks.  The commands inherit the caller's signal mask:
- * the launcher blocks SIGINT while it builds and tears down, so a Ctrl-C
+ * the caller blocks SIGINT while it builds and tears down, so a Ctrl-C
  * can never leave a half-built netlab (it is acted on afterwards).
  *
+ * One netlab serves every run of a command (run's sizes, calibrate's
+ * hundreds of runs, compare's): a run of n ranks puts rank i in namespace
+ * i, for any n up to the ports built.  Building it once keeps the runs
+ * alike (the same addresses, neighbours already resolved) and costs its
+ * 20-40 ms a port once.
+ *
  * Clean-up.  netlab_destroy deletes the namespaces (a namespace's veth
- * ends and bridge go with it).  The launcher calls it on every path: after
- * a normal run, a failed one and an interrupted one (SIGINT, SIGTERM and
- * SIGHUP are events in real_run's watch loop, never handlers).  A launcher
- * killed outright (SIGKILL) cannot clean up: its namespaces stay, named
- * with its pid, and the next netlab_create deletes every clnl-P-* whose
- * process P is gone (or a zombie), or is the caller itself (a reused pid).
+ * ends and bridge go with it).  The command that holds it (cli/run_size.h)
+ * keeps SIGINT, SIGTERM and SIGHUP blocked from before netlab_create until
+ * after netlab_destroy: they are events in real_run's watch loop, which
+ * stops the run, or are found pending at the end; either way the command
+ * deletes the netlab before it exits.  A process killed outright (SIGKILL)
+ * cannot clean up: its namespaces stay, named with its pid, and the next
+ * netlab_create deletes every clnl-P-* whose process P is gone (or a
+ * zombie), or is the caller itself (a reused pid).
  *
  * Ownership: the caller owns the netlab from netlab_create until
  * netlab_destroy; forked children use their copy only to netlab_enter.
@@ -53,7 +61,7 @@ typedef struct netlab netlab;
 
 /* Builds the switch, its namespaces and ports for nranks ranks at rate_Bps
  * (bytes per second, each way per port), first deleting the leftovers of
- * launchers that are gone.  Returns 0 with *out set, or:
+ * processes that are gone.  Returns 0 with *out set, or:
  *   CL_EINVAL  nranks outside 1..NETLAB_MAX_RANKS or a rate below 8 kbit/s;
  *   CL_ENOSYS   not root, no ip/tc, or the kernel refused (no namespaces,
  *              veth, bridge or tbf), d saying which and iproute2's words;
@@ -73,11 +81,21 @@ const char *netlab_addr(const netlab *nl, int rank);
 /* Bytes per second of every port, each way.  Cannot fail. */
 double netlab_rate(const netlab *nl);
 
+/* Ports (rank namespaces) it has: runs of up to that many ranks.  Cannot
+ * fail. */
+int netlab_ports(const netlab *nl);
+
 /* Deletes every namespace (and with them the veth pairs and the bridge)
- * and frees nl.  Call it once no process is left inside (the ranks were
- * reaped).  NULL does nothing.  Cannot fail: what ip cannot delete now
+ * and frees nl.  Call it once no process is left inside (every run's
+ * ranks were reaped).  NULL does nothing.  Cannot fail: what ip cannot delete now
  * the next netlab_create reaps. */
 void netlab_destroy(netlab *nl);
+
+/* The bytes a port of rate_Bps sends at once after idling (tbf's burst):
+ * a message below it moves at the speed of the veth pair, not the rate,
+ * when the port's bucket is full, so a ping-pong of such messages times
+ * the bucket's state as much as the size.  Cannot fail. */
+double netlab_burst(double rate_Bps);
 
 /* A port's rate as people write it, "1 Gbit/s", "100 Mbit/s" (bits per
  * second, decimal prefixes, as tc and switch vendors count).  Cannot fail. */

@@ -186,6 +186,12 @@ static void test_errors(void **state)
              "gap_bandwidth: 0GB/s}\n",
              head);
     bad(y, "bad.yaml:5:70: ", "'gap_bandwidth' must be > 0, got '0GB/s'");
+    snprintf(y, sizeof y, "%snetlab: fast\nsegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s}\n",
+             head);
+    bad(y, "bad.yaml:4:9: ", "'netlab'");
+    snprintf(y, sizeof y, "%snetlab: 0Gbit/s\nsegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s}\n",
+             head);
+    bad(y, "bad.yaml:4:9: ", "'netlab' must be > 0, got '0Gbit/s'");
     machine m;
     cl_diag d = {{0}};
     assert_int_equal(machine_load(&m, "/nonexistent/m.yaml", &d), CL_ENOENT);
@@ -208,6 +214,8 @@ static void test_write_read_back(void **state)
     m.ref[0] = (machine_ref){8, 121.3e-9};
     m.ref[1] = (machine_ref){1 << 20, 70.21e-6};
     snprintf(m.host, sizeof m.host, "we\"ird\\host");
+    assert_true(m.netlab == 0); /* the file has none */
+    m.netlab = 125e6;           /* 1 Gbit/s a port */
     char dir[] = "/tmp/commlab-test-machine-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char path[128];
@@ -224,6 +232,7 @@ static void test_write_read_back(void **state)
     assert_int_equal(back.nseg, m.nseg);
     assert_true(isinf(back.seg[0].bandwidth));
     assert_string_equal(back.provider, "tcp");
+    assert_near(back.netlab, 125e6, 125e6 * 1e-6);
     assert_true(machine_check(&back));
     for (size_t i = 0; i < m.nseg; i++) {
         assert_int_equal(back.seg[i].upto, m.seg[i].upto);

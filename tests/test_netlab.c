@@ -73,6 +73,16 @@ static void test_rate_str(void **state)
     assert_string_equal(buf, "8 kbit/s");
 }
 
+/* A port's burst: a millisecond at its rate, never below 16 KiB (an
+ * MTU-sized frame and its headers must fit). */
+static void test_burst(void **state)
+{
+    (void)state;
+    assert_near(netlab_burst(125e6), 125000, 0);   /* 1 Gbit/s */
+    assert_near(netlab_burst(3.125e9), 3125000, 0); /* 25 Gbit/s */
+    assert_near(netlab_burst(12.5e6), 16384, 0);   /* 100 Mbit/s: the floor */
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -128,6 +138,7 @@ static void test_build_enter_destroy(void **state)
     assert_string_equal(netlab_addr(nl, 0), "169.254.100.1");
     assert_string_equal(netlab_addr(nl, 1), "169.254.100.2");
     assert_near(netlab_rate(nl), 125e6, 0);
+    assert_int_equal(netlab_ports(nl), 2);
     assert_int_equal(bind_to("169.254.100.2"), EADDRNOTAVAIL);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -184,7 +195,8 @@ static void test_reap_stale(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rate_str),   cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_rate_str),   cmocka_unit_test(test_burst),
+        cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_not_root),   cmocka_unit_test(test_build_enter_destroy),
         cmocka_unit_test(test_reap_stale),
     };

@@ -114,6 +114,137 @@ if [ "$rc" -eq 2 ]; then ok; else bad "--netlab without tc: exit $rc, want 2"; f
 has "$err" "--netlab needs 'tc' (iproute2)"
 clean "a netlab that could not be finished"
 
+# --- calibrate and compare over a netlab (one netlab for the whole command) ---
+# pid_run RC CMD...: run's twin that keeps commlab's pid in $last (the
+# names it makes carry it); expects exit status RC.
+pid_run() {
+    want=$1
+    shift
+    $limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" "$@" >"$out" 2>"$err"
+    rc=$?
+    last=$(cat "$tmpd/pid")
+    if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
+}
+# left_by PID WHAT: nothing of process PID in /dev/shm, and no netlab
+# namespace or link at all.
+left_by() {
+    left=$(ls /dev/shm | grep -E "(clnl|commlab)-$1-")
+    if [ -z "$left" ]; then ok; else bad "$2 left in /dev/shm: $left"; fi
+    clean "$2"
+}
+# finite_errors: every error_pct of the compare JSON in $out is a finite
+# number, and there are $1 of them.
+finite_errors() {
+    n=$(grep -c '"error_pct"' "$out")
+    bad_n=$(grep '"error_pct"' "$out" | grep -ciE 'nan|inf|null')
+    if [ "$n" -eq "$1" ] && [ "$bad_n" -eq 0 ]; then ok
+    else bad "compare: $n error_pct rows (want $1), $bad_n not finite"; fi
+}
+num() { sed -n "s/.*\"$1\": \([-0-9.e+]*\).*/\1/p" "$out" | head -n 1; }
+
+# compare without --model: this host's netlab file is calibrated first,
+# over the netlab, and named for it (not the loopback tcp file).
+home="$tmpd/home"
+mkdir -p "$home/configs"
+cp "$(dirname "$0")/../../configs/tiers.yaml" "$home/configs/"
+host=$(hostname | tr -c 'A-Za-z0-9._\n-' '-')
+lab="$home/configs/machines/$host-tcp-netlab-1gbit.yaml"
+COMMLAB_HOME="$home" $limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" compare \
+    pingpong --backend tcp --netlab "$rate" --quick --sizes 8,1MiB -i 3 --json >"$out" 2>"$err"
+rc=$?
+last=$(cat "$tmpd/pid")
+has "$err" "no machine file for this host and tcp at $lab: calibrating first (--quick)"
+if [ "$rc" -eq 0 ]; then
+    ok
+    json "compare --netlab --json"
+    finite_errors 2
+    has "$out" '"netlab_port_Bps": 125000000'
+    has "$out" '"modeled_on": "switch"'
+    has "$lab" "netlab: 1Gbit/s"
+    has "$lab" "backend: \"tcp\""
+elif [ "$rc" -eq 4 ] && grep -q "nothing written" "$err" && [ ! -e "$lab" ]; then
+    ok
+    echo "note: the netlab calibration refused a segment on this busy machine; calibrating by hand below"
+else
+    bad "compare --netlab --quick (calibrating first) exited $rc, want 0 (or 4: refused, nothing written)"
+fi
+left_by "$last" "compare --netlab, calibrating first"
+
+# calibrate --netlab --out: the file says the netlab's rate; the text and
+# JSON name it.  A busy machine may refuse a segment (exit 4, nothing
+# written): then the checks of the file have nothing to read, and say so.
+m="$tmpd/netlab.yaml"
+pid_run 0 calibrate --backend tcp --netlab "$rate" --quick --out "$m" --json
+calibrated=$rc
+if [ "$calibrated" -eq 0 ]; then
+    json "calibrate --netlab --json"
+    has "$out" '"netlab_port_Bps": 125000000'
+    has "$m" "netlab: 1Gbit/s"
+else
+    echo "note: calibrate --netlab exited $calibrated: $(head -c 300 "$err")"
+fi
+left_by "$last" "calibrate --netlab"
+
+if [ "$calibrated" -eq 0 ]; then
+    # The incast of 4 senders, measured over the netlab and modeled on one
+    # switch of the calibrated ports: its rows and finite errors, and the
+    # model shares rank 0's port, 4 messages' time where the ping-pong at
+    # the same size and the same segment pays one: the modeled ratio is
+    # (a + 4 n/B) / (a + n/B), between 3.5 and 4 for any a < n/(5B), which
+    # holds at 4 MiB on any link a netlab of 1 Gbit/s gives (n/B = 34 ms).
+    pid_run 0 compare incast -n 5 --backend tcp --netlab "$rate" --model "$m" --bytes 4MiB \
+        -i 3 --warmup 1 --json
+    json "compare incast --netlab --json"
+    finite_errors 1
+    has "$out" '"ranks": 5'
+    incast=$(num modeled_s)
+    left_by "$last" "compare incast --netlab"
+    pid_run 0 compare pingpong --backend tcp --netlab "$rate" --model "$m" --bytes 4MiB -i 3 \
+        --warmup 1 --json
+    finite_errors 1
+    one=$(num modeled_s)
+    if awk -v a="$incast" -v b="$one" 'BEGIN { r = a / b; exit !(r > 3.5 && r <= 4) }'; then ok
+    else bad "modeled incast $incast s vs ping-pong $one s: want 3.5 to 4 times"; fi
+    pid_run 0 compare incast -n 5 --backend tcp --netlab "$rate" --model "$m" --bytes 1MiB -i 3
+    has "$out" "incast, 5 ranks: tcp measured over a netlab of 1 Gbit/s per port"
+    has "$out" "modeled on one switch of 5 ports from $m"
+    has "$out" "max-min sharing"
+    has "$out" "median |error|"
+    left_by "$last" "compare incast --netlab (text)"
+    # A model of loopback measured over a netlab: said.
+    grep -v '^netlab:' "$m" >"$tmpd/plain.yaml"
+    pid_run 0 compare pingpong --backend tcp --netlab "$rate" --model "$tmpd/plain.yaml" \
+        --bytes 8 -i 3
+    has "$err" "was calibrated over no netlab; measuring over a netlab of 1 Gbit/s"
+    left_by "$last" "compare over a loopback model"
+fi
+
+# Ctrl-C in calibrate: the netlab it holds is deleted, exit 130.
+"$cl" calibrate --backend tcp --netlab "$rate" --out "$tmpd/int.yaml" \
+    >"$tmpd/cal.out" 2>"$tmpd/cal.err" &
+pid=$!
+bg="$bg $pid"
+if started "$pid"; then ok; else bad "the interrupted calibrate never started its ranks"; fi
+kill -INT "$pid"
+wait "$pid" 2>/dev/null
+rc=$?
+if [ "$rc" -eq 130 ]; then ok; else bad "calibrate, Ctrl-C: exit $rc, want 130"; fi
+if [ -e "$tmpd/int.yaml" ]; then bad "an interrupted calibrate wrote its file"; else ok; fi
+left_by "$pid" "an interrupted calibrate"
+
+run 2 calibrate --backend shm --netlab "$rate"
+has "$err" "--netlab is an option of --backend tcp: it does not apply to --backend shm"
+run 2 calibrate --backend tcp --netlab "$rate" --listen 127.0.0.1
+has "$err" "leave --listen out"
+run 2 compare pingpong --backend tcp --netlab "$rate" --listen 127.0.0.1
+has "$err" "leave --listen out"
+run 2 compare pingpong --backend tcp --netlab 100B/s
+has "$err" "--netlab needs a rate of at least 8kbit/s, got '100B/s'"
+run 0 calibrate --help
+has "$out" "--netlab RATE"
+run 0 compare --help
+has "$out" "--netlab RATE"
+
 # Usage: not root, not tcp, not with --listen, not a world started elsewhere.
 if command -v setpriv >/dev/null 2>&1; then
     $limit setpriv --reuid=65534 --regid=65534 --clear-groups "$cl" run pingpong \
@@ -121,6 +252,17 @@ if command -v setpriv >/dev/null 2>&1; then
     rc=$?
     if [ "$rc" -eq 2 ]; then ok; else bad "--netlab as nobody: exit $rc, want 2"; fi
     has "$err" "--netlab needs root to create network namespaces (run as root or without --netlab)"
+    # (a file nobody may write: the netlab is refused before anything runs)
+    for cmd in "calibrate --backend tcp --out /tmp/commlab-netlab-$$.yaml" \
+               "compare pingpong --backend tcp --model /nonexistent.yaml"
+    do
+        # shellcheck disable=SC2086 # the command's words
+        $limit setpriv --reuid=65534 --regid=65534 --clear-groups "$cl" $cmd \
+            --netlab "$rate" >"$out" 2>"$err"
+        rc=$?
+        if [ "$rc" -eq 2 ]; then ok; else bad "$cmd --netlab as nobody: exit $rc, want 2"; fi
+        has "$err" "--netlab needs root to create network namespaces"
+    done
 fi
 run 2 run pingpong --backend shm --netlab "$rate"
 has "$err" "--netlab is an option of --backend tcp: it does not apply to --backend shm"
