@@ -119,6 +119,8 @@ const char cmd_run_usage[] =
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch (e.g. 1ms)\n"
     "      --chunk SIZE         chunked, broadcast-chain: bytes per piece (default SIZE/8)\n"
+    "      --pieces N           relay-chunked: pieces (default 8); overlap: gradient\n"
+    "                           buckets (default 4), each computed for --compute\n"
     "      --algo NAME          a collective's algorithm (`commlab patterns`), or all\n"
     "      --group G            allreduce-hierarchical: ranks per group (default: the\n"
     "                           topology's first dimension; else all ranks, one group)\n"
@@ -165,6 +167,7 @@ enum {
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
     OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP,
+    OPT_PIECES,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -196,6 +199,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
+        {"pieces", required_argument, NULL, OPT_PIECES},
         {"algo", required_argument, NULL, OPT_ALGO},
         {"group", required_argument, NULL, OPT_GROUP},
         {"trace", required_argument, NULL, OPT_TRACE},
@@ -277,7 +281,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: o->payload = false; break;
         case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
         case OPT_FIX: o->args.fix = optarg; break;
-        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP:
+        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
         case OPT_ALGO: o->algo = optarg; break;
@@ -381,6 +385,7 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
                      o->args.fix ? o->args.fix : "", o->args.microbatches,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes);
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    auth_sha256_add(&h, &o->args.pieces, sizeof o->args.pieces);
     auth_sha256_add(&h, o->sizes, o->nsizes * sizeof *o->sizes);
     auth_sha256_finish(&h, out);
 }
