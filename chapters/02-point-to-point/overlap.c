@@ -45,9 +45,9 @@ int overlap(cl_comm *c, const cl_args *a)
     CL_TRY(cl_waitall(c, 2, r, NULL));
     double swap = cl_now(c) - last, took = cl_now(c) - t0, serial = buckets * (a->compute + swap);
     if (rank == 0)
-        cl_printf(c, "%d buckets, compute %.4g ms and swap %.4g ms each: overlapped %.4g ms, "
-                  "serialized %.4g ms", buckets, a->compute * 1e3, swap * 1e3, took * 1e3,
-                  serial * 1e3);
+        cl_printf(c, "%d bucket%s, compute %.4g ms and swap %.4g ms each: overlapped %.4g ms, "
+                  "serialized %.4g ms", buckets, buckets == 1 ? "" : "s", a->compute * 1e3,
+                  swap * 1e3, took * 1e3, serial * 1e3);
     for (int b = 0; b < buckets; b++)
         CL_TRY(cl_verify(c, theirs[b], len[b], (unsigned long long)partner, "partner's bucket"));
     return 0;
