@@ -37,26 +37,27 @@ static double time_of(cl_pattern_fn *fn, int k, uint64_t bytes, const cl_args *a
     return t;
 }
 
-/* Overlap.  A swap of one bucket of n / B bytes costs c = alpha + n / (B
- * bw) (both directions at once on a full-duplex link).  The pattern
- * computes bucket 0 (T), then B - 1 times posts the swap of bucket b and
- * computes bucket b + 1 before waiting: max(T, c) a step, since the swap
- * and the compute both start at the step's start.  The last swap has
- * nothing to hide behind: c.  Overlapped: T + (B - 1) max(T, c) + c;
- * serialized, each bucket computed then swapped: B (T + c), which the
- * pattern prints from the last swap, timed alone. */
+/* Overlap.  m buckets of n / m bytes; a swap of one costs c = alpha +
+ * n / (m bw) (both directions at once on a full-duplex link), and the
+ * backward pass of --compute is split among them, T = compute / m each.
+ * The pattern computes bucket 0 (T), then m - 1 times posts the swap of
+ * bucket b and computes bucket b + 1 before waiting: max(T, c) a step,
+ * since the swap and the compute both start at the step's start.  The
+ * last swap has nothing to hide behind: c.  Overlapped: T + (m - 1)
+ * max(T, c) + c; serialized, each bucket computed then swapped: m (T + c),
+ * which the pattern prints from the last swap, timed alone. */
 static void test_overlap_is_max_not_sum(void **state)
 {
     (void)state;
-    static const double computes[] = {1e-3, 100e-6, 10e-6, 0};
+    static const double computes[] = {4e-3, 400e-6, 40e-6, 0};
     static const int buckets[] = {1, 2, 4, 8};
     for (int sharing = 0; sharing < 2; sharing++)
         for (size_t i = 0; i < sizeof computes / sizeof computes[0]; i++)
             for (size_t j = 0; j < sizeof buckets / sizeof buckets[0]; j++) {
                 int b = buckets[j];
-                double t = computes[i], n = 256.0 * MiB;
+                double t = computes[i] / b, n = 256.0 * MiB;
                 double c = NV_ALPHA + n / b / NV_BW;
-                cl_args a = {.pieces = b, .compute = t};
+                cl_args a = {.pieces = b, .compute = computes[i]};
                 setup s = {.no_sharing = sharing, .no_payload = true};
                 char what[96];
                 snprintf(what, sizeof what, "overlap, %d buckets, compute %g s, sharing %s", b,
@@ -64,9 +65,9 @@ static void test_overlap_is_max_not_sum(void **state)
                 double got = time_of(overlap, 2, 256 * MiB, &a, &s, what);
                 assert_near(got, t + (b - 1) * fmax(t, c) + c, NS);
             }
-    /* What rank 0 prints: 4 x (1 ms + 224.7 us) serialized, 4.225 ms
-     * overlapped (README, chapter 02). */
-    cl_args a = {.pieces = 4, .compute = 1e-3};
+    /* What rank 0 prints (README, chapter 02): 4 x (1 ms + 224.7 us)
+     * serialized, 1 ms + 3 x 1 ms + 224.7 us overlapped. */
+    cl_args a = {.pieces = 4, .compute = 4e-3};
     setup s = {.no_payload = true};
     run r;
     run_pattern(&r, overlap, 2, 256 * MiB, &a, &s);

@@ -1,14 +1,15 @@
 /* overlap: the backward pass of data-parallel training, in gradient
  * buckets.  Ranks 2i and 2i + 1 are two replicas of one model; each
- * computes its gradient bucket by bucket (--pieces B buckets, default 4,
- * --compute T seconds each, the n bytes split evenly) and swaps every
- * bucket with its partner once it is ready.  A step posts the swap of
- * bucket b (isend, irecv), computes bucket b + 1 (cl_compute) and only
- * then waits: it costs max(T, c), not T + c, where c = alpha + (n / B) / B
- * is one bucket's swap.  The backward pass of the first bucket has nothing
- * to hide behind it and the swap of the last has nothing to hide, so
- *     T + (B - 1) max(T, c) + c      overlapped,
- *     B (T + c)                      serialized (compute, swap, wait).
+ * computes its gradient bucket by bucket (--pieces m buckets, default 4;
+ * the backward pass of --compute seconds and the n bytes split evenly
+ * among them, T = compute / m each) and swaps every bucket with its
+ * partner once it is ready.  A step posts the swap of bucket b (isend,
+ * irecv), computes bucket b + 1 (cl_compute) and only then waits: it
+ * costs max(T, c), not T + c, where c = alpha + n / (m B) is one
+ * bucket's swap.  The backward pass of the first bucket has nothing to
+ * hide behind it and the swap of the last has nothing to hide, so
+ *     T + (m - 1) max(T, c) + c      overlapped,
+ *     m (T + c)                      serialized (compute, swap, wait).
  * With two replicas an all-reduce is this swap and an add (chapter 04).
  * Bucket b of rank r holds cl_fill(seed r), each in a block of its own;
  * every rank checks it ends with its partner's.  Rank 0 prints the parts
@@ -35,7 +36,7 @@ int overlap(cl_comm *c, const cl_args *a)
     double t0 = cl_now(c);
     cl_request *r[2] = {NULL, NULL};
     for (int b = 0; b < buckets; b++) {
-        CL_TRY(cl_compute(c, a->compute)); /* the backward pass of bucket b */
+        CL_TRY(cl_compute(c, a->compute / buckets)); /* the backward pass of bucket b */
         cl_fill(c, mine[b], len[b], (unsigned long long)rank);
         CL_TRY(cl_waitall(c, 2, r, NULL)); /* the swap of bucket b - 1, hidden behind it */
         CL_TRY(cl_irecv(c, theirs[b], len[b], partner, 0, &r[0]));
@@ -43,11 +44,12 @@ int overlap(cl_comm *c, const cl_args *a)
     }
     double last = cl_now(c);
     CL_TRY(cl_waitall(c, 2, r, NULL));
-    double swap = cl_now(c) - last, took = cl_now(c) - t0, serial = buckets * (a->compute + swap);
+    double swap = cl_now(c) - last, took = cl_now(c) - t0;
+    double serial = a->compute + buckets * swap;
     if (rank == 0)
         cl_printf(c, "%d bucket%s, compute %.4g ms and swap %.4g ms each: overlapped %.4g ms, "
-                  "serialized %.4g ms", buckets, buckets == 1 ? "" : "s", a->compute * 1e3,
-                  swap * 1e3, took * 1e3, serial * 1e3);
+                  "serialized %.4g ms", buckets, buckets == 1 ? "" : "s",
+                  a->compute / buckets * 1e3, swap * 1e3, took * 1e3, serial * 1e3);
     for (int b = 0; b < buckets; b++)
         CL_TRY(cl_verify(c, theirs[b], len[b], (unsigned long long)partner, "partner's bucket"));
     return 0;

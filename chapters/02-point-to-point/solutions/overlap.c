@@ -1,7 +1,7 @@
 /* overlap.c - exercise 2.6: the buckets of examples/serialized.c made to
  * overlap.  The swap of bucket b is posted as soon as bucket b is
  * computed, and waited for only after bucket b + 1 is: each step costs
- * max(T, c), not T + c, and the whole T + (B - 1) max(T, c) + c. */
+ * max(T, c), not T + c, and the whole T + (m - 1) max(T, c) + c for m buckets. */
 #include "commlab.h"
 
 #define MAX_BUCKETS 256
@@ -22,7 +22,7 @@ int pattern(cl_comm *c, const cl_args *a)
                  a->bytes * (size_t)b / (size_t)buckets;
         unsigned char *mine = cl_alloc(c, len[b]);
         theirs[b] = cl_alloc(c, len[b]);
-        CL_TRY(cl_compute(c, a->compute)); /* bucket b, while bucket b - 1 is swapped */
+        CL_TRY(cl_compute(c, a->compute / buckets)); /* bucket b, while bucket b - 1 is swapped */
         cl_fill(c, mine, len[b], (unsigned long long)rank);
         CL_TRY(cl_waitall(c, 2, r, NULL));
         CL_TRY(cl_irecv(c, theirs[b], len[b], partner, 0, &r[0]));

@@ -15,7 +15,7 @@ int pattern(cl_comm *c, const cl_args *a)
         size_t len = a->bytes * (size_t)(b + 1) / (size_t)buckets -
                      a->bytes * (size_t)b / (size_t)buckets;
         unsigned char *mine = cl_alloc(c, len);
-        CL_TRY(cl_compute(c, a->compute));
+        CL_TRY(cl_compute(c, a->compute / buckets));
         cl_fill(c, mine, len, (unsigned long long)rank);
         CL_TRY(cl_waitall(c, 2, r, NULL));
         CL_TRY(cl_irecv(c, theirs, len, partner, 0, &r[0]));

@@ -21,7 +21,7 @@ int pattern(cl_comm *c, const cl_args *a)
         CL_TRY(cl_waitall(c, 2, r, NULL));
         CL_TRY(cl_irecv(c, theirs, len, partner, 0, &r[0]));
         CL_TRY(cl_isend(c, mine, len, partner, 0, &r[1]));
-        CL_TRY(cl_compute(c, a->compute));
+        CL_TRY(cl_compute(c, a->compute / buckets));
         cl_fill(c, mine, len, (unsigned long long)rank);
     }
     return cl_waitall(c, 2, r, NULL);
