@@ -14,6 +14,19 @@
 
 cl_pattern_fn overlap, relay_chunked, blocking_ring;
 
+/* The exercises' files define `pattern`; each is included under a name of
+ * its own. */
+#define pattern sol_overlap
+#include "chapters/02-point-to-point/solutions/overlap.c"
+#undef pattern
+#undef MAX_BUCKETS
+#define pattern ex_serialized
+#include "chapters/02-point-to-point/examples/serialized.c"
+#undef pattern
+#define pattern sol_ring_evenodd
+#include "chapters/05-deadlock/solutions/ring_evenodd.c"
+#undef pattern
+
 #define KiB 1024ULL
 #define MiB (1024ULL * 1024ULL)
 #define NS 1e-9 /* "to the nanosecond" */
@@ -75,6 +88,27 @@ static void test_overlap_is_max_not_sum(void **state)
     assert_non_null(strstr(r.out, "rank 0: 4 buckets, compute 1 ms and swap 0.2247 ms each: "
                                   "overlapped 4.225 ms, serialized 4.899 ms"));
     run_release(&r);
+}
+
+/* Exercise 2.6: the serialized start costs m (T + c), the solution what
+ * the pattern costs; both end with the right data (their own checks, which
+ * time_of fails the test on). */
+static void test_overlap_exercise(void **state)
+{
+    (void)state;
+    for (int m = 1; m <= 8; m *= 2)
+        for (double compute = 40e-6; compute < 1e-2; compute *= 10) {
+            cl_args a = {.pieces = m, .compute = compute};
+            double t = compute / m, c = NV_ALPHA + 256.0 * MiB / m / NV_BW;
+            setup s = {.no_payload = true};
+            double serial = time_of(ex_serialized, 2, 256 * MiB, &a, &s, "serialized.c");
+            double mine = time_of(sol_overlap, 2, 256 * MiB, &a, &s, "solutions/overlap.c");
+            assert_near(serial, m * (t + c), NS);
+            assert_near(mine, time_of(overlap, 2, 256 * MiB, &a, &s, "overlap"), NS);
+        }
+    cl_args a = {.pieces = 3, .compute = 1e-6};
+    time_of(sol_overlap, 5, 100003, &a, NULL, "solutions/overlap.c");
+    time_of(ex_serialized, 5, 100003, &a, NULL, "serialized.c");
 }
 
 /* Each replica ends with its partner's buckets, with uneven buckets and
@@ -201,15 +235,28 @@ static void test_blocking_ring(void **state)
     }
 }
 
+/* Exercise 5.3: the solution completes at every K, with the data, in the
+ * time of --fix evenodd. */
+static void test_ring_exercise(void **state)
+{
+    (void)state;
+    cl_args a = {.fix = "evenodd"};
+    for (int k = 2; k <= 9; k++)
+        assert_near(time_of(sol_ring_evenodd, k, 1 * MiB, NULL, NULL, "ring_evenodd.c"),
+                    time_of(blocking_ring, k, 1 * MiB, &a, NULL, "blocking-ring"), NS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlap_is_max_not_sum),
         cmocka_unit_test(test_overlap_data),
+        cmocka_unit_test(test_overlap_exercise),
         cmocka_unit_test(test_relay_chunked_data),
         cmocka_unit_test(test_relay_chunked_formula),
         cmocka_unit_test(test_relay_chunked_best),
         cmocka_unit_test(test_blocking_ring),
+        cmocka_unit_test(test_ring_exercise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
