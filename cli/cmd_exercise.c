@@ -961,8 +961,8 @@ static int best_value_at(check_ctx *k, long n, double *v, char *shown, size_t le
     if (rc)
         return rc;
     if (r.status || csv_column(r.output, e->best.column, v, 1) != 1)
-        rc = cli_error("exercise %s: '%s' gave no column '%s' (exit %d)", e->id, shown,
-                       e->best.column, r.status);
+        rc = cli_error("exercise %s: '%s' gave no column '%s' (exit %d: %.*s)", e->id, shown,
+                       e->best.column, r.status, (int)strcspn(r.output, "\n"), r.output);
     free(r.output);
     *v *= e->best.scale;
     return rc;
@@ -970,40 +970,59 @@ static int best_value_at(check_ctx *k, long n, double *v, char *shown, size_t le
 
 #define BEST_MOST 100000 /* the largest n a best-answer may give */
 
+/* Whether the best-command's figure stops falling after m: f(m + 1) >=
+ * f(m). */
+static int best_rises(check_ctx *k, long m, bool *rises)
+{
+    char shown[1024];
+    double at, next;
+    int rc = best_value_at(k, m, &at, shown, sizeof shown);
+    if (!rc)
+        rc = best_value_at(k, m + 1, &next, shown, sizeof shown);
+    *rises = !rc && next >= at;
+    return rc;
+}
+
 /* The answer "n value": n must give the least value of the best-command
- * (ties allowed), value must be that least value.  The least is found by
- * walking downhill from the student's n, one neighbour at a time: the
- * command's value is convex in n (a sum of a term growing with n and one
- * falling with it), so the first n whose neighbours are no lower is the
- * best one. */
+ * (ties allowed), value must be that least value.  The figure is convex
+ * in n (a term growing with n plus one falling with it), so whether it
+ * rises after m is false up to the best n and true from there: doubling
+ * from the student's n finds a point past it, halving the interval finds
+ * it, in about 2 log2(n) runs of each of two commands. */
 static int check_best(check_ctx *k, const double *ans, size_t nans)
 {
     const exercise *e = k->e;
-    if (nans != 2 || ans[0] != floor(ans[0]) || ans[0] < 1 || ans[0] > BEST_MOST)
+    if (nans != 2 || ans[0] != floor(ans[0]) || ans[0] < 1 || ans[0] >= BEST_MOST)
         return cli_error("exercise %s asks for two numbers: a whole number from 1 to %d, "
-                         "then a figure", e->id, BEST_MOST);
-    long n = (long)ans[0], best = n, step = 0;
-    char shown[1024], nshown[1024];
-    double at_n, lo, next;
+                         "then a figure", e->id, BEST_MOST - 1);
+    long n = (long)ans[0], lo = 1, hi = n;
+    char shown[1024], best_shown[1024];
+    double at_n, least;
+    bool rises;
     int rc = best_value_at(k, n, &at_n, shown, sizeof shown);
-    lo = at_n;
-    for (long dir = -1; !rc && dir <= 1; dir += 2) {
-        while (!rc && best + dir >= 1 && best + dir <= BEST_MOST &&
-               !(rc = best_value_at(k, best + dir, &next, nshown, sizeof nshown)) && next < lo) {
-            lo = next;
-            best += dir;
-            step = dir;
-        }
-        if (step)
-            break; /* a step down one way: the other way goes up */
+    if (!rc)
+        rc = best_rises(k, hi, &rises);
+    while (!rc && !rises && hi < BEST_MOST - 1) {
+        lo = hi + 1;
+        hi = hi * 2 < BEST_MOST - 1 ? hi * 2 : BEST_MOST - 1;
+        rc = best_rises(k, hi, &rises);
     }
+    while (!rc && lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        rc = best_rises(k, mid, &rises);
+        if (rises)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (!rc)
+        rc = best_value_at(k, lo, &least, best_shown, sizeof best_shown);
     if (rc)
         return rc;
     char what[1400];
-    cli_textf(what, sizeof what, "number 1 gives the least %s of %s (checked against its "
-              "neighbours), number 2 is that figure within %g%%", e->best.column, shown,
-              e->tolerance * 100);
-    bool n_ok = at_n <= lo, v_ok = fabs(ans[1] - lo) <= e->tolerance * fabs(lo);
+    cli_textf(what, sizeof what, "number 1 gives the least %s of %s, number 2 is that "
+              "figure within %g%%", e->best.column, shown, e->tolerance * 100);
+    bool n_ok = at_n <= least, v_ok = fabs(ans[1] - least) <= e->tolerance * fabs(least);
     if (n_ok && v_ok) {
         step_result(k, "your answer", what, NULL, NULL, NULL);
         return 0;
@@ -1015,13 +1034,12 @@ static int check_best(check_ctx *k, const double *ans, size_t nans)
         for (size_t m = 0; m < e->nmistakes; m++)
             if (e->mistakes[m].number == 1 && e->mistakes[m].value == ans[0])
                 says = e->mistakes[m].says;
-        printf("        number 1 (%ld) is too %s: %s\n", n, best > n ? "low" : "high",
-               says ? says : best > n ? "one more gives a lower figure"
-                                      : "one less gives a lower figure");
+        printf("        number 1 (%ld) is too %s: %s\n", n, lo > n ? "low" : "high",
+               says ? says : lo > n ? "more gives a lower figure" : "fewer gives a lower figure");
     }
     if (!v_ok) {
         char words[300];
-        how_wrong(e, 1, ans[1], lo, words, sizeof words);
+        how_wrong(e, 1, ans[1], least, words, sizeof words);
         printf("        number 2 (%.6g) is %s\n", ans[1], words);
     }
     return 0;
@@ -1085,8 +1103,8 @@ static int ex_show(const exercise *e)
                    e->at_most);
         if (e->best.run)
             printf("  runs: commlab %s  (with your first number as {n}: its column %s must be "
-                   "no higher than with one more or one less; your second number is that "
-                   "figure)\n", e->best.run, e->best.column);
+                   "the least any n gives; your second number is that figure)\n", e->best.run,
+                   e->best.column);
         printf("  $ commlab exercise check %s --answer \"...\"\n", e->id);
     } else {
         for (size_t i = 0; i < e->nsteps; i++) {

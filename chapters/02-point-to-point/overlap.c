@@ -24,8 +24,10 @@ int overlap(cl_comm *c, const cl_args *a)
     if (partner >= cl_size(c))
         return 0;
     int buckets = a->pieces ? a->pieces : 4;
-    if (buckets > MAX_BUCKETS)
-        return cl_fail(c, "%d buckets is more than %d: lower --pieces", buckets, MAX_BUCKETS);
+    if (buckets > MAX_BUCKETS) {
+        cl_printf(c, "overlap: %d buckets is more than %d: lower --pieces", buckets, MAX_BUCKETS);
+        return CL_ERANGE;
+    }
     unsigned char *mine[MAX_BUCKETS], *theirs[MAX_BUCKETS];
     size_t len[MAX_BUCKETS];
     for (int b = 0; b < buckets; b++) {

@@ -20,8 +20,11 @@
 int relay_chunked(cl_comm *c, const cl_args *a)
 {
     int rank = cl_rank(c), last = cl_size(c) - 1, pieces = a->pieces ? a->pieces : 8;
-    if (pieces > MAX_PIECES)
-        return cl_fail(c, "%d pieces is more than %d: lower --pieces", pieces, MAX_PIECES);
+    if (pieces > MAX_PIECES) {
+        cl_printf(c, "relay-chunked: %d pieces is more than %d: lower --pieces", pieces,
+                  MAX_PIECES);
+        return CL_ERANGE;
+    }
     unsigned char *x = cl_alloc(c, a->bytes);
     cl_request *in[MAX_PIECES];
     if (rank == 0)
