@@ -16,7 +16,7 @@
  * and both totals: the last swap, waited for alone, is c. */
 #include "commlab.h"
 
-#define MAX_BUCKETS 256 /* two pointers a bucket live on the rank's small stack */
+#define MAX_BUCKETS 256 /* three words a bucket live on the rank's small stack */
 
 int overlap(cl_comm *c, const cl_args *a)
 {
@@ -31,7 +31,8 @@ int overlap(cl_comm *c, const cl_args *a)
     unsigned char *mine[MAX_BUCKETS], *theirs[MAX_BUCKETS];
     size_t len[MAX_BUCKETS];
     for (int b = 0; b < buckets; b++) {
-        len[b] = a->bytes * (size_t)(b + 1) / (size_t)buckets - a->bytes * (size_t)b / (size_t)buckets;
+        len[b] = a->bytes * (size_t)(b + 1) / (size_t)buckets -
+                 a->bytes * (size_t)b / (size_t)buckets;
         mine[b] = cl_alloc(c, len[b]);
         theirs[b] = cl_alloc(c, len[b]);
     }
