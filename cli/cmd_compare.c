@@ -63,6 +63,8 @@ const char cmd_compare_usage[] =
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch\n"
     "      --chunk SIZE         chunked: bytes per piece (default SIZE/8)\n"
+    "      --pieces N           relay-chunked: pieces (default 8); overlap: gradient\n"
+    "                           buckets (default 4), each computed for --compute\n"
     "output:\n"
     "      --csv                the `commlab plot` schema: pattern,backend,ranks,bytes,\n"
     "                           modeled_s,measured_median_s,measured_min_s,\n"
@@ -96,7 +98,7 @@ const char cmd_compare_usage[] =
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
     OPT_MICRO, OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT, OPT_RECAL, OPT_REPEAT,
-    OPT_SAVE, OPT_NETLAB,
+    OPT_SAVE, OPT_NETLAB, OPT_PIECES,
 };
 
 /* The least move of a reference called drift, %: the probe's own spread
@@ -154,6 +156,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
+        {"pieces", required_argument, NULL, OPT_PIECES},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
@@ -187,7 +190,7 @@ static int parse(int argc, char **argv, compare_opts *co)
             o->provider = optarg;
             backend_give(&o->given, BOPT_PROVIDER, "provider", optarg);
             break;
-        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK:
+        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_PIECES:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;

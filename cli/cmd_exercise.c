@@ -13,8 +13,10 @@
  *           Every run gets --debug unless --no-debug; a failed step's hint
  *           is the one its fault has (`hints:`), else the step's.
  *   answer  the student answers with numbers (`--answer "..."`); `answer:`
- *           says which commlab outputs the numbers must match, or the command
- *           whose printed figure the smallest answer must bring under a bound.
+ *           says which commlab outputs the numbers must match, the command
+ *           whose printed figure the smallest answer must bring under a bound,
+ *           or (`best:`) the command whose CSV figure the answer's first
+ *           number must make least, the second number being that least.
  *           A wrong number is told by direction and kind, or by the hint of
  *           a likely mistake (`mistakes:`), never by the figure itself.
  *
@@ -568,7 +570,8 @@ static void check_route(const ex_step *s, const char *timeline, char *why, size_
 }
 
 /* Each rank ends with the data the task says (s->holds), as the probe
- * compiled into the student's file reports it (include/commlab_probe.h). */
+ * compiled into the student's file reports it (include/commlab_probe.h):
+ * a pair listed w times needs w blocks of that rank holding that data. */
 static void check_holds(const ex_step *s, const char *probe, char *why, size_t len)
 {
     static pair want[MAX_PAIRS], got[MAX_PAIRS];
@@ -580,13 +583,20 @@ static void check_holds(const ex_step *s, const char *probe, char *why, size_t l
             ng++;
     if (f)
         fclose(f);
-    for (size_t i = 0; i < nw; i++)
-        if (count_pair(got, ng, want[i]) == 0) {
+    for (size_t i = 0; i < nw; i++) {
+        long w = count_pair(want, nw, want[i]), g = count_pair(got, ng, want[i]);
+        if (g == 0) {
             cli_textf(why, len, "rank %ld does not end with the data of rank %ld: none of its "
                       "buffers holds what rank %ld filled with cl_fill(c, buf, a->bytes, %ld)",
                       want[i].a, want[i].b, want[i].b, want[i].b);
             return;
         }
+        if (g < w) {
+            cli_textf(why, len, "rank %ld ends with the data of rank %ld in %ld of its buffers; "
+                      "the task asks for %ld", want[i].a, want[i].b, g, w);
+            return;
+        }
+    }
 }
 
 /* A folder of our own for the files a step's run writes. */
@@ -941,6 +951,100 @@ static int check_smallest(check_ctx *k, const double *ans, size_t nans)
     return 0;
 }
 
+/* The value of the best-command's column at n, times its scale. */
+static int best_value_at(check_ctx *k, long n, double *v, char *shown, size_t len)
+{
+    const exercise *e = k->e;
+    child_run r;
+    int rc = run_args(e->best.run, NULL, NULL, "sim", n, NULL, false, k->budget, &r, shown,
+                      len);
+    if (rc)
+        return rc;
+    if (r.status || csv_column(r.output, e->best.column, v, 1) != 1)
+        rc = cli_error("exercise %s: '%s' gave no column '%s' (exit %d: %.*s)", e->id, shown,
+                       e->best.column, r.status, (int)strcspn(r.output, "\n"), r.output);
+    free(r.output);
+    *v *= e->best.scale;
+    return rc;
+}
+
+#define BEST_MOST 100000 /* the largest n a best-answer may give */
+
+/* Whether the best-command's figure stops falling after m: f(m + 1) >=
+ * f(m). */
+static int best_rises(check_ctx *k, long m, bool *rises)
+{
+    char shown[1024];
+    double at, next;
+    int rc = best_value_at(k, m, &at, shown, sizeof shown);
+    if (!rc)
+        rc = best_value_at(k, m + 1, &next, shown, sizeof shown);
+    *rises = !rc && next >= at;
+    return rc;
+}
+
+/* The answer "n value": n must give the least value of the best-command
+ * (ties allowed), value must be that least value.  The figure is convex
+ * in n (a term growing with n plus one falling with it), so whether it
+ * rises after m is false up to the best n and true from there: doubling
+ * from the student's n finds a point past it, halving the interval finds
+ * it, in about 2 log2(n) runs of each of two commands. */
+static int check_best(check_ctx *k, const double *ans, size_t nans)
+{
+    const exercise *e = k->e;
+    if (nans != 2 || ans[0] != floor(ans[0]) || ans[0] < 1 || ans[0] >= BEST_MOST)
+        return cli_error("exercise %s asks for two numbers: a whole number from 1 to %d, "
+                         "then a figure", e->id, BEST_MOST - 1);
+    long n = (long)ans[0], lo = 1, hi = n;
+    char shown[1024], best_shown[1024];
+    double at_n, least;
+    bool rises;
+    int rc = best_value_at(k, n, &at_n, shown, sizeof shown);
+    if (!rc)
+        rc = best_rises(k, hi, &rises);
+    while (!rc && !rises && hi < BEST_MOST - 1) {
+        lo = hi + 1;
+        hi = hi * 2 < BEST_MOST - 1 ? hi * 2 : BEST_MOST - 1;
+        rc = best_rises(k, hi, &rises);
+    }
+    while (!rc && lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        rc = best_rises(k, mid, &rises);
+        if (rises)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (!rc)
+        rc = best_value_at(k, lo, &least, best_shown, sizeof best_shown);
+    if (rc)
+        return rc;
+    char what[1400];
+    cli_textf(what, sizeof what, "number 1 gives the least %s of %s, number 2 is that "
+              "figure within %g%%", e->best.column, shown, e->tolerance * 100);
+    bool n_ok = at_n <= least, v_ok = fabs(ans[1] - least) <= e->tolerance * fabs(least);
+    if (n_ok && v_ok) {
+        step_result(k, "your answer", what, NULL, NULL, NULL);
+        return 0;
+    }
+    k->failed++;
+    printf("  FAIL  your answer\n        %s\n", what);
+    if (!n_ok) {
+        const char *says = NULL;
+        for (size_t m = 0; m < e->nmistakes; m++)
+            if (e->mistakes[m].number == 1 && e->mistakes[m].value == ans[0])
+                says = e->mistakes[m].says;
+        printf("        number 1 (%ld) is too %s: %s\n", n, lo > n ? "low" : "high",
+               says ? says : lo > n ? "more gives a lower figure" : "fewer gives a lower figure");
+    }
+    if (!v_ok) {
+        char words[300];
+        how_wrong(e, 1, ans[1], least, words, sizeof words);
+        printf("        number 2 (%.6g) is %s\n", ans[1], words);
+    }
+    return 0;
+}
+
 /* ---- the subcommands ---- */
 
 static int ex_list(const course *c)
@@ -997,6 +1101,10 @@ static int ex_show(const exercise *e)
             printf("  runs: commlab %s  (with your number as {n}; the figure after '%s' must "
                    "be at most %g, and above it with one less)\n", e->smallest, e->after,
                    e->at_most);
+        if (e->best.run)
+            printf("  runs: commlab %s  (with your first number as {n}: its column %s must be "
+                   "the least any n gives; your second number is that figure)\n", e->best.run,
+                   e->best.column);
         printf("  $ commlab exercise check %s --answer \"...\"\n", e->id);
     } else {
         for (size_t i = 0; i < e->nsteps; i++) {
@@ -1120,7 +1228,9 @@ static int ex_check(const exercise *e, const char *file, bool solution, const ch
         size_t n;
         if ((rc = parse_answer(solution ? e->solution_answer : answer, ans, 64, &n)))
             return rc;
-        rc = e->smallest ? check_smallest(&k, ans, n) : check_values(&k, ans, n);
+        rc = e->smallest    ? check_smallest(&k, ans, n)
+             : e->best.run ? check_best(&k, ans, n)
+                           : check_values(&k, ans, n);
     } else {
         if (answer)
             return cli_error("exercise %s is checked on a pattern file (--file), not "

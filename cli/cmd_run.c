@@ -121,6 +121,8 @@ const char cmd_run_usage[] =
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch (e.g. 1ms)\n"
     "      --chunk SIZE         chunked, broadcast-chain: bytes per piece (default SIZE/8)\n"
+    "      --pieces N           relay-chunked: pieces (default 8); overlap: gradient\n"
+    "                           buckets (default 4), each computed for --compute\n"
     "      --algo NAME          a collective's algorithm (`commlab patterns`), or all\n"
     "      --library            mpi: the MPI library's own call for the collective\n"
     "                           (MPI_Allreduce, ...), from the same data and with the\n"
@@ -171,6 +173,7 @@ enum {
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
     OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP, OPT_LIBRARY,
+    OPT_PIECES,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -202,6 +205,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
+        {"pieces", required_argument, NULL, OPT_PIECES},
         {"algo", required_argument, NULL, OPT_ALGO},
         {"library", no_argument, NULL, OPT_LIBRARY},
         {"group", required_argument, NULL, OPT_GROUP},
@@ -284,7 +288,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: o->payload = false; break;
         case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
         case OPT_FIX: o->args.fix = optarg; break;
-        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP:
+        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
         case OPT_ALGO: o->algo = optarg; break;
@@ -384,6 +388,7 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
                      o->args.fix ? o->args.fix : "", o->args.microbatches,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes);
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    auth_sha256_add(&h, &o->args.pieces, sizeof o->args.pieces);
     auth_sha256_add(&h, o->sizes, o->nsizes * sizeof *o->sizes);
     auth_sha256_finish(&h, out);
 }

@@ -183,13 +183,15 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
         err = req_string(d, n, "solution", &e->solution_answer, g);
     if (!err)
         err = opt_number(d, n, "tolerance", &e->tolerance, g);
-    yaml_node_t *vals = NULL, *sm = NULL;
+    yaml_node_t *vals = NULL, *sm = NULL, *best = NULL;
     if (!err)
         err = cfg_get(d, n, "values", false, &vals, g);
     if (!err)
         err = cfg_get(d, n, "smallest", false, &sm, g);
-    if (!err && !vals == !sm)
-        return cfg_error(d, n, g, "'answer' needs either 'values' or 'smallest'");
+    if (!err)
+        err = cfg_get(d, n, "best", false, &best, g);
+    if (!err && (vals != NULL) + (sm != NULL) + (best != NULL) != 1)
+        return cfg_error(d, n, g, "'answer' needs one of 'values', 'smallest' or 'best'");
     if (!err && vals && !(err = cfg_expect_seq(d, vals, "values", g))) {
         e->nvalues = cfg_seq_len(vals);
         e->values = calloc(e->nvalues ? e->nvalues : 1, sizeof *e->values);
@@ -232,6 +234,14 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
             if (!err)
                 err = req_string(d, m, "says", &x->says, g);
         }
+    }
+    if (!err && best && !(err = cfg_expect_map(d, best, "best", g))) {
+        e->best.scale = 1;
+        err = req_string(d, best, "run", &e->best.run, g);
+        if (!err)
+            err = req_string(d, best, "column", &e->best.column, g);
+        if (!err)
+            err = opt_number(d, best, "scale", &e->best.scale, g);
     }
     if (!err && sm && !(err = cfg_expect_map(d, sm, "smallest", g))) {
         err = req_string(d, sm, "run", &e->smallest, g);

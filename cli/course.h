@@ -40,7 +40,8 @@ typedef struct ex_step {
     const char *route;        /* every message's "src>dst", blank-separated, in
                                  any order ("0>1 1>0"); NULL: not checked */
     const char *holds;        /* "R<P ...": rank R ends with a block holding the
-                                 data of rank P, cl_fill(seed P); NULL: none */
+                                 data of rank P, cl_fill(seed P), a block for
+                                 each time the pair is listed; NULL: none */
     const char *same_time_as; /* reference arguments (modeled); NULL: none */
     double factor;            /* the step's time = factor x the reference's */
     const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */
@@ -80,6 +81,9 @@ typedef struct exercise {
     double tolerance;       /* relative */
     ex_mistake *mistakes;   /* likely wrong answers, each with its hint */
     size_t nmistakes;
+    ex_value best;          /* run: arguments with {n}; the answer is the n whose
+                               column is least, then that least value x scale;
+                               run NULL: not this kind */
     const char *smallest;   /* arguments with {n} */
     const char *after;      /* the figure follows this text in its output */
     double at_most;

@@ -293,6 +293,8 @@ int run_pattern_option(const char *name, const char *text, cl_args *a)
                                                                      : 0;
     if (strcmp(name, "group") == 0)
         return cli_parse_int("--group", text, 1, 1 << 24, &a->group);
+    if (strcmp(name, "pieces") == 0)
+        return cli_parse_int("--pieces", text, 1, 1 << 20, &a->pieces);
     if (units_parse_size(text, "--chunk", &v, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     if (v == 0)

@@ -10,6 +10,7 @@ cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, inca
     allgather_rd, reducescatter_ring, reducescatter_rh, allreduce_naive, allreduce_ring,
     allreduce_rd, allreduce_rabenseifner, allreduce_tree, allreduce_hierarchical,
     alltoall_linear, alltoall_pairwise, barrier_dissemination;
+cl_pattern_fn overlap, relay_chunked, blocking_ring;
 
 enum { BCAST, REDUCE, GATHER, SCATTER, ALLGATHER, REDSCAT, ALLREDUCE, ALLTOALL, BARRIER };
 
@@ -64,6 +65,15 @@ static const pattern_info table[] = {
             "stages pass activations forward and gradients back over microbatches", 1, NULL),
     PATTERN("chunked", chunked, "02-point-to-point",
             "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 1, NULL),
+    PATTERN("overlap", overlap, "02-point-to-point",
+            "replicas swap gradient buckets while computing the next (isend, compute, wait)", 1,
+            NULL),
+    PATTERN("relay-chunked", relay_chunked, "02-point-to-point",
+            "the relay in pieces (--pieces): the hops work at once, like pipeline stages", 1,
+            NULL),
+    PATTERN("blocking-ring", blocking_ring, "05-deadlock",
+            "each rank sends right, then receives from the left: stuck above the eager limit",
+            1, "evenodd"),
     PATTERN("incast", incast, "03-cost-of-a-message",
             "every other rank sends to rank 0 at once: they share rank 0's link", 1, NULL),
     LINEAR(BCAST, "broadcast-linear", broadcast_linear, "rank 0 posts a send to every rank at once",

@@ -77,6 +77,7 @@ typedef struct cl_args {
     int microbatches; /* pipeline: microbatches per iteration */
     double compute;   /* pipeline: seconds of compute per stage per microbatch */
     size_t chunk;     /* chunked, broadcast-chain: bytes per piece (0: bytes / 8) */
+    int pieces;       /* relay-chunked: pieces; overlap: gradient buckets (0: the pattern's default) */
     int group;        /* allreduce-hierarchical: ranks per group (0: one group of all) */
     const char *fix;  /* deadlock: NULL, "order" or "nonblocking" */
 } cl_args;

@@ -15,7 +15,7 @@ run 0 exercise --help;      has "$out" "usage: commlab exercise list"; has "$out
 run 0 help exercise;        has "$out" "commlab exercise check ID"
 run 0 --help;               has "$out" "exercise"
 run 0 exercise list
-for id in 1.1 2.1 2.2 2.3 2.4 2.5 3.1 3.2 3.3 4.1 5.1 5.2 6.1; do has "$out" "$id "; done
+for id in 1.1 2.1 2.2 2.3 2.4 2.5 2.6 2.7 3.1 3.2 3.3 4.1 5.1 5.2 5.3 6.1; do has "$out" "$id "; done
 run 0 exercise show 2.1;    has "$out" "Turn the relay into a ring"; has "$out" "myring.c"
 has "$out" "commlab exercise check 2.1 --file myring.c"
 run 0 exercise show 3.1;    has "$out" "--answer"
@@ -36,10 +36,10 @@ if [ $rc -eq 2 ]; then ok; else bad "check without the student's file exited $rc
 has "$err" "no file 'myring.c' here"
 
 # --- every reference solution passes, modeled and measured ---
-for id in 1.1 2.1 2.2 2.3 2.4 2.5 3.1 3.2 4.1 5.1 5.2; do
+for id in 1.1 2.1 2.2 2.3 2.4 2.5 2.6 2.7 3.1 3.2 4.1 5.1 5.2 5.3; do
     run 0 exercise check "$id" --solution; has "$out" "passed: "
 done
-for id in 1.1 2.1 2.2 2.3 2.5 5.1 5.2; do
+for id in 1.1 2.1 2.2 2.3 2.5 2.6 5.1 5.2 5.3; do
     run 0 exercise check "$id" --solution --backend shm; has "$out" "passed: "
     has "$out" "--backend shm"
 done
@@ -133,6 +133,37 @@ run 0 exercise show 2.1
 if grep -q "full circle: 20\|full circle: 40" "$out"; then bad "exercise show prints the expected output"; else ok; fi
 has "$out" "what the ranks print"; has "$out" "where each message goes"
 
+# --- the lessons of issue 19: overlap (2.6), the chunked relay (2.7), the
+# blocking ring (5.3); wrong work fails by meaning, with a hint ---
+run 1 exercise check 2.6 --file $data/overlap_wait_first.c   # isend/irecv, waited at once
+has "$out" "takes 4.899 ms modeled, expected 4.225 ms"
+has "$out" "hint: post the swap of bucket b, compute bucket b + 1"; has "$out" "FAILED: 2 of 4 checks passed"
+run 1 exercise check 2.6 --file $data/overlap_send_early.c   # sends buckets not yet computed
+has "$out" "misuse: the send buffer of isend #1"; has "$out" "hint: a send buffer belongs to its isend"
+run 1 exercise check 2.6 --file $data/overlap_send_early.c --no-debug
+has "$out" "rank 0 does not end with the data of rank 1"
+run 1 exercise check 2.6 --file $data/overlap_one_inbox.c    # one block for every bucket received
+has "$out" "rank 0 ends with the data of rank 1 in 1 of its buffers; the task asks for 3"
+run 1 exercise check 5.3 --file $data/ring_one_first.c       # only rank 0 receives first
+has "$out" "takes 17.98 us modeled, expected 8.991 us"; has "$out" "hint: a rank that waits to receive"
+has "$out" "FAILED: 3 of 5 checks passed"
+run 1 exercise check 5.3 --file $data/ring_one_buffer.c      # even/odd, one buffer
+has "$out" "rank 2 does not end with the data of rank 1"; has "$out" "in a buffer other than the one it sends from"
+sed 's/^int blocking_ring(/int pattern(/' chapters/05-deadlock/blocking_ring.c >"$stu/ring_fix.c"
+run 1 exercise check 5.3 --file "$stu/ring_fix.c"            # every rank sends first
+has "$out" "exited 3 (deadlock), expected 0 (success)"; has "$out" "hint: above the eager limit a send waits"
+# 2.7: the best C is found by the grader, the time without the
+# alpha term fails, and no figure of the answer is shown.
+run 0 exercise check 2.7 --answer "37 1571"
+run 1 exercise check 2.7 --answer "36 1571"; has "$out" "number 1 (36) is too low: more gives a lower figure"
+run 1 exercise check 2.7 --answer "37 1451"; has "$out" "number 2 (1451) is too low: you left out alpha"
+run 1 exercise check 2.7 --answer "42 1608"; has "$out" "number 1 (42) is too high: that is the best C for 5 hops"
+has "$out" "number 2 (1608) is too high: that counts 5 hops"
+run 1 exercise check 2.7 --answer "1 5380.7"
+if grep -q "pieces 37\|1571" "$out"; then bad "2.7's failure shows the answer"; else ok; fi
+run 2 exercise check 2.7 --answer 37; has "$err" "asks for two numbers"
+run 2 run overlap --pieces 0; has "$err" "--pieces"
+
 # --- a student's own file ---
 hello=chapters/01-ranks-and-worlds/solutions/hello.c
 run 0 run "$hello" -n 3;    has "$out" "rank 2: hello from rank 2 of 3"; has "$out" "hello.c on sim"
@@ -167,5 +198,5 @@ has "$out" "stopped: the file does not compile or load"; has "$out" "FAILED: 0 o
 # Nothing is left behind: no object in TMPDIR, nothing new next to the files.
 if [ -z "$(ls -A "$tmpd/tmp")" ]; then ok; else bad "left in TMPDIR: $(ls "$tmpd/tmp")"; fi
 n=$(ls -A "$stu" | wc -l)
-if [ "$n" -eq 9 ]; then ok; else bad "the student's folder holds $n files, want 9: $(ls -A "$stu")"; fi
+if [ "$n" -eq 10 ]; then ok; else bad "the student's folder holds $n files, want 10: $(ls -A "$stu")"; fi
 finish

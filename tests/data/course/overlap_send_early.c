@@ -1,0 +1,28 @@
+/* Exercise 2.6 done wrong on purpose (the check must fail it): the swap of
+ * bucket b is posted before bucket b is computed, so every step overlaps
+ * (faster than the reference, even) but what leaves is a bucket not yet
+ * filled.  The partner ends with zeros; --debug sees the send buffer
+ * written while its send is in flight. */
+#include "commlab.h"
+
+#define MAX_BUCKETS 256
+
+int pattern(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c), partner = rank ^ 1;
+    if (partner >= cl_size(c))
+        return 0;
+    int buckets = a->pieces ? a->pieces : 4;
+    cl_request *r[2] = {NULL, NULL};
+    for (int b = 0; b < buckets && b < MAX_BUCKETS; b++) {
+        size_t len = a->bytes * (size_t)(b + 1) / (size_t)buckets -
+                     a->bytes * (size_t)b / (size_t)buckets;
+        unsigned char *mine = cl_alloc(c, len), *theirs = cl_alloc(c, len);
+        CL_TRY(cl_waitall(c, 2, r, NULL));
+        CL_TRY(cl_irecv(c, theirs, len, partner, 0, &r[0]));
+        CL_TRY(cl_isend(c, mine, len, partner, 0, &r[1]));
+        CL_TRY(cl_compute(c, a->compute / buckets));
+        cl_fill(c, mine, len, (unsigned long long)rank);
+    }
+    return cl_waitall(c, 2, r, NULL);
+}
