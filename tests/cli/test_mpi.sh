@@ -92,7 +92,7 @@ rc=$?
 if [ "$rc" = 0 ]; then
     ok
     has "$out" "calibrate mpi on "; has "$out" "model written to $q"
-    has "$q" "backend: mpi"; has "$q" "reference:"
+    has "$q" "backend: \"mpi\""; has "$q" "reference:"
     # one process wrote it: no other's temporary file is left
     if ls "$q".tmp.* >/dev/null 2>&1; then bad "a temporary machine file is left"; else ok; fi
     run 0 compare pingpong --backend mpi --model "$q" --sizes 8,64KiB,1MiB --json \
