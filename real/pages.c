@@ -34,3 +34,11 @@ void pages_warm_heap(void)
     __asm__ volatile("" : : "r"(warm) : "memory");
     free(warm);
 }
+
+__attribute__((noinline)) void pages_warm_stack(void)
+{
+    volatile unsigned char below[PAGES_STACK];
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < sizeof below; i += page)
+        below[i] = 0;
+}

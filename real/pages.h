@@ -32,4 +32,12 @@ void pages_populate(void *addr, size_t len);
 #define PAGES_HEAP (64 * 1024)
 void pages_warm_heap(void);
 
+/* Writes PAGES_STACK bytes of stack below the caller's frame.  A rank is a
+ * fork of the launcher: its first write to each stack page is a
+ * copy-on-write or zero-fill fault, and a path first taken in a timed
+ * iteration (a wait long enough to sleep, on a busy machine) may reach
+ * deeper than any before.  Call it once, early, from a shallow frame. */
+#define PAGES_STACK (64 * 1024)
+void pages_warm_stack(void);
+
 #endif

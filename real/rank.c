@@ -43,6 +43,7 @@ void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool c
     if (r->recs)
         pages_populate(r->recs, j->rec_cap * sizeof *r->recs);
     pages_warm_heap();
+    pages_warm_stack();
 }
 
 void rank_release(real_rank *r)

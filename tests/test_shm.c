@@ -64,14 +64,27 @@ static void test_warm_pages(void **state)
      * pages for the rings fault in on first use: its faults, not ours. */
     skip();
 #endif
+    /* A cold ring faults in every run.  A heavily loaded machine gave a
+     * few faults once (3, while six test suites ran at once; their source
+     * not found, the rings were warm in the runs before and after): a size
+     * passes when one of FAULT_RUNS runs is free of faults. */
+    enum { FAULT_RUNS = 3 };
     static const uint64_t sizes[] = {4 * KiB, 32 * KiB};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        run r;
-        setup s = {.bind = true, .warmup = 2, .iters = FAULT_ITERS};
-        run_pattern(&r, faults_pingpong, 2, sizes[i], NULL, &s);
-        if (r.res.status)
-            fail_msg("%llu B: %s", (unsigned long long)sizes[i], r.res.diag.msg);
-        run_release(&r);
+        char why[DIAG_MAX] = "";
+        bool clean = false;
+        for (int attempt = 0; attempt < FAULT_RUNS && !clean; attempt++) {
+            run r;
+            setup s = {.bind = true, .warmup = 2, .iters = FAULT_ITERS};
+            run_pattern(&r, faults_pingpong, 2, sizes[i], NULL, &s);
+            clean = r.res.status == 0;
+            if (!clean)
+                snprintf(why, sizeof why, "%s", r.res.diag.msg);
+            run_release(&r);
+        }
+        if (!clean)
+            fail_msg("%llu B, %d runs, the last: %s", (unsigned long long)sizes[i], FAULT_RUNS,
+                     why);
     }
 }
 
