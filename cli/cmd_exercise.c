@@ -936,18 +936,18 @@ static int check_smallest(check_ctx *k, const double *ans, size_t nans)
         return rc;
     cli_textf(what, sizeof what, "%s prints '%s%g', at most %g; with %ld it is above",
              shown, e->after, fig, e->at_most, n - 1);
-    if (fig > e->at_most)
+    bool enough = fig <= e->at_most, smallest = n == 1 || prev > e->at_most;
+    if (!enough)
         cli_textf(why, sizeof why, "%s prints '%s%g', above %g: %ld is not enough", shown,
                  e->after, fig, e->at_most, n);
+    else if (!smallest)
+        cli_textf(why, sizeof why, "%s already prints '%s%g', at most %g: %ld is not the "
+                 "smallest", pshown, e->after, prev, e->at_most, n);
     const char *hint = NULL;
     for (size_t m = 0; m < e->nmistakes; m++)
         if (e->mistakes[m].value == ans[0])
             hint = e->mistakes[m].says;
-    else if (n > 1 && prev <= e->at_most)
-        cli_textf(why, sizeof why, "%s already prints '%s%g', at most %g: %ld is not the "
-                 "smallest", pshown, e->after, prev, e->at_most, n);
-    step_result(k, "your answer", what, fig > e->at_most || (n > 1 && prev <= e->at_most)
-                                            ? why : NULL, hint, NULL);
+    step_result(k, "your answer", what, enough && smallest ? NULL : why, hint, NULL);
     return 0;
 }
 
