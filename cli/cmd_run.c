@@ -118,6 +118,8 @@ const char cmd_run_usage[] =
     "      --fix WAY            deadlock: order or nonblocking\n"
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch (e.g. 1ms)\n"
+    "      --schedule NAME      pipeline: gpipe (all forwards, then all backwards;\n"
+    "                           the default) or 1f1b (one forward, one backward)\n"
     "      --chunk SIZE         chunked, broadcast-chain: bytes per piece (default SIZE/8)\n"
     "      --algo NAME          a collective's algorithm (`commlab patterns`), or all\n"
     "      --group G            allreduce-hierarchical: ranks per group (default: the\n"
@@ -164,7 +166,7 @@ enum {
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
-    OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP,
+    OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP, OPT_SCHEDULE,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -195,6 +197,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"fix", required_argument, NULL, OPT_FIX},
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
+        {"schedule", required_argument, NULL, OPT_SCHEDULE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
         {"algo", required_argument, NULL, OPT_ALGO},
         {"group", required_argument, NULL, OPT_GROUP},
@@ -277,6 +280,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: o->payload = false; break;
         case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
         case OPT_FIX: o->args.fix = optarg; break;
+        case OPT_SCHEDULE: o->args.schedule = optarg; break;
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
@@ -375,10 +379,11 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     char buf[256];
     auth_sha256 h;
     auth_sha256_init(&h);
-    int n = snprintf(buf, sizeof buf, "%s|%s|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%d|%zu|",
+    int n = snprintf(buf, sizeof buf, "%s|%s|%s|%d|%d|%d|%llu|%d|%s|%s|%d|%.9g|%zu|%d|%zu|",
                      o->pattern->name, o->algo ? o->algo : "", o->backend, o->ranks, o->iters,
                      o->warmup, (unsigned long long)o->eager_limit, o->check,
-                     o->args.fix ? o->args.fix : "", o->args.microbatches,
+                     o->args.fix ? o->args.fix : "",
+                     o->args.schedule ? o->args.schedule : "", o->args.microbatches,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes);
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     auth_sha256_add(&h, o->sizes, o->nsizes * sizeof *o->sizes);
@@ -487,6 +492,8 @@ static int validate(run_opts *o)
         if (!hit || (hit[len] != ',' && hit[len] != 0) || (hit != f && hit[-1] != ','))
             return cli_error("unknown --fix '%s' for %s (%s)", o->args.fix, o->pattern->name, f);
     }
+    if ((rc = run_check_schedule(o)))
+        return rc;
     if (o->tier && o->topology)
         return cli_error("run: give either --tier or --topology, not both");
     if (o->debug && !o->payload)

@@ -231,6 +231,32 @@ int run_find_pattern(run_opts *o, const char *name)
     return 0;
 }
 
+int run_check_schedule(const run_opts *o)
+{
+    const char *want = o->args.schedule, *list = o->pattern->schedules;
+    if (!want)
+        return 0;
+    if (!list)
+        return cli_error("--schedule applies to the pipeline pattern, not '%s'",
+                         o->pattern->name);
+    char names[8][32]; /* cli_near keeps a pointer to the nearest */
+    cli_near near;
+    cli_near_init(&near, want);
+    for (int n = 0; *list && n < 8; n++) {
+        size_t len = strcspn(list, ",");
+        cli_textf(names[n], sizeof names[n], "%.*s", (int)len, list);
+        if (strcmp(names[n], want) == 0)
+            return 0;
+        cli_near_add(&near, names[n]);
+        list += len + (list[len] == ',');
+    }
+    list = o->pattern->schedules;
+    if (near.best)
+        return cli_error("unknown --schedule '%s' for %s; did you mean '%s'? (%s)", want,
+                         o->pattern->name, near.best, list);
+    return cli_error("unknown --schedule '%s' for %s (%s)", want, o->pattern->name, list);
+}
+
 int run_pattern_option(const char *name, const char *text, cl_args *a)
 {
     cl_diag d = {{0}};

@@ -60,8 +60,10 @@ static const pattern_info table[] = {
     PATTERN("deadlock", deadlock, "02-point-to-point",
             "ranks 0 and 1 both send first: fine below the eager limit, stuck above", 1,
             "order,nonblocking"),
-    PATTERN("pipeline", pipeline, "02-point-to-point",
-            "stages pass activations forward and gradients back over microbatches", 1, NULL),
+    {.name = "pipeline", .fn = pipeline, .chapter = "02-point-to-point",
+     .summary = "stages pass activations forward and gradients back over microbatches "
+                "(--schedule gpipe or 1f1b)",
+     .min_ranks = 2, .time_divisor = 1, .schedules = "gpipe,1f1b"},
     PATTERN("chunked", chunked, "02-point-to-point",
             "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 1, NULL),
     PATTERN("incast", incast, "03-cost-of-a-message",
