@@ -839,6 +839,21 @@ static void how_wrong(const exercise *e, size_t i, double got, double want, char
         cli_textf(out, len, "%s, by more than a factor of 3: go back to the formula", dir);
 }
 
+/* The number that follows the first `text` in output, into *fig: 1 when
+ * there is one, else 0. */
+static size_t figure_after(const char *output, const char *text, double *fig)
+{
+    const char *p = strstr(output, text);
+    if (!p)
+        return 0;
+    char *end;
+    double v = strtod(p + strlen(text), &end);
+    if (end == p + strlen(text))
+        return 0;
+    *fig = v;
+    return 1;
+}
+
 static int check_values(check_ctx *k, const double *ans, size_t nans)
 {
     const exercise *e = k->e;
@@ -853,12 +868,16 @@ static int check_values(check_ctx *k, const double *ans, size_t nans)
                           sizeof shown);
         if (rc)
             return rc;
-        size_t got = r.status ? 0 : csv_column(r.output, e->values[i].column, want + nwant,
-                                               64 - nwant);
+        const ex_value *v = &e->values[i];
+        size_t got = r.status || nwant == 64 ? 0
+                     : v->column ? csv_column(r.output, v->column, want + nwant, 64 - nwant)
+                                 : figure_after(r.output, v->after, want + nwant);
         free(r.output);
         if (got == 0)
-            return cli_error("exercise %s: '%s' gave no column '%s' (exit %d)", e->id, shown,
-                             e->values[i].column, r.status);
+            return cli_error("exercise %s: '%s' gave no %s '%s' (exit %d)", e->id, shown,
+                             v->column ? "column" : "figure after", v->column ? v->column
+                                                                            : v->after,
+                             r.status);
         for (size_t j = 0; j < got; j++)
             want[nwant + j] *= e->values[i].scale;
         nwant += got;
@@ -899,11 +918,7 @@ static int figure_at(check_ctx *k, long n, double *fig, char *shown, size_t len)
     int rc = run_args(e->smallest, NULL, NULL, "sim", n, NULL, false, k->budget, &r, shown, len);
     if (rc)
         return rc;
-    const char *p = r.status ? NULL : strstr(r.output, e->after);
-    char *end = NULL;
-    if (p)
-        *fig = strtod(p + strlen(e->after), &end);
-    rc = (!p || end == p + strlen(e->after))
+    rc = r.status || !figure_after(r.output, e->after, fig)
              ? cli_error("exercise %s: '%s' printed no '%s' figure (exit %d)", e->id, shown,
                          e->after, r.status)
              : 0;
@@ -991,8 +1006,12 @@ static int ex_show(const exercise *e)
     if (e->ask) {
         printf("  asks: %s\n", e->ask);
         for (size_t i = 0; i < e->nvalues; i++)
-            printf("  compares with column %s of: commlab %s\n", e->values[i].column,
-                   e->values[i].run);
+            if (e->values[i].column)
+                printf("  compares with column %s of: commlab %s\n", e->values[i].column,
+                       e->values[i].run);
+            else
+                printf("  compares with the figure after '%s' in: commlab %s\n",
+                       e->values[i].after, e->values[i].run);
         if (e->smallest)
             printf("  runs: commlab %s  (with your number as {n}; the figure after '%s' must "
                    "be at most %g, and above it with one less)\n", e->smallest, e->after,

@@ -203,7 +203,12 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
             if (!err)
                 err = req_string(d, v, "run", &x->run, g);
             if (!err)
-                err = req_string(d, v, "column", &x->column, g);
+                err = opt_string(d, v, "column", &x->column, g);
+            if (!err)
+                err = opt_string(d, v, "after", &x->after, g);
+            if (!err && !x->column == !x->after)
+                return cfg_error(d, v, g, "a value needs either 'column' (CSV) or 'after' (the "
+                                 "figure printed after a text)");
             if (!err)
                 err = opt_number(d, v, "scale", &x->scale, g);
         }

@@ -58,8 +58,9 @@ typedef struct ex_mistake {
 } ex_mistake;
 
 typedef struct ex_value {
-    const char *run;    /* commlab arguments printing CSV */
-    const char *column; /* the CSV column: every row's value, in order */
+    const char *run;    /* commlab arguments */
+    const char *column; /* the CSV column: every row's value, in order; or NULL */
+    const char *after;  /* else: the one figure that follows this text in the output */
     double scale;       /* value x scale = the unit the question asks in */
 } ex_value;
 
