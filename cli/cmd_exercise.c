@@ -589,6 +589,49 @@ static void check_holds(const ex_step *s, const char *probe, char *why, size_t l
         }
 }
 
+/* Each rank ends with the sums the task says (s->sums, "R<P+Q ..."): the
+ * probe reports "sum R S" for a block of doubles whose element i is
+ * S (i % 7 + 1), and the inputs of ranks P, Q, ... sum to S = (P + 1) +
+ * (Q + 1) + ... */
+static void check_sums(const ex_step *s, const char *probe, char *why, size_t len)
+{
+    static pair got[MAX_PAIRS];
+    size_t ng = 0;
+    FILE *f = fopen(probe, "r");
+    char line[128];
+    while (f && ng < MAX_PAIRS && fgets(line, sizeof line, f))
+        if (sscanf(line, "sum %ld %ld", &got[ng].a, &got[ng].b) == 2)
+            ng++;
+    if (f)
+        fclose(f);
+    const char *p = s->sums;
+    char *end;
+    for (;;) {
+        long r = strtol(p, &end, 10), sum = 0, q[64];
+        int n = 0;
+        if (end == p)
+            return;
+        do {
+            long v = strtol(end + 1, &end, 10);
+            sum += v + 1;
+            if (n < 64)
+                q[n++] = v;
+        } while (*end == '+');
+        if (count_pair(got, ng, (pair){r, sum}) == 0) {
+            char ranks[512] = "";
+            int used = 0;
+            for (int i = 0; i < n; i++)
+                cli_appendf(ranks, sizeof ranks, &used, "%s%ld",
+                            i == 0 ? "" : i == n - 1 ? " and " : ", ", q[i]);
+            cli_textf(why, len, "rank %ld does not end with the sum over rank%s %s: none of "
+                      "its buffers holds, element by element, the sum of their inputs "
+                      "((r + 1)(i %% 7 + 1) on rank r)", r, n == 1 ? "" : "s", ranks);
+            return;
+        }
+        p = end;
+    }
+}
+
 /* A folder of our own for the files a step's run writes. */
 static int scratch_dir(char *dir, size_t len)
 {
@@ -669,7 +712,7 @@ static int check_step(check_ctx *k, const ex_step *s)
         cli_textf(with_budget, sizeof with_budget, "%s --timeout %gs", line, k->budget);
         line = with_budget;
     }
-    if (s->holds)
+    if (s->holds || s->sums)
         setenv(STUDENT_PROBE_ENV, probe, 1);
     rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, k->budget, &r, shown,
                   sizeof shown);
@@ -731,6 +774,10 @@ static int check_step(check_ctx *k, const ex_step *s)
         check_holds(s, probe, why, sizeof why);
         fault = FAULT_DATA;
     }
+    if (!why[0] && s->sums) {
+        check_sums(s, probe, why, sizeof why);
+        fault = FAULT_DATA;
+    }
     if (!why[0] && (s->uses || s->avoids)) {
         check_calls(calls, s, why, sizeof why);
         fault = FAULT_CALLS;
@@ -747,7 +794,7 @@ static int check_step(check_ctx *k, const ex_step *s)
         cli_appendf(what, sizeof what, &used, ", %ld messages", s->messages);
     if (s->route)
         cli_appendf(what, sizeof what, &used, ", each from and to the right rank");
-    if (s->holds)
+    if (s->holds || s->sums)
         cli_appendf(what, sizeof what, &used, ", every rank ends with the right data");
     if (!why[0] && s->same_time_as) {
         if ((rc = check_time(k, s, &r, why, sizeof why, what, sizeof what, &used))) {
@@ -1027,7 +1074,7 @@ static int ex_show(const exercise *e)
                 printf(", %ld messages per iteration", s->messages);
             if (s->route)
                 printf(", where each message goes");
-            if (s->holds)
+            if (s->holds || s->sums)
                 printf(", the data each rank ends with");
             if (s->uses)
                 printf(", calls %s", s->uses);

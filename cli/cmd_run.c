@@ -123,7 +123,9 @@ const char cmd_run_usage[] =
     "      --chunk SIZE         chunked, broadcast-chain: bytes per piece (default SIZE/8)\n"
     "      --algo NAME          a collective's algorithm (`commlab patterns`), or all\n"
     "      --group G            allreduce-hierarchical: ranks per group (default: the\n"
-    "                           topology's first dimension; else all ranks, one group)\n"
+    "                           topology's first dimension; else all ranks, one group);\n"
+    "                           grid: ranks per data-parallel group, dividing the\n"
+    "                           ranks (default: the topology's first dimension, else 2)\n"
     "output:\n"
     "      --trace FILE.json    Perfetto / chrome://tracing timeline (one size only)\n"
     "      --timeline FILE.csv  the last iteration's records per rank, for\n"
@@ -494,6 +496,10 @@ static int validate(run_opts *o)
     }
     if ((rc = run_check_schedule(o)))
         return rc;
+    int g = o->args.group ? o->args.group : o->topology ? 0 : 2; /* else the topology's */
+    if (o->pattern->group_divides && g && o->ranks % g != 0)
+        return cli_error("%s: -n %d does not split into groups of %d: give -n a multiple of "
+                         "--group", o->pattern->name, o->ranks, g);
     if (o->tier && o->topology)
         return cli_error("run: give either --tier or --topology, not both");
     if (o->debug && !o->payload)

@@ -41,6 +41,10 @@ typedef struct ex_step {
                                  any order ("0>1 1>0"); NULL: not checked */
     const char *holds;        /* "R<P ...": rank R ends with a block holding the
                                  data of rank P, cl_fill(seed P); NULL: none */
+    const char *sums;         /* "R<P+Q ...": rank R ends with a block of doubles
+                                 holding the sum of the inputs of ranks P, Q, ...
+                                 (rank r's element i: (r + 1)(i % 7 + 1), the
+                                 reductions' data of chapter 04); NULL: none */
     const char *same_time_as; /* reference arguments (modeled); NULL: none */
     double factor;            /* the step's time = factor x the reference's */
     const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */

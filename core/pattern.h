@@ -48,6 +48,7 @@ typedef struct pattern_info {
     const char *fixes;   /* accepted --fix values, comma-separated, or NULL */
     const char *schedules; /* accepted --schedule values, comma-separated, the
                               default first; NULL: it has none */
+    bool group_divides;  /* --group G must divide the ranks (grid: K = P x G) */
     /* collectives only (collective NULL for the others) */
     const collective_info *collective;
     const char *algo;        /* "ring" */
