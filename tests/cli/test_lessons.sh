@@ -59,7 +59,8 @@ has "$out" "number 4 (21.875) is too high: that is (S - 1) / M"
 run 1 exercise check 2.8 --answer "32 8 2"
 has "$out" "the answer has 3 numbers, the question asks for 4"
 run 1 exercise check 2.8 --answer "0 0 0 0"
-# (8 and 2 also number the answer's items: the two that cannot be mistaken)
+# 8 and 2 also number the answer's items: only the figures that cannot be
+# mistaken for something else are looked for
 for fig in 32 '17\.9[0-9]*' '18\.0[0-9]*'; do  # below its title line
     if tail -n +2 "$out" | grep -Eq "(^|[^0-9.])$fig([^0-9.]|$)"; then
         bad "2.8's failure shows $fig"
