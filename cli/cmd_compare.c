@@ -203,7 +203,7 @@ static int parse(int argc, char **argv, compare_opts *co)
     if (o->pattern->fixes)
         return cli_error("compare: '%s' is about deadlock, not time; compare another pattern",
                          name);
-    if ((rc = run_check_schedule(o)))
+    if ((rc = run_check_pattern_args(o)))
         return rc;
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", name, o->pattern->min_ranks,

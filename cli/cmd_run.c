@@ -494,12 +494,8 @@ static int validate(run_opts *o)
         if (!hit || (hit[len] != ',' && hit[len] != 0) || (hit != f && hit[-1] != ','))
             return cli_error("unknown --fix '%s' for %s (%s)", o->args.fix, o->pattern->name, f);
     }
-    if ((rc = run_check_schedule(o)))
+    if ((rc = run_check_pattern_args(o)))
         return rc;
-    int g = o->args.group ? o->args.group : o->topology ? 0 : 2; /* else the topology's */
-    if (o->pattern->group_divides && g && o->ranks % g != 0)
-        return cli_error("%s: -n %d does not split into groups of %d: give -n a multiple of "
-                         "--group", o->pattern->name, o->ranks, g);
     if (o->tier && o->topology)
         return cli_error("run: give either --tier or --topology, not both");
     if (o->debug && !o->payload)

@@ -231,7 +231,7 @@ int run_find_pattern(run_opts *o, const char *name)
     return 0;
 }
 
-int run_check_schedule(const run_opts *o)
+static int check_schedule(const run_opts *o)
 {
     const char *want = o->args.schedule, *list = o->pattern->schedules;
     if (!want)
@@ -255,6 +255,18 @@ int run_check_schedule(const run_opts *o)
         return cli_error("unknown --schedule '%s' for %s; did you mean '%s'? (%s)", want,
                          o->pattern->name, near.best, list);
     return cli_error("unknown --schedule '%s' for %s (%s)", want, o->pattern->name, list);
+}
+
+int run_check_pattern_args(const run_opts *o)
+{
+    int rc = check_schedule(o);
+    if (rc)
+        return rc;
+    int g = o->args.group ? o->args.group : o->topology ? 0 : 2;
+    if (o->pattern->group_divides && g && o->ranks % g != 0)
+        return cli_error("%s: -n %d does not split into groups of %d: give -n a multiple of "
+                         "--group", o->pattern->name, o->ranks, g);
+    return 0;
 }
 
 int run_pattern_option(const char *name, const char *text, cl_args *a)

@@ -43,6 +43,7 @@ has "$out" ",52"            # 4 pipeline messages; 2 rings of 2 (4 - 1) steps of
 run 2 run grid -n 5;        has "$err" "grid: -n 5 does not split into groups of 2"
 run 2 run grid -n 6 --group 4; has "$err" "grid: -n 6 does not split into groups of 4"
 run 2 run grid -n 4 --group 0; has "$err" "--group"
+run 2 compare grid -n 3 --quick; has "$err" "grid: -n 3 does not split into groups of 2"
 for b in shm tcp; do
     run 0 run grid -n 4 --bytes 1MiB --backend $b -i 2 --bind none
     has "$out" "rank 3: stage 1 of replica 1"
