@@ -62,6 +62,7 @@ const char cmd_compare_usage[] =
     "pattern options:\n"
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch\n"
+    "      --schedule NAME      pipeline: gpipe (the default) or 1f1b\n"
     "      --chunk SIZE         chunked: bytes per piece (default SIZE/8)\n"
     "      --pieces N           relay-chunked: pieces (default 8); overlap: gradient\n"
     "                           buckets (default 4), each computed for --compute\n"
@@ -98,7 +99,7 @@ const char cmd_compare_usage[] =
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
     OPT_MICRO, OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT, OPT_RECAL, OPT_REPEAT,
-    OPT_SAVE, OPT_NETLAB, OPT_PIECES,
+    OPT_SAVE, OPT_NETLAB, OPT_PIECES, OPT_SCHEDULE,
 };
 
 /* The least move of a reference called drift, %: the probe's own spread
@@ -155,6 +156,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"provider", required_argument, NULL, OPT_PROVIDER},
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
+        {"schedule", required_argument, NULL, OPT_SCHEDULE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
         {"pieces", required_argument, NULL, OPT_PIECES},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -193,6 +195,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_PIECES:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
+        case OPT_SCHEDULE: o->args.schedule = optarg; break;
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
@@ -220,6 +223,8 @@ static int parse(int argc, char **argv, compare_opts *co)
     if (o->pattern->fixes)
         return cli_error("compare: '%s' is about deadlock, not time; compare another pattern",
                          name);
+    if ((rc = run_check_pattern_args(o)))
+        return rc;
     if (o->ranks < o->pattern->min_ranks)
         return cli_error("%s needs at least %d ranks, got -n %d", name, o->pattern->min_ranks,
                          o->ranks);

@@ -599,6 +599,49 @@ static void check_holds(const ex_step *s, const char *probe, char *why, size_t l
     }
 }
 
+/* Each rank ends with the sums the task says (s->sums, "R<P+Q ..."): the
+ * probe reports "sum R S" for a block of doubles whose element i is
+ * S (i % 7 + 1), and the inputs of ranks P, Q, ... sum to S = (P + 1) +
+ * (Q + 1) + ... */
+static void check_sums(const ex_step *s, const char *probe, char *why, size_t len)
+{
+    static pair got[MAX_PAIRS];
+    size_t ng = 0;
+    FILE *f = fopen(probe, "r");
+    char line[128];
+    while (f && ng < MAX_PAIRS && fgets(line, sizeof line, f))
+        if (sscanf(line, "sum %ld %ld", &got[ng].a, &got[ng].b) == 2)
+            ng++;
+    if (f)
+        fclose(f);
+    const char *p = s->sums;
+    char *end;
+    for (;;) {
+        long r = strtol(p, &end, 10), sum = 0, q[64];
+        int n = 0;
+        if (end == p)
+            return;
+        do {
+            long v = strtol(end + 1, &end, 10);
+            sum += v + 1;
+            if (n < 64)
+                q[n++] = v;
+        } while (*end == '+');
+        if (count_pair(got, ng, (pair){r, sum}) == 0) {
+            char ranks[512] = "";
+            int used = 0;
+            for (int i = 0; i < n; i++)
+                cli_appendf(ranks, sizeof ranks, &used, "%s%ld",
+                            i == 0 ? "" : i == n - 1 ? " and " : ", ", q[i]);
+            cli_textf(why, len, "rank %ld does not end with the sum over rank%s %s: none of "
+                      "its buffers holds, element by element, the sum of their inputs "
+                      "((r + 1)(i %% 7 + 1) on rank r)", r, n == 1 ? "" : "s", ranks);
+            return;
+        }
+        p = end;
+    }
+}
+
 /* A folder of our own for the files a step's run writes. */
 static int scratch_dir(char *dir, size_t len)
 {
@@ -679,7 +722,7 @@ static int check_step(check_ctx *k, const ex_step *s)
         cli_textf(with_budget, sizeof with_budget, "%s --timeout %gs", line, k->budget);
         line = with_budget;
     }
-    if (s->holds)
+    if (s->holds || s->sums)
         setenv(STUDENT_PROBE_ENV, probe, 1);
     rc = run_args(line, k->file, k->label, k->backend, 0, extra, false, k->budget, &r, shown,
                   sizeof shown);
@@ -741,6 +784,10 @@ static int check_step(check_ctx *k, const ex_step *s)
         check_holds(s, probe, why, sizeof why);
         fault = FAULT_DATA;
     }
+    if (!why[0] && s->sums) {
+        check_sums(s, probe, why, sizeof why);
+        fault = FAULT_DATA;
+    }
     if (!why[0] && (s->uses || s->avoids)) {
         check_calls(calls, s, why, sizeof why);
         fault = FAULT_CALLS;
@@ -757,7 +804,7 @@ static int check_step(check_ctx *k, const ex_step *s)
         cli_appendf(what, sizeof what, &used, ", %ld messages", s->messages);
     if (s->route)
         cli_appendf(what, sizeof what, &used, ", each from and to the right rank");
-    if (s->holds)
+    if (s->holds || s->sums)
         cli_appendf(what, sizeof what, &used, ", every rank ends with the right data");
     if (!why[0] && s->same_time_as) {
         if ((rc = check_time(k, s, &r, why, sizeof why, what, sizeof what, &used))) {
@@ -849,6 +896,21 @@ static void how_wrong(const exercise *e, size_t i, double got, double want, char
         cli_textf(out, len, "%s, by more than a factor of 3: go back to the formula", dir);
 }
 
+/* The number that follows the first `text` in output, into *fig: 1 when
+ * there is one, else 0. */
+static size_t figure_after(const char *output, const char *text, double *fig)
+{
+    const char *p = strstr(output, text);
+    if (!p)
+        return 0;
+    char *end;
+    double v = strtod(p + strlen(text), &end);
+    if (end == p + strlen(text))
+        return 0;
+    *fig = v;
+    return 1;
+}
+
 static int check_values(check_ctx *k, const double *ans, size_t nans)
 {
     const exercise *e = k->e;
@@ -863,12 +925,16 @@ static int check_values(check_ctx *k, const double *ans, size_t nans)
                           sizeof shown);
         if (rc)
             return rc;
-        size_t got = r.status ? 0 : csv_column(r.output, e->values[i].column, want + nwant,
-                                               64 - nwant);
+        const ex_value *v = &e->values[i];
+        size_t got = r.status || nwant == 64 ? 0
+                     : v->column ? csv_column(r.output, v->column, want + nwant, 64 - nwant)
+                                 : figure_after(r.output, v->after, want + nwant);
         free(r.output);
         if (got == 0)
-            return cli_error("exercise %s: '%s' gave no column '%s' (exit %d)", e->id, shown,
-                             e->values[i].column, r.status);
+            return cli_error("exercise %s: '%s' gave no %s '%s' (exit %d)", e->id, shown,
+                             v->column ? "column" : "figure after", v->column ? v->column
+                                                                            : v->after,
+                             r.status);
         for (size_t j = 0; j < got; j++)
             want[nwant + j] *= e->values[i].scale;
         nwant += got;
@@ -909,11 +975,7 @@ static int figure_at(check_ctx *k, long n, double *fig, char *shown, size_t len)
     int rc = run_args(e->smallest, NULL, NULL, "sim", n, NULL, false, k->budget, &r, shown, len);
     if (rc)
         return rc;
-    const char *p = r.status ? NULL : strstr(r.output, e->after);
-    char *end = NULL;
-    if (p)
-        *fig = strtod(p + strlen(e->after), &end);
-    rc = (!p || end == p + strlen(e->after))
+    rc = r.status || !figure_after(r.output, e->after, fig)
              ? cli_error("exercise %s: '%s' printed no '%s' figure (exit %d)", e->id, shown,
                          e->after, r.status)
              : 0;
@@ -1095,8 +1157,12 @@ static int ex_show(const exercise *e)
     if (e->ask) {
         printf("  asks: %s\n", e->ask);
         for (size_t i = 0; i < e->nvalues; i++)
-            printf("  compares with column %s of: commlab %s\n", e->values[i].column,
-                   e->values[i].run);
+            if (e->values[i].column)
+                printf("  compares with column %s of: commlab %s\n", e->values[i].column,
+                       e->values[i].run);
+            else
+                printf("  compares with the figure after '%s' in: commlab %s\n",
+                       e->values[i].after, e->values[i].run);
         if (e->smallest)
             printf("  runs: commlab %s  (with your number as {n}; the figure after '%s' must "
                    "be at most %g, and above it with one less)\n", e->smallest, e->after,
@@ -1116,7 +1182,7 @@ static int ex_show(const exercise *e)
                 printf(", %ld messages per iteration", s->messages);
             if (s->route)
                 printf(", where each message goes");
-            if (s->holds)
+            if (s->holds || s->sums)
                 printf(", the data each rank ends with");
             if (s->uses)
                 printf(", calls %s", s->uses);

@@ -120,6 +120,8 @@ const char cmd_run_usage[] =
     "      --fix WAY            deadlock: order or nonblocking\n"
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch (e.g. 1ms)\n"
+    "      --schedule NAME      pipeline: gpipe (all forwards, then all backwards;\n"
+    "                           the default) or 1f1b (one forward, one backward)\n"
     "      --chunk SIZE         chunked, broadcast-chain: bytes per piece (default SIZE/8)\n"
     "      --pieces N           relay-chunked: pieces (default 8); overlap: gradient\n"
     "                           buckets (default 4), each computed for --compute\n"
@@ -129,7 +131,9 @@ const char cmd_run_usage[] =
     "                           same check, as a row \"library\" after the --algo ones\n"
     "                           (alone without --algo)\n"
     "      --group G            allreduce-hierarchical: ranks per group (default: the\n"
-    "                           topology's first dimension; else all ranks, one group)\n"
+    "                           topology's first dimension; else all ranks, one group);\n"
+    "                           grid: ranks per data-parallel group, dividing the\n"
+    "                           ranks (default: the topology's first dimension, else 2)\n"
     "output:\n"
     "      --trace FILE.json    Perfetto / chrome://tracing timeline (one size only)\n"
     "      --timeline FILE.csv  the last iteration's records per rank, for\n"
@@ -173,7 +177,7 @@ enum {
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
     OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP, OPT_LIBRARY,
-    OPT_PIECES,
+    OPT_PIECES, OPT_SCHEDULE,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -204,6 +208,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"fix", required_argument, NULL, OPT_FIX},
         {"microbatches", required_argument, NULL, OPT_MICRO},
         {"compute", required_argument, NULL, OPT_COMPUTE},
+        {"schedule", required_argument, NULL, OPT_SCHEDULE},
         {"chunk", required_argument, NULL, OPT_CHUNK},
         {"pieces", required_argument, NULL, OPT_PIECES},
         {"algo", required_argument, NULL, OPT_ALGO},
@@ -288,6 +293,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: o->payload = false; break;
         case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
         case OPT_FIX: o->args.fix = optarg; break;
+        case OPT_SCHEDULE: o->args.schedule = optarg; break;
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
@@ -382,10 +388,11 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     char buf[256];
     auth_sha256 h;
     auth_sha256_init(&h);
-    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%s|%d|%.9g|%zu|%d|%zu|",
+    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%s|%s|%d|%d|%.9g|%zu|%d|%zu|",
                      o->pattern->name, o->algo ? o->algo : "", o->library, o->backend, o->ranks,
                      o->iters, o->warmup, (unsigned long long)o->eager_limit, o->check,
-                     o->args.fix ? o->args.fix : "", o->args.microbatches,
+                     o->args.fix ? o->args.fix : "", o->args.schedule ? o->args.schedule : "",
+                     o->args.microbatches, o->args.pieces,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes);
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     auth_sha256_add(&h, &o->args.pieces, sizeof o->args.pieces);
@@ -534,6 +541,8 @@ static int validate(run_opts *o)
         if (!hit || (hit[len] != ',' && hit[len] != 0) || (hit != f && hit[-1] != ','))
             return cli_error("unknown --fix '%s' for %s (%s)", o->args.fix, o->pattern->name, f);
     }
+    if ((rc = run_check_pattern_args(o)))
+        return rc;
     if (o->tier && o->topology)
         return cli_error("run: give either --tier or --topology, not both");
     if (o->debug && !o->payload)

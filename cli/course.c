@@ -136,6 +136,34 @@ static int check_pairs(cfg_doc *d, yaml_node_t *map, const char *key, const char
     return 0;
 }
 
+/* "R<P+Q R<P ...": checked here so a typo is an error of the file. */
+static int check_sums(cfg_doc *d, yaml_node_t *map, const char *text, cl_diag *g)
+{
+    const char *p = text;
+    while (*p) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        long r = strtol(p, &end, 10);
+        bool ok = end != p && *end == '<' && r >= 0;
+        for (char sep = '<'; ok && *end == sep; sep = '+') {
+            p = end + 1;
+            long q = strtol(p, &end, 10);
+            ok = end != p && q >= 0 && (*end == '+' || *end == ' ' || !*end);
+        }
+        if (!ok) {
+            yaml_node_t *n;
+            cfg_get(d, map, "sums", true, &n, g);
+            return cfg_error(d, n, g, "'sums' is a list of rank<rank+rank+... items, got '%s'",
+                             text);
+        }
+        p = end;
+    }
+    return 0;
+}
+
 static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
 {
     int err = cfg_expect_map(d, n, "check", g);
@@ -158,6 +186,10 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
         err = opt_string(d, n, "holds", &s->holds, g);
     if (!err && s->holds)
         err = check_pairs(d, n, "holds", s->holds, '<', g);
+    if (!err)
+        err = opt_string(d, n, "sums", &s->sums, g);
+    if (!err && s->sums)
+        err = check_sums(d, n, s->sums, g);
     if (!err)
         err = opt_string(d, n, "same_time_as", &s->same_time_as, g);
     if (!err)
@@ -205,7 +237,12 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
             if (!err)
                 err = req_string(d, v, "run", &x->run, g);
             if (!err)
-                err = req_string(d, v, "column", &x->column, g);
+                err = opt_string(d, v, "column", &x->column, g);
+            if (!err)
+                err = opt_string(d, v, "after", &x->after, g);
+            if (!err && !x->column == !x->after)
+                return cfg_error(d, v, g, "a value needs either 'column' (CSV) or 'after' (the "
+                                 "figure printed after a text)");
             if (!err)
                 err = opt_number(d, v, "scale", &x->scale, g);
         }

@@ -42,6 +42,10 @@ typedef struct ex_step {
     const char *holds;        /* "R<P ...": rank R ends with a block holding the
                                  data of rank P, cl_fill(seed P), a block for
                                  each time the pair is listed; NULL: none */
+    const char *sums;         /* "R<P+Q ...": rank R ends with a block of doubles
+                                 holding the sum of the inputs of ranks P, Q, ...
+                                 (rank r's element i: (r + 1)(i % 7 + 1), the
+                                 reductions' data of chapter 04); NULL: none */
     const char *same_time_as; /* reference arguments (modeled); NULL: none */
     double factor;            /* the step's time = factor x the reference's */
     const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */
@@ -59,8 +63,9 @@ typedef struct ex_mistake {
 } ex_mistake;
 
 typedef struct ex_value {
-    const char *run;    /* commlab arguments printing CSV */
-    const char *column; /* the CSV column: every row's value, in order */
+    const char *run;    /* commlab arguments */
+    const char *column; /* the CSV column: every row's value, in order; or NULL */
+    const char *after;  /* else: the one figure that follows this text in the output */
     double scale;       /* value x scale = the unit the question asks in */
 } ex_value;
 

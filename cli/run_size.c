@@ -282,6 +282,44 @@ int run_find_pattern(run_opts *o, const char *name)
     return 0;
 }
 
+static int check_schedule(const run_opts *o)
+{
+    const char *want = o->args.schedule, *list = o->pattern->schedules;
+    if (!want)
+        return 0;
+    if (!list)
+        return cli_error("--schedule applies to the pipeline pattern, not '%s'",
+                         o->pattern->name);
+    char names[8][32]; /* cli_near keeps a pointer to the nearest */
+    cli_near near;
+    cli_near_init(&near, want);
+    for (int n = 0; *list && n < 8; n++) {
+        size_t len = strcspn(list, ",");
+        cli_textf(names[n], sizeof names[n], "%.*s", (int)len, list);
+        if (strcmp(names[n], want) == 0)
+            return 0;
+        cli_near_add(&near, names[n]);
+        list += len + (list[len] == ',');
+    }
+    list = o->pattern->schedules;
+    if (near.best)
+        return cli_error("unknown --schedule '%s' for %s; did you mean '%s'? (%s)", want,
+                         o->pattern->name, near.best, list);
+    return cli_error("unknown --schedule '%s' for %s (%s)", want, o->pattern->name, list);
+}
+
+int run_check_pattern_args(const run_opts *o)
+{
+    int rc = check_schedule(o);
+    if (rc)
+        return rc;
+    int g = o->args.group ? o->args.group : o->topology ? 0 : 2;
+    if (o->pattern->group_divides && g && o->ranks % g != 0)
+        return cli_error("%s: -n %d does not split into groups of %d: give -n a multiple of "
+                         "--group", o->pattern->name, o->ranks, g);
+    return 0;
+}
+
 int run_pattern_option(const char *name, const char *text, cl_args *a)
 {
     cl_diag d = {{0}};

@@ -88,6 +88,11 @@ int run_find_pattern(run_opts *o, const char *name);
  * "chunk" or "group" (the long option's name).  0, or prints why and returns
  * CLI_EXIT_USAGE. */
 int run_pattern_option(const char *name, const char *text, cl_args *a);
+/* The pattern options o->pattern constrains: --schedule against its
+ * schedules, and the ranks against --group when the group must divide
+ * them (by default 2; a --topology's group is its own).  0, or a usage
+ * error (printed) naming the pattern or the nearest known schedule. */
+int run_check_pattern_args(const run_opts *o);
 /* Whether o runs every algorithm of a collective (--algo all). */
 static inline bool run_all_algos(const run_opts *o)
 {

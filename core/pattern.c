@@ -9,7 +9,7 @@ cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, inca
     gather_linear, gather_binomial, scatter_linear, scatter_binomial, allgather_ring,
     allgather_rd, reducescatter_ring, reducescatter_rh, allreduce_naive, allreduce_ring,
     allreduce_rd, allreduce_rabenseifner, allreduce_tree, allreduce_hierarchical,
-    alltoall_linear, alltoall_pairwise, barrier_dissemination;
+    alltoall_linear, alltoall_pairwise, barrier_dissemination, grid;
 cl_pattern_fn overlap, relay_chunked, blocking_ring;
 
 enum { BCAST, REDUCE, GATHER, SCATTER, ALLGATHER, REDSCAT, ALLREDUCE, ALLTOALL, BARRIER };
@@ -61,8 +61,10 @@ static const pattern_info table[] = {
     PATTERN("deadlock", deadlock, "02-point-to-point",
             "ranks 0 and 1 both send first: fine below the eager limit, stuck above", 1,
             "order,nonblocking"),
-    PATTERN("pipeline", pipeline, "02-point-to-point",
-            "stages pass activations forward and gradients back over microbatches", 1, NULL),
+    {.name = "pipeline", .fn = pipeline, .chapter = "02-point-to-point",
+     .summary = "stages pass activations forward and gradients back over microbatches "
+                "(--schedule gpipe or 1f1b)",
+     .min_ranks = 2, .time_divisor = 1, .schedules = "gpipe,1f1b"},
     PATTERN("chunked", chunked, "02-point-to-point",
             "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 1, NULL),
     PATTERN("overlap", overlap, "02-point-to-point",
@@ -76,6 +78,10 @@ static const pattern_info table[] = {
             1, "evenodd"),
     PATTERN("incast", incast, "03-cost-of-a-message",
             "every other rank sends to rank 0 at once: they share rank 0's link", 1, NULL),
+    {.name = "grid", .fn = grid, .chapter = C04,
+     .summary = "P x D ranks: a pipeline send in each replica's group, an all-reduce in each "
+                "stage's data-parallel group of --group D (cl_group)",
+     .min_ranks = 2, .time_divisor = 1, .group_divides = true},
     LINEAR(BCAST, "broadcast-linear", broadcast_linear, "rank 0 posts a send to every rank at once",
          "a + n/B"),
     COLL(BCAST, "broadcast-binomial", "binomial", broadcast_binomial,

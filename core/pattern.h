@@ -46,6 +46,9 @@ typedef struct pattern_info {
     int max_ranks;       /* most ranks it runs on; 0: no limit */
     int time_divisor;    /* reported time = iteration time / this (pingpong: 2) */
     const char *fixes;   /* accepted --fix values, comma-separated, or NULL */
+    const char *schedules; /* accepted --schedule values, comma-separated, the
+                              default first; NULL: it has none */
+    bool group_divides;  /* --group G must divide the ranks (grid: K = P x G) */
     /* collectives only (collective NULL for the others) */
     const collective_info *collective;
     const char *algo;        /* "ring" */

@@ -80,6 +80,7 @@ typedef struct cl_args {
     int pieces;       /* relay-chunked: pieces; overlap: gradient buckets (0: the pattern's default) */
     int group;        /* allreduce-hierarchical: ranks per group (0: one group of all) */
     const char *fix;  /* deadlock: NULL, "order" or "nonblocking" */
+    const char *schedule; /* pipeline: NULL (gpipe), "gpipe" or "1f1b" */
 } cl_args;
 
 /* A pattern: one rank's program for one iteration.  Returns 0, a CL_E*

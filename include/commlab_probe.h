@@ -14,6 +14,13 @@
  *
  *     holds R P        (world rank R ends with the data of rank P)
  *
+ * and one line per block that, read as doubles, holds a sum of the
+ * reductions' inputs of chapter 04 (rank r's element i is
+ * (r + 1)(i % 7 + 1)): element i is S (i % 7 + 1) for a whole number S >= 1,
+ * the sum of (r + 1) over the ranks summed:
+ *
+ *     sum R S          (world rank R ends with such a sum, S)
+ *
  * The file is opened for appending and each line is one write(), so the
  * ranks of a measured run (processes) and of a modeled one (coroutines of
  * one process) can all report into it.  A block is "the data of rank p"
@@ -139,6 +146,21 @@ static int probe_holds(const cl_comm *c, const probe_block *b, unsigned long lon
     return memcmp(scratch, b->p, b->bytes) == 0;
 }
 
+/* S when the block, read as doubles, holds S (i % 7 + 1) in element i
+ * for a whole number S >= 1; else 0. */
+static double probe_sum(const probe_block *b)
+{
+    size_t n = b->bytes / sizeof(double);
+    const double *x = b->p;
+    double s = n ? x[0] : 0;
+    if (!(s >= 1 && s <= 1e15 && s == (double)(long long)s))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (x[i] != s * (double)(i % 7 + 1))
+            return 0;
+    return s;
+}
+
 static void probe_report(cl_comm *world, int rank)
 {
     const char *path = getenv("COMMLAB_PROBE");
@@ -159,6 +181,13 @@ static void probe_report(cl_comm *world, int rank)
                 break;
         }
         free(scratch);
+        double sum = b->rank == rank ? probe_sum(b) : 0;
+        if (sum > 0) {
+            char line[64];
+            int len = snprintf(line, sizeof line, "sum %d %.0f\n", rank, sum);
+            if (write(fd, line, (size_t)len) != len)
+                break;
+        }
     }
     close(fd);
 }

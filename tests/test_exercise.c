@@ -131,17 +131,17 @@ static void test_pipeline_bubble_line(void **state)
         int m;
         const char *line;
     } want[] = {
-        {4, "rank 0: 4 stages, 4 microbatches: busy 8 ms of 14.01 ms, bubble 42.88%\n"},
-        {27, "rank 0: 4 stages, 27 microbatches: busy 54 ms of 60.01 ms, bubble 10.01%\n"},
-        {28, "rank 0: 4 stages, 28 microbatches: busy 56 ms of 62.01 ms, bubble 9.69%\n"},
+        {4, "rank 0: 4 stages, 4 microbatches, gpipe: busy 8 ms of 14.01 ms, bubble 42.88%\n"},
+        {27, "rank 0: 4 stages, 27 microbatches, gpipe: busy 54 ms of 60.01 ms, bubble 10.01%\n"},
+        {28, "rank 0: 4 stages, 28 microbatches, gpipe: busy 56 ms of 62.01 ms, bubble 9.69%\n"},
     };
     for (size_t i = 0; i < 3; i++) {
         run r;
         cl_args a = {.microbatches = want[i].m, .compute = 1e-3};
         run_pattern(&r, pipeline, 4, 1024, &a, NULL);
         assert_int_equal(r.res.status, 0);
-        if (strcmp(r.out, want[i].line) != 0)
-            fail_msg("printed '%s', want '%s'", r.out, want[i].line);
+        if (!strstr(r.out, want[i].line))
+            fail_msg("printed '%s', want the line '%s'", r.out, want[i].line);
         run_release(&r);
     }
 }
