@@ -83,7 +83,7 @@ static void test_warm_pages(void **state)
  * room and zeroes ahead of itself only as far as the ring is free), rank
  * 1 receives them and checks every byte: a record read from a stale line,
  * or a header missed, shows as a wrong byte, a wrong size or a hang. */
-#define LAP_MSGS 6000
+#define LAP_MSGS (48 * LAP_WINDOW)
 #define LAP_WINDOW 128
 #define LAP_MAX 4000
 
