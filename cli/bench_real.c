@@ -270,6 +270,33 @@ static void run_socket_tools(void)
     }
 }
 
+/* The smallest and largest ratio commlab / Open MPI over the sizes from
+ * lo to hi bytes (both in the sweep): of one-way latencies (latency) or
+ * of bandwidths.  Printed as one line, the issue's goals read off it. */
+static void print_ratio_span(const bench_point *ours, const bench_point *mpi, size_t n,
+                             size_t lo, size_t hi, bool latency)
+{
+    double min = 0, max = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        size_t bytes = (size_t)1 << i;
+        if (bytes < lo || bytes > hi || !ours[i].ok || !mpi[i].ok)
+            continue;
+        double r = latency ? ours[i].lat.median / mpi[i].lat.median
+                           : ours[i].bw.median / mpi[i].bw.median;
+        min = any && min < r ? min : r;
+        max = any && max > r ? max : r;
+        any = true;
+    }
+    if (!any)
+        return;
+    char a[UNITS_BUF], b[UNITS_BUF];
+    printf("  %-10s %s-%s: %.2f-%.2f x Open MPI's (%s)\n", latency ? "latency" : "bandwidth",
+           units_size_str(a, lo), units_size_str(b, hi), min, max,
+           latency ? "at most 1: as fast or faster at every size"
+                   : "at least 1: as fast or faster at every size");
+}
+
 /* What sets one transport's benchmark apart. */
 typedef struct bench_ref {
     const char *backend; /* "shm" */
@@ -319,9 +346,12 @@ static int bench_transport(const bench_ref *ref, bool quick)
                bench_range(l, sizeof l, &ours[i].lat, true), ml, lr,
                bench_range(b, sizeof b, &ours[i].bw, false), mb, br);
     }
-    if (have_mpi)
+    if (have_mpi) {
         printf("\nratio: commlab / Open MPI (latency: below 1 is faster; bandwidth: above 1 "
-               "is faster)\n");
+               "is faster)\nover the sizes where the two are compared:\n");
+        print_ratio_span(ours, mpi, n, 1, 256, true);
+        print_ratio_span(ours, mpi, n, (size_t)1 << 20, (size_t)4 << 20, false);
+    }
     if (ref->socket_tools && rc == CLI_EXIT_OK) {
         printf("\n");
         run_socket_tools();

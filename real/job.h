@@ -49,7 +49,8 @@ typedef struct job_wait { /* the blocking call a rank is in */
 typedef struct job_slot {
     _Alignas(JOB_LINE) _Atomic uint32_t seq; /* seqlock: odd while writing the wait */
     _Atomic uint32_t state;                  /* a job_state */
-    _Atomic uint64_t progress;               /* grows whenever something completes */
+    _Atomic uint64_t progress;               /* what the rank has completed, kept
+                                                current while it is blocked (rank.h) */
     job_wait wait;     /* under seq */
     /* written once, before the rank exits */
     int32_t status;    /* 0 or the CL_E* it ended with */

@@ -94,9 +94,10 @@ void rank_wait_end(real_rank *r)
 {
     job_slot *s = r->slot;
     job_slot_wait_end(s);
+    atomic_store_explicit(&s->progress, r->progress, memory_order_relaxed);
     atomic_store_explicit(&s->state, JOB_BLOCKED, memory_order_release);
     r->blocked = true;
-    r->published = atomic_load_explicit(&s->progress, memory_order_relaxed);
+    r->published = r->progress;
 }
 
 void rank_unblock(real_rank *r)
@@ -122,8 +123,7 @@ void rank_publish(real_rank *r, cl_request **reqs, int n, wf_op call)
 
 void rank_publish_stale(real_rank *r, cl_request **reqs, int n, wf_op call)
 {
-    if (!r->blocked ||
-        atomic_load_explicit(&r->slot->progress, memory_order_relaxed) != r->published)
+    if (!r->blocked || r->progress != r->published)
         rank_publish(r, reqs, n, call);
 }
 

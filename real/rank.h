@@ -34,6 +34,8 @@ typedef struct real_rank {
     rank_block *blocks;  /* cl_alloc blocks, in call order ... */
     rank_block **cursor; /* ... and the one the next call reuses */
     bool blocked;        /* JOB_BLOCKED is published */
+    uint64_t progress;   /* things completed so far; the slot's copy is
+                            written only while the rank is published blocked */
     uint64_t published;  /* progress when the wait was last published */
     uint64_t messages, bytes; /* pattern messages and bytes sent */
     int polls;           /* failed cl_test calls in a row */
@@ -65,10 +67,17 @@ double rank_now(const real_rank *r);
 void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uint64_t msg,
                  double posted, double started, double finished, bool blocking);
 
-/* Something completed: the watchdog's progress counter moves. */
+/* Something completed.  The watchdog reads progress only to tell whether
+ * ranks it sees blocked are still moving (a running rank is no deadlock
+ * whatever its count), so the slot's copy is written here only while the
+ * rank is published blocked, and at the moment it becomes so
+ * (rank_wait_end): a running rank's completions cost a local increment,
+ * not a locked add on a line the launcher reads. */
 static inline void rank_progressed(real_rank *r)
 {
-    atomic_fetch_add_explicit(&r->slot->progress, 1, memory_order_relaxed);
+    r->progress++;
+    if (r->blocked)
+        atomic_store_explicit(&r->slot->progress, r->progress, memory_order_relaxed);
 }
 
 /* Publishing a blocked wait: begin, add each pending operation, end.  The

@@ -2,7 +2,8 @@
  * every real backend passes (tests/real_cases.h), each data check and
  * rendezvous truncation on both large-message paths (single copy and
  * staging through the ring), runs pinned to cores, no page fault in the
- * timed iterations, and printed lines from the median iteration. */
+ * timed iterations, printed lines from the median iteration, and the
+ * rings over many laps. */
 #define REAL_BACKEND "shm"
 #define REAL_COPIES {SHM_COPY_AUTO, SHM_COPY_STAGING}
 #define REAL_KILL_SIGNAL 1 /* the launcher reports the killed rank's signal */
@@ -88,6 +89,75 @@ static void test_warm_pages(void **state)
     }
 }
 
+/* ---- the rings over many laps ---- */
+
+/* Rank 0 sends LAP_MSGS eager messages of sizes from 1 B to 4,000 B in
+ * windows of LAP_WINDOW (more than a ring holds, so the sender waits for
+ * room and zeroes ahead of itself only as far as the ring is free), rank
+ * 1 receives them and checks every byte: a record read from a stale line,
+ * or a header missed, shows as a wrong byte, a wrong size or a hang. */
+#define LAP_MSGS (48 * LAP_WINDOW)
+#define LAP_WINDOW 128
+#define LAP_MAX 4000
+
+static unsigned char lap_byte(int msg, size_t j)
+{
+    return (unsigned char)(msg * 131 + (int)j * 7 + (int)(j >> 8));
+}
+
+static size_t lap_size(int msg)
+{
+    return 1 + (size_t)msg * 997 % LAP_MAX;
+}
+
+static int ring_laps(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    unsigned char *buf = cl_alloc(c, (size_t)LAP_WINDOW * LAP_MAX);
+    cl_request *req[LAP_WINDOW];
+    int rank = cl_rank(c);
+    for (int first = 0; first < LAP_MSGS; first += LAP_WINDOW) {
+        for (int k = 0; k < LAP_WINDOW; k++) {
+            int msg = first + k;
+            unsigned char *at = buf + (size_t)k * LAP_MAX;
+            size_t n = lap_size(msg);
+            if (rank == 0) {
+                for (size_t j = 0; j < n; j++)
+                    at[j] = lap_byte(msg, j);
+                CL_TRY(cl_isend(c, at, n, 1, msg % 3, &req[k]));
+            } else {
+                CL_TRY(cl_irecv(c, at, LAP_MAX, 0, msg % 3, &req[k]));
+            }
+        }
+        cl_status st[LAP_WINDOW];
+        CL_TRY(cl_waitall(c, LAP_WINDOW, req, st));
+        for (int k = 0; k < LAP_WINDOW && rank == 1; k++) {
+            int msg = first + k;
+            const unsigned char *at = buf + (size_t)k * LAP_MAX;
+            if (st[k].bytes != lap_size(msg))
+                return cl_fail(c, "message %d: %zu bytes, sent %zu", msg, st[k].bytes,
+                               lap_size(msg));
+            for (size_t j = 0; j < st[k].bytes; j++)
+                if (at[j] != lap_byte(msg, j))
+                    return cl_fail(c, "message %d, byte %zu: %u, sent %u", msg, j, at[j],
+                                   lap_byte(msg, j));
+        }
+    }
+    return 0;
+}
+
+static void test_ring_laps(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.iters = 2};
+    run_pattern(&r, ring_laps, 2, 0, NULL, &s);
+    if (r.res.status)
+        fail_msg("%s", r.res.diag.msg);
+    assert_int_equal(r.res.messages, 3 * LAP_MSGS); /* a warm-up and 2 iterations */
+    run_release(&r);
+}
+
 /* What a pattern prints comes from the median iteration (core/run.h): the
  * line printed names the iteration whose time is the median of the run's
  * iteration times, whatever the machine made of them. */
@@ -121,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_bind),
         cmocka_unit_test(test_warm_pages),
         cmocka_unit_test(test_prints_median),
+        cmocka_unit_test(test_ring_laps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
