@@ -272,29 +272,32 @@ static void run_socket_tools(void)
 
 /* The smallest and largest ratio commlab / Open MPI over the sizes from
  * lo to hi bytes (both in the sweep): of one-way latencies (latency) or
- * of bandwidths.  Printed as one line, the issue's goals read off it. */
+ * of bandwidths, and at how many of those sizes commlab is the slower. */
 static void print_ratio_span(const bench_point *ours, const bench_point *mpi, size_t n,
                              size_t lo, size_t hi, bool latency)
 {
     double min = 0, max = 0;
-    bool any = false;
+    int sizes = 0, slower = 0;
     for (size_t i = 0; i < n; i++) {
         size_t bytes = (size_t)1 << i;
         if (bytes < lo || bytes > hi || !ours[i].ok || !mpi[i].ok)
             continue;
         double r = latency ? ours[i].lat.median / mpi[i].lat.median
                            : ours[i].bw.median / mpi[i].bw.median;
-        min = any && min < r ? min : r;
-        max = any && max > r ? max : r;
-        any = true;
+        min = sizes && min < r ? min : r;
+        max = sizes && max > r ? max : r;
+        slower += latency ? r > 1 : r < 1;
+        sizes++;
     }
-    if (!any)
+    if (!sizes)
         return;
     char a[UNITS_BUF], b[UNITS_BUF];
-    printf("  %-10s %s-%s: %.2f-%.2f x Open MPI's (%s)\n", latency ? "latency" : "bandwidth",
-           units_size_str(a, lo), units_size_str(b, hi), min, max,
-           latency ? "at most 1: as fast or faster at every size"
-                   : "at least 1: as fast or faster at every size");
+    printf("  %-10s %s-%s: %.2f-%.2f x Open MPI's: ", latency ? "latency" : "bandwidth",
+           units_size_str(a, lo), units_size_str(b, hi), min, max);
+    if (slower)
+        printf("slower at %d of %d sizes\n", slower, sizes);
+    else
+        printf("as fast or faster at every size\n");
 }
 
 /* What sets one transport's benchmark apart. */
