@@ -107,9 +107,10 @@ static int load_hints(cfg_doc *d, yaml_node_t *map, ex_step *s, cl_diag *g)
     return 0;
 }
 
-/* "R<P R<P ...": checked here so a typo is an error of the file. */
-static int check_pairs(cfg_doc *d, yaml_node_t *map, const char *key, const char *text,
-                       char sep, cl_diag *g)
+/* "R<P R<P ..." (sep '<', or '>' for routes), or with more '+' sums
+ * "R<P+Q+... R<P ...": checked here so a typo is an error of the file. */
+static int check_items(cfg_doc *d, yaml_node_t *map, const char *key, const char *text,
+                       char sep, char more, cl_diag *g)
 {
     const char *p = text;
     while (*p) {
@@ -119,45 +120,19 @@ static int check_pairs(cfg_doc *d, yaml_node_t *map, const char *key, const char
         if (!*p)
             break;
         long a = strtol(p, &end, 10);
-        bool ok = end != p && *end == sep && a >= 0;
-        if (ok) {
+        bool ok = end != p && a >= 0 && *end == sep;
+        for (char next = sep; ok && next && *end == next; next = more) {
             p = end + 1;
             long b = strtol(p, &end, 10);
-            ok = end != p && (*end == ' ' || !*end) && b >= 0;
+            ok = end != p && b >= 0 && ((more && *end == more) || *end == ' ' || !*end);
         }
         if (!ok) {
             yaml_node_t *n;
             cfg_get(d, map, key, true, &n, g);
-            return cfg_error(d, n, g, "'%s' is a list of rank%crank pairs, got '%s'", key, sep,
-                             text);
-        }
-        p = end;
-    }
-    return 0;
-}
-
-/* "R<P+Q R<P ...": checked here so a typo is an error of the file. */
-static int check_sums(cfg_doc *d, yaml_node_t *map, const char *text, cl_diag *g)
-{
-    const char *p = text;
-    while (*p) {
-        char *end;
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        long r = strtol(p, &end, 10);
-        bool ok = end != p && *end == '<' && r >= 0;
-        for (char sep = '<'; ok && *end == sep; sep = '+') {
-            p = end + 1;
-            long q = strtol(p, &end, 10);
-            ok = end != p && q >= 0 && (*end == '+' || *end == ' ' || !*end);
-        }
-        if (!ok) {
-            yaml_node_t *n;
-            cfg_get(d, map, "sums", true, &n, g);
-            return cfg_error(d, n, g, "'sums' is a list of rank<rank+rank+... items, got '%s'",
-                             text);
+            return more ? cfg_error(d, n, g, "'%s' is a list of rank%crank%crank... items, got "
+                                             "'%s'", key, sep, more, text)
+                        : cfg_error(d, n, g, "'%s' is a list of rank%crank pairs, got '%s'", key,
+                                    sep, text);
         }
         p = end;
     }
@@ -181,15 +156,15 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
     if (!err)
         err = opt_string(d, n, "route", &s->route, g);
     if (!err && s->route)
-        err = check_pairs(d, n, "route", s->route, '>', g);
+        err = check_items(d, n, "route", s->route, '>', 0, g);
     if (!err)
         err = opt_string(d, n, "holds", &s->holds, g);
     if (!err && s->holds)
-        err = check_pairs(d, n, "holds", s->holds, '<', g);
+        err = check_items(d, n, "holds", s->holds, '<', 0, g);
     if (!err)
         err = opt_string(d, n, "sums", &s->sums, g);
     if (!err && s->sums)
-        err = check_sums(d, n, s->sums, g);
+        err = check_items(d, n, "sums", s->sums, '<', '+', g);
     if (!err)
         err = opt_string(d, n, "same_time_as", &s->same_time_as, g);
     if (!err)

@@ -199,4 +199,20 @@ has "$out" "stopped: the file does not compile or load"; has "$out" "FAILED: 0 o
 if [ -z "$(ls -A "$tmpd/tmp")" ]; then ok; else bad "left in TMPDIR: $(ls "$tmpd/tmp")"; fi
 n=$(ls -A "$stu" | wc -l)
 if [ "$n" -eq 10 ]; then ok; else bad "the student's folder holds $n files, want 10: $(ls -A "$stu")"; fi
+# A malformed route, holds or sums list in an exercises.yaml is an error
+# of the file, at its line and column (cli/course.c check_items).
+home="$tmpd/home"
+mkdir -p "$home" && cp -r chapters configs "$home/"
+ex2=chapters/02-point-to-point/exercises.yaml
+ex4=chapters/04-collectives/exercises.yaml
+for item in 'route: "0>1>2"' 'holds: "2<0+1"' 'sums: "0<1+"' 'sums: "0<1+2 x"' 'sums: "0<"'; do
+    key=${item%%:*}
+    case $key in route) f=$ex2 ;; *) f=$ex4 ;; esac
+    cp "$f" "$home/$f"
+    sed "0,/^\( *\)$key: .*/s//\1$item/" "$f" >"$home/$f"
+    COMMLAB_HOME="$home" run 2 exercise list
+    has "$err" "'$key' is a list of rank"
+    cp "$f" "$home/$f"
+done
+COMMLAB_HOME="$home" run 0 exercise list
 finish
