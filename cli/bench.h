@@ -25,6 +25,13 @@ int bench_mpi(bool quick);
  * OSU latency loop both benchmarks time); other ranks do nothing. */
 int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k);
 
+/* The floor under a shared-memory message (cli/bench_line.c): the one-way
+ * time of one cache line handed between the cores ranks 0 and 1 are bound
+ * to, over `samples` (1..LINE_SAMPLES_MAX) samples, waiting with the pause
+ * hint between loads or without.  0, or CL_EIO / CL_ENOMEM / CL_EINVAL. */
+#define LINE_SAMPLES_MAX 15
+int bench_line_floor(int samples, bool pause, cl_stats *out);
+
 /* "median [min-max]" of s into buf, as times (time) or as bandwidths. */
 const char *bench_range(char *buf, size_t len, const cl_stats *s, bool time);
 

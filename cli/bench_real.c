@@ -300,12 +300,85 @@ static void print_ratio_span(const bench_point *ours, const bench_point *mpi, si
         printf("as fast or faster at every size\n");
 }
 
+#define SMALL_MAX 256 /* the small messages: 1 B to this */
+#define SMALL_SIZES 9 /* ... that many sizes */
+#define LINE_ROUNDS_RUN 3
+
+/* The one-way time of the line floor as text ("-" when it failed). */
+static const char *line_text(char *buf, const cl_stats *s, bool ok)
+{
+    return ok ? units_time_digits(buf, s->median, 3) : strcpy(buf, "-");
+}
+
+/* Small messages measured again, commlab and Open MPI taking turns for
+ * LINE_ROUNDS_RUN rounds, each side just after the line floor.  On a VM
+ * whose two cores sometimes share a cache and sometimes do not, one sweep
+ * each can compare two machines; a round whose floor moved between the
+ * two sides is marked.  Returns a CLI_EXIT_* code. */
+static int line_rounds(const char *backend, const char *btl)
+{
+    cl_stats spin, pause;
+    bool ok_spin = !bench_line_floor(SAMPLES, false, &spin);
+    bool ok_pause = !bench_line_floor(SAMPLES, true, &pause);
+    char a[UNITS_BUF], b[UNITS_BUF];
+    printf("\nsmall messages in rounds.  The line: one cache line handed between the same\n"
+           "two cores and back (cli/bench_line.c), the floor under any shared-memory\n"
+           "message: %s one-way spinning, %s with the pause hint between loads.\n"
+           "Each round measures the line, commlab's 1-%d B, the line, Open MPI's.\n\n",
+           line_text(a, &spin, ok_spin), line_text(b, &pause, ok_pause), SMALL_MAX);
+    printf("%-6s %-10s %-12s %-10s %-12s %-9s %s\n", "round", "line", "commlab 8 B", "line",
+           "Open MPI 8B", "8 B ratio", "1-256 B ratios");
+    double ratio8[LINE_ROUNDS_RUN];
+    int done = 0, moved = 0;
+    for (int r = 0; r < LINE_ROUNDS_RUN; r++) {
+        bench_point ours[SMALL_SIZES], mpi[SMALL_SIZES];
+        memset(ours, 0, sizeof ours);
+        memset(mpi, 0, sizeof mpi);
+        cl_stats l0, l1;
+        bool ok0 = !bench_line_floor(SAMPLES, false, &l0);
+        for (size_t i = 0; i < SMALL_SIZES; i++) {
+            if (measure(backend, latency_pattern, (size_t)1 << i, true, &ours[i].lat))
+                return CLI_EXIT_FAILED;
+            ours[i].ok = true;
+        }
+        bool ok1 = !bench_line_floor(SAMPLES, false, &l1);
+        if (!run_mpi(btl, SMALL_MAX, mpi, SMALL_SIZES))
+            return CLI_EXIT_OK; /* run_mpi said why; the table above stands */
+        double lo = 0, hi = 0;
+        int slower = 0;
+        for (size_t i = 0; i < SMALL_SIZES; i++) {
+            double x = ours[i].lat.median / mpi[i].lat.median;
+            lo = i && lo < x ? lo : x;
+            hi = i && hi > x ? hi : x;
+            slower += x > 1;
+        }
+        ratio8[done++] = ours[3].lat.median / mpi[3].lat.median;
+        bool shift = ok0 && ok1 && (l0.median > 1.25 * l1.median || l1.median > 1.25 * l0.median);
+        moved += shift;
+        char c[UNITS_BUF], d[UNITS_BUF], e[UNITS_BUF], f[UNITS_BUF], round[8];
+        snprintf(round, sizeof round, "%d%s", r + 1, shift ? "*" : "");
+        printf("%-6s %-10s %-12s %-10s %-12s %-9.2f %.2f-%.2f, slower at %d of %d\n", round,
+               line_text(c, &l0, ok0), units_time_digits(d, ours[3].lat.median, 3),
+               line_text(e, &l1, ok1), units_time_digits(f, mpi[3].lat.median, 3), ratio8[r],
+               lo, hi, slower, SMALL_SIZES);
+    }
+    cl_stats s;
+    if (!stats_compute(ratio8, (size_t)done, &s))
+        printf("8 B: commlab / Open MPI %.2f [%.2f-%.2f] over %d rounds\n", s.median, s.min,
+               s.max, done);
+    if (moved)
+        printf("* the line moved by more than a quarter between the two sides: the machine\n"
+               "  changed regime within the round, and its ratios compare two machines\n");
+    return CLI_EXIT_OK;
+}
+
 /* What sets one transport's benchmark apart. */
 typedef struct bench_ref {
     const char *backend; /* "shm" */
     const char *where;   /* how its ranks reach each other, for the heading */
     const char *btl;     /* Open MPI's transports of the same kind */
     bool socket_tools;   /* sockperf and iperf3 after the table */
+    bool line_rounds;    /* small messages again in rounds beside the line floor */
 } bench_ref;
 
 static int bench_transport(const bench_ref *ref, bool quick)
@@ -355,6 +428,8 @@ static int bench_transport(const bench_ref *ref, bool quick)
         print_ratio_span(ours, mpi, n, 1, 256, true);
         print_ratio_span(ours, mpi, n, (size_t)1 << 20, (size_t)4 << 20, false);
     }
+    if (ref->line_rounds && have_mpi && rc == CLI_EXIT_OK)
+        rc = line_rounds(backend, ref->btl);
     if (ref->socket_tools && rc == CLI_EXIT_OK) {
         printf("\n");
         run_socket_tools();
@@ -366,12 +441,12 @@ static int bench_transport(const bench_ref *ref, bool quick)
 
 int bench_shm(bool quick)
 {
-    static const bench_ref ref = {"shm", "", "self,vader", false};
+    static const bench_ref ref = {"shm", "", "self,vader", false, true};
     return bench_transport(&ref, quick);
 }
 
 int bench_tcp(bool quick)
 {
-    static const bench_ref ref = {"tcp", ", over loopback", "self,tcp", true};
+    static const bench_ref ref = {"tcp", ", over loopback", "self,tcp", true, false};
     return bench_transport(&ref, quick);
 }
