@@ -345,22 +345,24 @@ static int line_rounds(const char *backend, const char *btl)
         if (!run_mpi(btl, SMALL_MAX, mpi, SMALL_SIZES))
             return CLI_EXIT_OK; /* run_mpi said why; the table above stands */
         double lo = 0, hi = 0;
-        int slower = 0;
+        char slower[SMALL_SIZES * 8] = "";
         for (size_t i = 0; i < SMALL_SIZES; i++) {
             double x = ours[i].lat.median / mpi[i].lat.median;
             lo = i && lo < x ? lo : x;
             hi = i && hi > x ? hi : x;
-            slower += x > 1;
+            if (x > 1)
+                snprintf(slower + strlen(slower), sizeof slower - strlen(slower), "%s%zu",
+                         *slower ? "," : "", (size_t)1 << i);
         }
         ratio8[done++] = ours[3].lat.median / mpi[3].lat.median;
         bool shift = ok0 && ok1 && (l0.median > 1.25 * l1.median || l1.median > 1.25 * l0.median);
         moved += shift;
         char c[UNITS_BUF], d[UNITS_BUF], e[UNITS_BUF], f[UNITS_BUF], round[8];
         snprintf(round, sizeof round, "%d%s", r + 1, shift ? "*" : "");
-        printf("%-6s %-10s %-12s %-10s %-12s %-9.2f %.2f-%.2f, slower at %d of %d\n", round,
+        printf("%-6s %-10s %-12s %-10s %-12s %-9.2f %.2f-%.2f, slower at %s\n", round,
                line_text(c, &l0, ok0), units_time_digits(d, ours[3].lat.median, 3),
                line_text(e, &l1, ok1), units_time_digits(f, mpi[3].lat.median, 3), ratio8[r],
-               lo, hi, slower, SMALL_SIZES);
+               lo, hi, *slower ? strcat(slower, " B") : "none");
     }
     cl_stats s;
     if (!stats_compute(ratio8, (size_t)done, &s))

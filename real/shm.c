@@ -7,24 +7,26 @@
  * carries `seq`, the record's absolute line index + 1, stored last with
  * release semantics, so the consumer's acquire load of it is the whole
  * hand-off: no lock, no shared head index on the fast path.  A consumer
- * must never mistake an old lap's payload for a header, so the line after
- * a record has seq 0 before the record is published (one line of every
- * ring therefore stays free).  Before a one-line record (up to 24 bytes)
- * the producer zeroes the seqs of the free lines ahead of it ZERO_AHEAD at
- * a time rather than one per record: each zeroed line is a cache line
- * taken from the consumer, which on this 2-core VM cost an 8-byte message
- * a quarter of its time when paid on every one (299 against 392 ns
- * one-way in its slow regime, 85-92 against 100-110 ns in its fast one,
- * measured side by side); for longer records the lines ahead are mostly
- * payload, and zeroing them ahead measured slower.  The consumer publishes how far it has
- * read in its own cache line; the producer re-reads that only when its
- * cached copy says the ring is full.
+ * must never mistake an old lap's payload for a header, so the line after a
+ * record has seq 0 before the record is published (one line of every ring
+ * therefore stays free).  Before a one-line record (a message of up to 40
+ * bytes, see SMALL_MAX) the producer zeroes the seqs of the free lines
+ * ahead of it ZERO_AHEAD at a time rather than one per record: each zeroed
+ * line is a cache line taken from the consumer, which on this 2-core VM
+ * cost an 8-byte message a quarter of its time when paid on every one (299
+ * against 392 ns one-way in its slow regime, 85-92 against 100-110 ns in
+ * its fast one, measured side by side); for longer records the lines ahead
+ * are mostly payload, and zeroing them ahead measured slower (64-256 B:
+ * 435-525 against 390-424 ns in the slow regime).  The consumer publishes
+ * how far it has read in its own cache line; the producer re-reads that
+ * only when its cached copy says the ring is full.
  *
  * Protocols, with the model's eager limit:
- *   - eager (bytes <= limit): EAGER then FRAG records carry the data; the
- *     send completes once all of it is in the ring.  A receiver drains its
- *     rings whenever it is inside any call, into the posted receive or an
- *     unexpected copy, so an eager send never waits for a receive.
+ *   - eager (bytes <= limit): one SMALL record, or EAGER then FRAG records
+ *     carry the data; the send completes once all of it is in the ring.  A
+ *     receiver drains its rings whenever it is inside any call, into the
+ *     posted receive or an unexpected copy, so an eager send never waits
+ *     for a receive.
  *   - rendezvous: an RTS record carries the size and the sender's buffer
  *     address.  When a receive matches, both cores copy once, straight
  *     between the two processes' memory: the receiver answers CTS with its
@@ -73,7 +75,7 @@
 #define LINE 64
 #define ZERO_AHEAD 128 /* lines zeroed at a time ahead of a producer */
 
-enum { REC_EAGER = 1, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_PUTDONE, REC_FIN };
+enum { REC_EAGER = 1, REC_SMALL, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_PUTDONE, REC_FIN };
 
 typedef struct shm_hdr {
     _Atomic uint64_t seq; /* absolute line index + 1; 0: nothing here yet */
@@ -81,7 +83,8 @@ typedef struct shm_hdr {
     uint32_t len;         /* payload bytes of this record, from `arg` on */
     int32_t tag;
     uint32_t ctx;
-    uint64_t total;       /* EAGER, RTS: message bytes; RDATA: receive cookie;
+    uint64_t total;       /* SMALL: the payload from here on.
+                             EAGER, RTS: message bytes; RDATA: receive cookie;
                              CTS: first byte asked for */
     uint64_t sum;         /* EAGER, RTS: checksum (--check); RDATA: offset;
                              CTS: end of the bytes asked for */
@@ -94,6 +97,12 @@ typedef struct shm_hdr {
 
 _Static_assert(sizeof(shm_hdr) == LINE, "a header is one line");
 #define PAYLOAD_OFF offsetof(shm_hdr, arg)
+/* A whole eager message of 1 to SMALL_MAX bytes without --check goes as
+ * one SMALL record, its payload from `total` on: its size is `len` and it
+ * has no checksum, so up to 40 bytes fit the header's line (an EAGER
+ * record's 24 would make a 32-byte message two lines, two hand-offs). */
+#define SMALL_OFF offsetof(shm_hdr, total)
+#define SMALL_MAX (LINE - SMALL_OFF)
 
 typedef struct shm_bell {
     _Alignas(LINE) _Atomic uint32_t word; /* bumped to wake the rank */
@@ -199,9 +208,10 @@ static unsigned char *ring(const shm_rank *s, int from, int to)
     return s->rings + ((size_t)from * (size_t)s->n + (size_t)to) * s->ring_bytes;
 }
 
-static size_t record_lines(uint64_t len)
+/* Lines of a record whose len payload bytes start at byte off of it. */
+static size_t record_lines(size_t off, uint64_t len)
 {
-    return (size_t)((PAYLOAD_OFF + len + LINE - 1) / LINE);
+    return (size_t)((off + len + LINE - 1) / LINE);
 }
 
 /* Copies between a ring and memory at byte offset `at` of the ring,
@@ -251,12 +261,12 @@ static void notify(shm_rank *s, int peer)
 
 /* ---- producing ---- */
 
-/* Room for a record of len payload bytes toward dst, with the line after
- * it free and its seq 0 (see the top of the file), or NULL. */
-static shm_hdr *reserve(shm_rank *s, int dst, uint64_t len)
+/* Room for a record of len payload bytes from byte off toward dst, with
+ * the line after it free and its seq 0 (see the top of the file), or NULL. */
+static shm_hdr *reserve(shm_rank *s, int dst, size_t off, uint64_t len)
 {
     shm_out *o = &s->out[dst];
-    uint64_t end = o->pos + record_lines(len) + 1, lines = s->area->ring_lines;
+    uint64_t end = o->pos + record_lines(off, len) + 1, lines = s->area->ring_lines;
     if (end - o->consumed > lines) {
         o->consumed = atomic_load_explicit(&s->consumed[s->me * s->n + dst].lines,
                                            memory_order_acquire);
@@ -280,9 +290,9 @@ static shm_hdr *reserve(shm_rank *s, int dst, uint64_t len)
     return (shm_hdr *)(rg + (o->pos % lines) * LINE);
 }
 
-/* Writes the payload of a reserved record and publishes it. */
-static void publish(shm_rank *s, int dst, shm_hdr *h, uint32_t kind, const void *data,
-                    uint64_t len)
+/* Writes the payload of a reserved record from byte off and publishes it. */
+static void publish(shm_rank *s, int dst, shm_hdr *h, uint32_t kind, size_t off,
+                    const void *data, uint64_t len)
 {
     shm_out *o = &s->out[dst];
     unsigned char *rg = ring(s, s->me, dst);
@@ -290,9 +300,9 @@ static void publish(shm_rank *s, int dst, shm_hdr *h, uint32_t kind, const void 
     h->kind = kind;
     h->len = (uint32_t)len;
     if (len)
-        ring_write(s, rg, (o->pos % lines) * LINE + PAYLOAD_OFF, data, (size_t)len);
+        ring_write(s, rg, (o->pos % lines) * LINE + off, data, (size_t)len);
     atomic_store_explicit(&h->seq, o->pos + 1, memory_order_release);
-    o->pos += record_lines(len);
+    o->pos += record_lines(off, len);
 }
 
 enum { INJECT_FULL, INJECT_MORE, INJECT_LAST };
@@ -303,17 +313,17 @@ enum { INJECT_FULL, INJECT_MORE, INJECT_LAST };
 static int inject(shm_rank *s, int dst, shm_req *r)
 {
     if (r->x.kind == XFER_CTRL) {
-        shm_hdr *h = reserve(s, dst, 0);
+        shm_hdr *h = reserve(s, dst, PAYLOAD_OFF, 0);
         if (!h)
             return INJECT_FULL;
         h->total = r->ctrl[0];
         h->sum = r->ctrl[1];
         memcpy(h->arg, &r->ctrl[2], sizeof h->arg);
-        publish(s, dst, h, r->ctrl_kind, NULL, 0);
+        publish(s, dst, h, r->ctrl_kind, PAYLOAD_OFF, NULL, 0);
         return INJECT_LAST;
     }
     if (r->x.kind == XFER_SEND && !r->x.eager && r->x.phase == SEND_QUEUED) {
-        shm_hdr *h = reserve(s, dst, 0);
+        shm_hdr *h = reserve(s, dst, PAYLOAD_OFF, 0);
         if (!h)
             return INJECT_FULL;
         h->tag = r->x.tag;
@@ -322,14 +332,17 @@ static int inject(shm_rank *s, int dst, shm_req *r)
         h->sum = r->x.sum;
         h->arg[0] = (uint64_t)(uintptr_t)r->x.sbuf;
         h->arg[1] = (uint64_t)(uintptr_t)r;
-        publish(s, dst, h, REC_RTS, NULL, 0);
+        publish(s, dst, h, REC_RTS, PAYLOAD_OFF, NULL, 0);
         r->x.phase = SEND_WAIT_PEER;
         return INJECT_LAST;
     }
     uint64_t len = r->x.bytes - r->off;
     if (len > s->area->max_payload)
         len = s->area->max_payload;
-    shm_hdr *h = reserve(s, dst, len);
+    bool first = r->x.kind != XFER_STREAM && r->off == 0;
+    bool small = first && len == r->x.bytes && len && len <= SMALL_MAX && !s->x.check;
+    size_t off = small ? SMALL_OFF : PAYLOAD_OFF;
+    shm_hdr *h = reserve(s, dst, off, len);
     if (!h)
         return INJECT_FULL;
     uint32_t kind = REC_FRAG;
@@ -337,16 +350,18 @@ static int inject(shm_rank *s, int dst, shm_req *r)
         kind = REC_RDATA;
         h->total = r->peer_cookie;
         h->sum = r->off;
-    } else if (r->off == 0) {
-        kind = REC_EAGER;
+    } else if (first) {
+        kind = small ? REC_SMALL : REC_EAGER;
         h->tag = r->x.tag;
         h->ctx = r->x.ctx;
-        h->total = r->x.bytes;
-        h->sum = r->x.sum;
+        if (!small) {
+            h->total = r->x.bytes;
+            h->sum = r->x.sum;
+        }
         if (s->x.base.tracing)
             r->x.started = rank_now(&s->x.base);
     }
-    publish(s, dst, h, kind, (const char *)r->x.sbuf + r->off, len);
+    publish(s, dst, h, kind, off, (const char *)r->x.sbuf + r->off, len);
     r->off += len;
     return r->off == r->x.bytes ? INJECT_LAST : INJECT_MORE;
 }
@@ -523,8 +538,10 @@ static void serve(shm_rank *s, int dst, shm_req *r, uint64_t cookie, uint64_t ad
     push(s, dst);
 }
 
-/* A new message's envelope from src: matched to a posted receive, or kept. */
-static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager)
+/* A new message's envelope from src, of total bytes with checksum sum:
+ * matched to a posted receive, or kept. */
+static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager, uint64_t total,
+                   uint64_t sum)
 {
     shm_in *in = &s->in[src];
     shm_msg *m = (shm_msg *)xfer_msg_new(&s->x);
@@ -533,11 +550,13 @@ static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager)
         return;
     }
     m->x.eager = eager;
-    m->x.total = h->total;
-    m->x.sum = h->sum;
+    m->x.total = total;
+    m->x.sum = sum;
     m->x.msg_id = rank_msg_id(src, s->me, ++in->nmsg);
-    m->addr = h->arg[0];
-    m->cookie = h->arg[1];
+    if (!eager) {
+        m->addr = h->arg[0];
+        m->cookie = h->arg[1];
+    }
     xfer_req *r;
     switch (xfer_arrive(&s->x, &m->x, src, h->tag, h->ctx, &r)) {
     case XFER_INTO_RECV:
@@ -547,7 +566,7 @@ static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager)
         in->msg = m;
         break;
     case XFER_INTO_DROP:
-        in->drop = h->total;
+        in->drop = total;
         break;
     }
 }
@@ -591,11 +610,17 @@ static bool consume(shm_rank *s, int src)
     shm_hdr *h = (shm_hdr *)(rg + (in->pos % lines) * LINE);
     if (atomic_load_explicit(&h->seq, memory_order_acquire) != in->pos + 1)
         return false;
-    size_t at = (size_t)(in->pos % lines) * LINE + PAYLOAD_OFF;
+    uint32_t kind = h->kind;
+    size_t off = kind == REC_SMALL ? SMALL_OFF : PAYLOAD_OFF;
+    size_t at = (size_t)(in->pos % lines) * LINE + off;
     uint64_t len = h->len;
-    switch (h->kind) {
+    switch (kind) {
+    case REC_SMALL:
+        arrive(s, src, h, true, len, 0);
+        eager_data(s, src, rg, at, len);
+        break;
     case REC_EAGER:
-        arrive(s, src, h, true);
+        arrive(s, src, h, true, h->total, h->sum);
         if (h->total == 0) {
             if (in->req) {
                 shm_req *r = in->req;
@@ -611,7 +636,7 @@ static bool consume(shm_rank *s, int src)
         eager_data(s, src, rg, at, len);
         break;
     case REC_RTS:
-        arrive(s, src, h, false);
+        arrive(s, src, h, false, h->total, h->sum);
         break;
     case REC_CTS:
         serve(s, src, (shm_req *)(uintptr_t)h->arg[0], h->arg[1], h->arg[2], h->total, h->sum);
@@ -636,10 +661,10 @@ static bool consume(shm_rank *s, int src)
         break;
     }
     default:
-        xfer_fatal(&s->x, CL_EPROTO, "a record of unknown kind %u from rank %d", h->kind, src);
+        xfer_fatal(&s->x, CL_EPROTO, "a record of unknown kind %u from rank %d", kind, src);
         break;
     }
-    in->pos += record_lines(len);
+    in->pos += record_lines(off, len);
     atomic_store_explicit(&s->consumed[src * s->n + s->me].lines, in->pos,
                           memory_order_release);
     rank_progressed(&s->x.base);

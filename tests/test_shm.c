@@ -158,6 +158,110 @@ static void test_ring_laps(void **state)
     run_release(&r);
 }
 
+/* ---- one-line messages ---- */
+
+/* Messages of 1 to 48 bytes (a SMALL record up to 40 without --check,
+ * EAGER records from 41 and with --check: real/shm.c), each with its own
+ * tag and bytes, received once expected (receives posted before a barrier
+ * the sender passes first) and once unexpected (sent before the barrier,
+ * received after it, in reverse order); rank 1 checks sizes and bytes. */
+#define SMALL_UPTO 48
+
+static int small_records(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    unsigned char *buf = cl_alloc(c, (size_t)SMALL_UPTO * SMALL_UPTO);
+    cl_request *req[SMALL_UPTO];
+    cl_status st[SMALL_UPTO];
+    int rank = cl_rank(c);
+    for (int late = 0; late <= 1; late++) {
+        for (int k = 0; k < SMALL_UPTO; k++) {
+            int n = late ? SMALL_UPTO - 1 - k : k; /* the receiver's order */
+            unsigned char *at = buf + (size_t)k * SMALL_UPTO;
+            if (rank == 0) {
+                for (int j = 0; j <= k; j++)
+                    at[j] = lap_byte(k + 64 * late, (size_t)j);
+                CL_TRY(cl_isend(c, at, (size_t)k + 1, 1, k, &req[k]));
+            } else if (!late) {
+                CL_TRY(cl_irecv(c, buf + (size_t)n * SMALL_UPTO, SMALL_UPTO, 0, n, &req[k]));
+            }
+            if (rank == 0 && !late && k == 0)
+                CL_TRY(cl_barrier(c)); /* the receives are posted */
+            if (rank == 1 && !late && k == SMALL_UPTO - 1)
+                CL_TRY(cl_barrier(c));
+        }
+        if (late) {
+            CL_TRY(cl_barrier(c)); /* every message is sent before a receive */
+            for (int k = 0; k < SMALL_UPTO && rank == 1; k++) {
+                int n = SMALL_UPTO - 1 - k;
+                CL_TRY(cl_irecv(c, buf + (size_t)n * SMALL_UPTO, SMALL_UPTO, 0, n, &req[k]));
+            }
+        }
+        CL_TRY(cl_waitall(c, SMALL_UPTO, req, st));
+        for (int k = 0; k < SMALL_UPTO && rank == 1; k++) {
+            int n = late ? SMALL_UPTO - 1 - k : k;
+            const unsigned char *at = buf + (size_t)n * SMALL_UPTO;
+            if (st[k].bytes != (size_t)n + 1 || st[k].tag != n)
+                return cl_fail(c, "tag %d: %zu bytes with tag %d, sent %d", n, st[k].bytes,
+                               st[k].tag, n + 1);
+            for (int j = 0; j <= n; j++)
+                if (at[j] != lap_byte(n + 64 * late, (size_t)j))
+                    return cl_fail(c, "%s message %d, byte %d: %u", late ? "unexpected" : "expected",
+                                   n, j, at[j]);
+        }
+        CL_TRY(cl_barrier(c)); /* the buffers are free again */
+    }
+    return 0;
+}
+
+static void test_small_records(void **state)
+{
+    (void)state;
+    for (int check = 0; check <= 1; check++) {
+        run r;
+        setup s = {.iters = 2, .check = check};
+        run_pattern(&r, small_records, 2, 0, NULL, &s);
+        if (r.res.status)
+            fail_msg("--check %d: %s", check, r.res.diag.msg);
+        assert_int_equal(r.res.messages, 3 * 2 * SMALL_UPTO); /* warm-up + 2, two rounds each */
+        run_release(&r);
+    }
+}
+
+/* A 40-byte message (one SMALL record) into a 16-byte receive fails the
+ * receive with both sizes named, posted before and after it arrives. */
+static int small_too_small(cl_comm *c, const cl_args *a)
+{
+    char *buf = cl_alloc(c, 40);
+    if (cl_rank(c) == 0) {
+        cl_request *req;
+        CL_TRY(cl_isend(c, buf, 40, 1, 0, &req));
+        if (a->bytes)
+            CL_TRY(cl_barrier(c));
+        return cl_wait(c, &req, NULL);
+    }
+    if (a->bytes)
+        CL_TRY(cl_barrier(c));
+    return cl_recv(c, buf, 16, 0, 0, NULL);
+}
+
+static void test_small_truncation(void **state)
+{
+    (void)state;
+    for (uint64_t late = 0; late <= 1; late++) {
+        run r;
+        run_pattern(&r, small_too_small, 2, late, NULL, NULL);
+        if (r.res.status != CL_ETRUNC)
+            fail_msg("late %d: status %s, want CL_ETRUNC: %s", (int)late,
+                     cl_errname(r.res.status), r.res.diag.msg);
+        assert_contains(r.res.diag.msg, "rank 1");
+        assert_contains(r.res.diag.msg, "40 B");
+        assert_contains(r.res.diag.msg, "16 B");
+        run_release(&r);
+        assert_no_children();
+    }
+}
+
 /* What a pattern prints comes from the median iteration (core/run.h): the
  * line printed names the iteration whose time is the median of the run's
  * iteration times, whatever the machine made of them. */
@@ -192,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_warm_pages),
         cmocka_unit_test(test_prints_median),
         cmocka_unit_test(test_ring_laps),
+        cmocka_unit_test(test_small_records), cmocka_unit_test(test_small_truncation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
