@@ -55,15 +55,20 @@
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
-/* Bytes of a suspended rank's stack above its saved stack pointer that
- * sim_coro_prefetch fetches: its deepest frames on the way back, when
- * there are more than PREFETCH_DEEP_ABOVE stacks (their hot parts no
- * longer fit the caches); below that, the saved registers and the first
- * frame only, the rest being likely cached.  Measured with `bench sim
- * --quick` on a loaded 2-core machine, five interleaved pairs: 10,000
- * ranks 0.93 -> 1.08 M messages/s (median); at 1,000 ranks the deep
- * prefetch cost more than it saved (3.41 -> 3.24). */
-#define PREFETCH_FRAMES 1024
+/* What sim_stacks_prefetch fetches of a suspended rank's stack, around
+ * where the last coroutine to switch back had yielded: with more than
+ * PREFETCH_DEEP_ABOVE stacks, whose hot parts no longer fit the caches,
+ * PREFETCH_BELOW bytes under that point (the frames of the calls it makes
+ * next: lines it would otherwise miss writing) and everything above it up
+ * to the top (its saved registers, then the frames it returns through), at
+ * most PREFETCH_FRAMES bytes in all; with fewer stacks, the PREFETCH_SHALLOW
+ * bytes of its saved registers only, the rest being likely cached (at
+ * 1,000 ranks the deep prefetch cost more than it saved).  Prefetching
+ * below the yield point too measured, allreduce-ring --no-payload at
+ * 100,000 ranks, 2.13 -> 2.48 M messages/s (median of 3, loaded 2-core
+ * machine; 512 bytes below: no better). */
+#define PREFETCH_BELOW 256
+#define PREFETCH_FRAMES 1280
 #define PREFETCH_SHALLOW 128
 #define PREFETCH_DEEP_ABOVE 2048u
 
@@ -76,6 +81,9 @@ struct sim_stacks {
                          and the next one's guard page when guarded */
     size_t count;     /* number of stacks */
     size_t page;      /* page size, bytes */
+    size_t yielded;   /* bytes from the top of a stack down to the saved
+                         stack pointer of the last coroutine to switch back:
+                         where the next one to resume likely stands */
 };
 
 /* Called from sim__coro_boot on a new coroutine's stack; never returns. */
@@ -355,6 +363,7 @@ int sim_coro_resume(sim_sched *s, sim_coro *co)
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
     s->current = NULL;
+    co->stacks->yielded = (size_t)(stack_low(co) + co->stacks->bytes - (char *)co->sp);
     /* One branch on the way back, taken only when something went wrong:
      * the canary, or a coroutine that never came back by itself. */
     if (!canary_intact(co) | (co->state == SIM_CORO_ABANDONED)) {
@@ -418,18 +427,20 @@ bool sim_coro_overflowed(const sim_coro *co, const void *addr, const void *sp)
     return (uintptr_t)sp < low || (a < low && a >= low - st->page) || (a >= map && a < end);
 }
 
-void sim_coro_prefetch(const sim_coro *co)
+void sim_stacks_prefetch(const sim_stacks *s, size_t index)
 {
-    /* The saved registers, then the frames its return path unwinds
-     * through (the engine's wait, the API's, the pattern's), short of
-     * the stack's top. */
-    const char *sp = co->sp, *top = stack_low(co) + co->stacks->bytes;
-    ptrdiff_t depth = co->stacks->count > PREFETCH_DEEP_ABOVE ? PREFETCH_FRAMES
-                                                              : PREFETCH_SHALLOW;
-    const char *end = top - sp < depth ? top : sp + depth;
-    for (const char *p = sp; p < end; p += 64)
+    const char *low = s->base + index * s->stride, *top = low + s->bytes;
+    size_t from = s->yielded, span = PREFETCH_SHALLOW;
+    if (s->count > PREFETCH_DEEP_ABOVE) {
+        from += PREFETCH_BELOW;
+        span = PREFETCH_FRAMES;
+    }
+    if (from > s->bytes)
+        from = s->bytes;
+    const char *end = from > span ? top - from + span : top;
+    for (const char *p = top - from; p < end; p += 64)
         __builtin_prefetch(p);
-    __builtin_prefetch(stack_low(co)); /* the canary */
+    __builtin_prefetch(low); /* the canary */
 }
 
 void sim_coro_release(sim_coro *co)

@@ -161,11 +161,15 @@ bool sim_coro_overflowed(const sim_coro *co, const void *addr, const void *sp);
 /* The coroutine running on s, or NULL when s is in the scheduler. */
 sim_coro *sim_sched_current(const sim_sched *s);
 
-/* A hint, cannot fail: start loading the memory the next sim_coro_resume(co)
- * will touch (its saved registers and canary).  With many ranks every resume
- * misses the caches and the TLB; prefetching the rank after next while one
- * runs measured 220 -> 85 ns per round trip at 100,000 coroutines. */
-void sim_coro_prefetch(const sim_coro *co);
+/* A hint, cannot fail: start loading the memory that resuming the
+ * coroutine on stack `index` of s will touch (its saved registers and the
+ * frames above them, taken to stand where the last coroutine to switch
+ * back had yielded, and its canary), without reading its sim_coro, which
+ * may be cold itself: a load would stall where a prefetch does not.  With
+ * many ranks every resume misses the caches and the TLB; prefetching the
+ * next rank while one runs measured 220 -> 85 ns per round trip at 100,000
+ * coroutines. */
+void sim_stacks_prefetch(const sim_stacks *s, size_t index);
 
 /* Give co's stack pages back to the kernel (madvise MADV_DONTNEED); the
  * stack reads as zero afterwards and may be given to sim_coro_init again.

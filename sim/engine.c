@@ -87,8 +87,12 @@ typedef struct alloc_hdr {
     max_align_t align[]; /* user memory follows */
 } alloc_hdr;
 
+/* Resuming a rank reads co, wake_gen and state only: together first, so
+ * that the scheduler touches one cache line of a rank it wakes. */
 typedef struct sim_rank {
     sim_coro co;
+    uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
+    uint8_t state;
     cl_comm comm;        /* the world communicator of this rank */
     run_rank run;        /* its place in the iteration driver (core/run.h) */
     match_queues mq;
@@ -103,14 +107,12 @@ typedef struct sim_rank {
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
-    uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
     cl_request *poll_req; /* the request of its first failed cl_test at ... */
     double poll_at;      /* ... this instant (see sim_test) */
     cl_request *poll_late; /* deferred: the request a later failed test polled */
     int32_t poll_next;   /* the next rank deferred to the end of the instant, or -1 */
     bool poll_dry;       /* deferred, and nothing left to wake it: wait instead */
     uint8_t wait_call;   /* a wf_op */
-    uint8_t state;
 } sim_rank;
 
 /* Requests and messages come from slabs so a step of a big run does not
@@ -1378,10 +1380,13 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
             }
             if (e.aborting || !sim_queue_pop(e.q, &ev))
                 break;
-            /* The next rank's stack is likely cold: fetch it while this one runs. */
+            /* The next rank is likely cold: fetch its stack and its state
+             * while this one runs, without reading either. */
             next = sim_queue_peek(e.q);
-            if (next && next->type == EV_WAKE)
-                sim_coro_prefetch(&e.ranks[next->rank].co);
+            if (next && next->type == EV_WAKE) {
+                sim_stacks_prefetch(e.stacks, (size_t)next->rank);
+                __builtin_prefetch(&e.ranks[next->rank]);
+            }
             e.now = ev.time;
             e.stats.events++;
             handle(&e, &ev);

@@ -158,7 +158,7 @@ static void test_many(void **state)
         for (int i = 0; i < n; i++) {
             if (sim_coro_done(&cs[i].co))
                 continue;
-            sim_coro_prefetch(&cs[(i + 1) % n].co); /* a hint only */
+            sim_stacks_prefetch(st, (size_t)(i + 1) % (size_t)n); /* a hint only */
             assert_int_equal(sim_coro_resume(&s, &cs[i].co), 0);
             if (sim_coro_done(&cs[i].co)) {
                 sim_coro_release(&cs[i].co);
