@@ -271,6 +271,16 @@ int rdma__ctl_send(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, u
     return post_msg(t, dst, tag, 0, &h, sizeof h, NULL, 0, track);
 }
 
+/* Whether an eager message of bytes goes as a request to send that the
+ * receiver answers by reading it (at once, into its receive or a copy)
+ * rather than from a copy of ours: with commlab's matching and RDMA reads,
+ * once it does not fit one inject. */
+static bool eager_by_read(const rdma_rank *t, size_t bytes)
+{
+    size_t pre = t->x.check ? sizeof(uint64_t) : 0;
+    return t->own_match && t->use_rma && sizeof(rdma_env) + pre + bytes > t->inject;
+}
+
 static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
                       cl_request **out)
 {
@@ -283,7 +293,8 @@ static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
     if (!r)
         return CL_ENOMEM;
     uint64_t data = data_of(ctx, t->nmsg[dst]);
-    if (r->x.eager) {
+    bool by_read = r->x.eager && eager_by_read(t, bytes);
+    if (r->x.eager && !by_read) {
         /* The sum travels only in --check runs: every rank knows whether. */
         if (post_msg(t, dst, rdma__tag_of(KIND_MSG, t->me, ctx, tag), data, &r->x.sum,
                      t->x.check ? sizeof r->x.sum : 0, buf, bytes, false)) {
@@ -312,6 +323,10 @@ static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
         rts.key = r->mr->key;
     }
     rts.id = r->id = ++t->next_id;
+    if (by_read) {
+        t->stats.eager_sends++;
+        t->stats.eager_reads++;
+    }
     r->lnext = t->rdv_sends;
     t->rdv_sends = r;
     *out = &r->x.base;
@@ -436,6 +451,9 @@ static void completed(rdma_rank *t, const struct fi_cq_tagged_entry *e)
     case OP_POOL:
         rdma__pool_done(t, (rdma_pool *)op, e);
         break;
+    case OP_MSG_READ:
+        rdma__msg_read_done(t, (rdma_msg *)((char *)op - offsetof(rdma_msg, op)));
+        break;
     }
 }
 
@@ -444,7 +462,7 @@ static void failed_op(rdma_rank *t, const struct fi_cq_err_entry *e)
     rdma_op *op = e->op_context;
     if (e->err == FI_ECANCELED)
         return;
-    int w = op && op->what >= OP_RECV && op->what <= OP_POOL ? op->what : 0;
+    int w = op && op->what >= OP_RECV && op->what <= OP_MSG_READ ? op->what : 0;
     if (w == OP_BOUNCE)
         bounce_done(t, (rdma_bounce *)op);
     char prov[160] = "";
@@ -452,7 +470,7 @@ static void failed_op(rdma_rank *t, const struct fi_cq_err_entry *e)
         fi_cq_strerror(t->cq, e->prov_errno, e->err_data, prov, sizeof prov);
     static const char *const what[] = {"?", "a receive", "an RDMA read", "rendezvous data",
                                        "rendezvous data", "a message", "a control receive",
-                                       "a receive buffer"};
+                                       "a receive buffer", "an RDMA read"};
     peer_lost(t, "libfabric failed %s: %s%s%s", what[w], fi_strerror(e->err), prov[0] ? ": " : "",
               prov);
 }

@@ -119,7 +119,8 @@ void rdma__mr_release(rdma_mr_cache *c);
 
 enum { KIND_MSG, KIND_RTS, KIND_CTRL, KIND_DATA };              /* the envelope's kind */
 enum { H_FIN = 1, H_NACK, H_CTS, H_BYE };                      /* a control record's kind */
-enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL, OP_POOL }; /* contexts */
+enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL, OP_POOL,
+       OP_MSG_READ }; /* contexts */
 
 /* A request to send: where the receiver reads the message. */
 typedef struct rdma_rts {
@@ -167,9 +168,12 @@ typedef struct rdma_req {
     fi_addr_t from;         /* ... the sender's address */
 } rdma_req;
 
-typedef struct rdma_msg { /* commlab's matching: a request to send nobody wanted yet */
+typedef struct rdma_msg { /* commlab's matching: a message nobody wanted yet */
     xfer_msg x;           /* first */
-    rdma_rts rts;
+    rdma_rts rts;         /* a request to send: where its data is */
+    rdma_op op;           /* an eager one read into x.data: the read in flight */
+    uint64_t off, chunk;  /* ... bytes read, bytes of the read in flight */
+    int src;              /* ... the sender */
 } rdma_msg;
 
 typedef struct rdma_bounce { /* an eager message's copy, until sent */
@@ -291,6 +295,13 @@ void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src);
 /* Rendezvous receive r's read of r->chunk bytes completed: the next one,
  * or FIN and the receive completes. */
 void rdma__read_done(rdma_rank *t, rdma_req *r);
+/* Commlab's matching: the request to send of an eager message from src
+ * found no receive, m->x.data has room for it: read it there now (the
+ * send waits for it, never for a receive). */
+void rdma__msg_read(rdma_rank *t, rdma_msg *m, int src);
+/* m's read of m->chunk bytes completed: the next one, or FIN; a receive
+ * waiting for m takes it. */
+void rdma__msg_read_done(rdma_rank *t, rdma_msg *m);
 
 /* ---- rdma_pool.c: commlab's matching ---- */
 

@@ -120,9 +120,8 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
     }
     m->msg_id = rank_msg_id(src, t->me, env.data & 0xffffffffu);
     t->stats.own_matched++;
-    m->eager = kind == KIND_MSG;
+    rdma_rts *h = &((rdma_msg *)m)->rts;
     if (kind == KIND_RTS) {
-        rdma_rts *h = &((rdma_msg *)m)->rts;
         memcpy(h, buf, sizeof *h);
         m->total = h->total;
         m->sum = h->sum;
@@ -131,22 +130,39 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
         if (pre)
             memcpy(&m->sum, buf, pre);
     }
+    /* A request to send within the eager limit (every rank has the same)
+     * is an eager message the receiver reads: rdma.c. */
+    bool by_read = kind == KIND_RTS && m->total <= t->eager_limit;
+    m->eager = kind == KIND_MSG || by_read;
+    rdma_rts rts = *h; /* m may be gone once matched */
     const unsigned char *payload = buf + pre;
     uint64_t total = m->total;
     xfer_req *r;
     switch (xfer_arrive(&t->x, m, src, (int)(env.tag & TAG_TAG_MASK), (uint32_t)(env.data >> 32),
                         &r)) {
     case XFER_INTO_RECV:
-        if (total)
-            memcpy(r->buf, payload, (size_t)total);
-        xfer_finish_recv(&t->x, r, r->sum);
+        if (by_read)
+            rdma__rendezvous(t, (rdma_req *)r, &rts, src);
+        else {
+            if (total)
+                memcpy(r->buf, payload, (size_t)total);
+            xfer_finish_recv(&t->x, r, r->sum);
+        }
         break;
     case XFER_INTO_MSG:
-        if (total)
-            memcpy(m->data, payload, (size_t)total);
-        m->got = total;
+        if (by_read)
+            rdma__msg_read(t, (rdma_msg *)m, src);
+        else {
+            if (total)
+                memcpy(m->data, payload, (size_t)total);
+            m->got = total;
+        }
         break;
-    default: /* pulled, dropped (too large for its receive), or the rank failed */
+    case XFER_INTO_DROP: /* too large for its receive: the send completes all the same */
+        if (by_read)
+            rdma__ctl_send(t, src, H_NACK, rts.id, 0, 0, false);
+        break;
+    default: /* pulled, or the rank failed */
         break;
     }
 }
