@@ -184,17 +184,29 @@ static void bounce_keep(rdma_rank *t, rdma_bounce *b)
     t->bounce_kept++;
 }
 
+/* Commlab's matching: the remote CQ data of an eager message sent with a
+ * short envelope (rdma_impl.h). */
+static uint64_t short_env(uint32_t ctx, int tag)
+{
+    return (uint64_t)ctx << ENV_SHORT_TAG_BITS | ((uint64_t)(uint32_t)tag & TAG_TAG_MASK);
+}
+
 /* Sends one message to rank dst: the envelope (tag, data), then the body,
  * pre and payload.  Injected when it fits (straight from payload when
  * that is all there is to send), else from a copy; track sends from a copy
- * whatever the size, so its completion says it left.  The caller's bytes
- * are free to reuse on return.  0, or the rank failed. */
+ * whatever the size, so its completion says it left.  With commlab's
+ * matching an eager message that fits one inject without the envelope
+ * goes with a short one instead (rdma_impl.h).  The caller's bytes are
+ * free to reuse on return.  0, or the rank failed. */
 static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const void *pre,
                     size_t prelen, const void *payload, size_t plen, bool track)
 {
     rdma_env env = {tag, data};
-    size_t envlen = t->own_match ? sizeof env : 0;
+    bool shorten = t->own_match && !track && rdma__kind_of(tag) == KIND_MSG &&
+                   prelen + plen <= t->inject;
+    size_t envlen = t->own_match && !shorten ? sizeof env : 0;
     size_t len = envlen + prelen + plen;
+    uint64_t short_data = shorten ? short_env((uint32_t)(data >> 32), (int)(tag & TAG_TAG_MASK)) : 0;
     fi_addr_t to = t->addr[dst];
     double until = 0;
     ssize_t rc;
@@ -208,14 +220,16 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
             put(buf, &at, payload, plen);
             bytes = buf;
         }
-        while ((rc = t->own_match ? fi_inject(t->ep, bytes, len, to)
-                                  : fi_tinjectdata(t->ep, bytes, len, data, to, tag)) ==
+        while ((rc = shorten ? fi_injectdata(t->ep, bytes, len, short_data, to)
+                     : t->own_match ? fi_inject(t->ep, bytes, len, to)
+                                    : fi_tinjectdata(t->ep, bytes, len, data, to, tag)) ==
                    -FI_EAGAIN &&
                rdma__retry(t, &until, "an injected message"))
             ;
         if (rc && !t->x.failed)
-            xfer_fatal(&t->x, CL_EIO, "%s to rank %d: %s", t->own_match ? "fi_inject" : "fi_tinjectdata",
-                  dst, fi_strerror((int)-rc));
+            xfer_fatal(&t->x, CL_EIO, "%s to rank %d: %s",
+                       shorten ? "fi_injectdata" : t->own_match ? "fi_inject" : "fi_tinjectdata",
+                       dst, fi_strerror((int)-rc));
         t->stats.injects++;
         return t->x.failed;
     }
@@ -274,11 +288,11 @@ int rdma__ctl_send(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, u
 /* Whether an eager message of bytes goes as a request to send that the
  * receiver answers by reading it (at once, into its receive or a copy)
  * rather than from a copy of ours: with commlab's matching and RDMA reads,
- * once it does not fit one inject. */
+ * once it does not fit one inject (with a short envelope). */
 static bool eager_by_read(const rdma_rank *t, size_t bytes)
 {
     size_t pre = t->x.check ? sizeof(uint64_t) : 0;
-    return t->own_match && t->use_rma && sizeof(rdma_env) + pre + bytes > t->inject;
+    return t->own_match && t->use_rma && pre + bytes > t->inject;
 }
 
 static int rdma_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
@@ -423,7 +437,7 @@ static void ctrl_arrived(rdma_rank *t, rdma_ctrl *c, size_t len)
 
 /* ---- the progress engine ---- */
 
-static void completed(rdma_rank *t, const struct fi_cq_tagged_entry *e)
+static void completed(rdma_rank *t, const struct fi_cq_tagged_entry *e, fi_addr_t from)
 {
     rdma_op *op = e->op_context;
     switch (op->what) {
@@ -449,7 +463,7 @@ static void completed(rdma_rank *t, const struct fi_cq_tagged_entry *e)
         ctrl_arrived(t, (rdma_ctrl *)op, e->len);
         break;
     case OP_POOL:
-        rdma__pool_done(t, (rdma_pool *)op, e);
+        rdma__pool_done(t, (rdma_pool *)op, e, from);
         break;
     case OP_MSG_READ:
         rdma__msg_read_done(t, (rdma_msg *)((char *)op - offsetof(rdma_msg, op)));
@@ -481,8 +495,12 @@ static void failed_op(rdma_rank *t, const struct fi_cq_err_entry *e)
 int rdma__progress(rdma_rank *t, bool block)
 {
     struct fi_cq_tagged_entry e[CQ_BATCH];
-    ssize_t k = block && t->cq_waits ? fi_cq_sread(t->cq, e, CQ_BATCH, NULL, RANK_IDLE_MS)
-                                     : fi_cq_read(t->cq, e, CQ_BATCH);
+    fi_addr_t from[CQ_BATCH]; /* commlab's matching: who sent a received message */
+    ssize_t k = block && t->cq_waits
+                    ? (t->own_match ? fi_cq_sreadfrom(t->cq, e, CQ_BATCH, from, NULL, RANK_IDLE_MS)
+                                    : fi_cq_sread(t->cq, e, CQ_BATCH, NULL, RANK_IDLE_MS))
+                    : (t->own_match ? fi_cq_readfrom(t->cq, e, CQ_BATCH, from)
+                                    : fi_cq_read(t->cq, e, CQ_BATCH));
     if (k == -FI_EAVAIL) {
         struct fi_cq_err_entry err = {0};
         if (fi_cq_readerr(t->cq, &err, 0) == 1)
@@ -501,7 +519,7 @@ int rdma__progress(rdma_rank *t, bool block)
         return t->x.failed;
     }
     for (ssize_t i = 0; i < k; i++)
-        completed(t, &e[i]);
+        completed(t, &e[i], t->own_match ? from[i] : FI_ADDR_UNSPEC);
     return t->x.failed ? t->x.failed : (int)k;
 }
 

@@ -141,7 +141,11 @@ typedef struct rdma_ctl {
     uint64_t addr;  /* FIN: when the read began (double bits) */
 } rdma_ctl;
 
-/* commlab's matching: what precedes every body in a pool buffer. */
+/* commlab's matching: what precedes every body in a pool buffer, but for
+ * an eager message that fits one inject without it: its context and tag
+ * are then its remote CQ data (ENV_SHORT), its source the completion's
+ * (FI_SOURCE), its number one more than the last from that source. */
+#define ENV_SHORT_TAG_BITS 31
 typedef struct rdma_env {
     uint64_t tag;  /* kind, source, context bits, tag */
     uint64_t data; /* full context << 32 | message number */
@@ -208,6 +212,7 @@ typedef struct rdma_rank {
     bool own_match;            /* commlab matches (pool buffers), not libfabric */
     fi_addr_t *addr;           /* n: every rank's address */
     uint64_t *nmsg;            /* n: messages sent to each rank */
+    uint64_t *nrecv;           /* n, commlab's matching: messages arrived from each rank */
     rdma_mr_cache mrs;
     rdma_ctrl *ctrl;           /* CTRL_RECVS (libfabric's matching) */
     rdma_pool *pool;           /* POOL_BUFS (commlab's matching) */
@@ -312,9 +317,10 @@ int rdma__pool_create(rdma_rank *t);
 /* Posts every pool buffer (after fi_enable).  0, or CL_EIO with d saying
  * which post failed. */
 int rdma__pool_post_all(rdma_rank *t, cl_diag *d);
-/* Pool buffer p's completion e: the message in it is matched and copied
- * out; the buffer is posted again once the provider gave it back. */
-void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e);
+/* Pool buffer p's completion e, from the rank at address from: the
+ * message in it is matched and copied out; the buffer is posted again once the provider gave it back. */
+void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e,
+                     fi_addr_t from);
 /* xfer's pull hook: a receive commlab matched to a request to send. */
 void rdma__pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src);
 /* Frees the pool buffers (after the endpoint is closed).  Cannot fail. */

@@ -87,18 +87,31 @@ void rdma__pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src)
     rdma__rendezvous(t, (rdma_req *)r, &h, src);
 }
 
-/* One message of len bytes at buf (in a pool buffer) arrived: matched
- * here, its payload copied out before anything else runs. */
-static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
+/* One message of len bytes at buf (in a pool buffer) arrived, as
+ * completion e from address from says: matched here, its payload copied
+ * out before anything else runs. */
+static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len,
+                         const struct fi_cq_tagged_entry *e, fi_addr_t from)
 {
     rdma_env env;
-    if (len < sizeof env) {
-        xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
-        return;
+    if (e->flags & FI_REMOTE_CQ_DATA) { /* a short envelope: rdma_impl.h */
+        if (from >= (fi_addr_t)t->n) {
+            xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message from an unknown address", len);
+            return;
+        }
+        int tag = (int)(e->data & TAG_TAG_MASK);
+        uint32_t ctx = (uint32_t)(e->data >> ENV_SHORT_TAG_BITS);
+        env.tag = rdma__tag_of(KIND_MSG, (int)from, ctx, tag);
+        env.data = (uint64_t)ctx << 32 | ((t->nrecv[from] + 1) & 0xffffffffu);
+    } else {
+        if (len < sizeof env) {
+            xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
+            return;
+        }
+        memcpy(&env, buf, sizeof env);
+        buf += sizeof env;
+        len -= sizeof env;
     }
-    memcpy(&env, buf, sizeof env);
-    buf += sizeof env;
-    len -= sizeof env;
     int kind = rdma__kind_of(env.tag), src = rdma__src_of(env.tag);
     if (kind == KIND_CTRL) {
         rdma_ctl h = {0};
@@ -118,6 +131,9 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
         xfer_fatal(&t->x, CL_ENOMEM, "out of memory for a message from rank %d", src);
         return;
     }
+    /* Messages from one rank arrive in the order it sent them (FI_ORDER_SAS),
+     * so the receiver counts what a short envelope leaves out. */
+    t->nrecv[src] = env.data & 0xffffffffu;
     m->msg_id = rank_msg_id(src, t->me, env.data & 0xffffffffu);
     t->stats.own_matched++;
     rdma_rts *h = &((rdma_msg *)m)->rts;
@@ -167,10 +183,11 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len)
     }
 }
 
-void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e)
+void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e,
+                     fi_addr_t from)
 {
-    if (e->len)
-        pool_arrived(t, e->buf, e->len);
+    if (e->len || (e->flags & FI_REMOTE_CQ_DATA))
+        pool_arrived(t, e->buf, e->len, e, from);
     if (!(e->flags & FI_MULTI_RECV))
         return;
     double until = 0;
