@@ -30,12 +30,14 @@
 #include "real/rdma_impl.h"
 
 #define POOL_BUFS 4                      /* receive buffers kept posted */
-#define POOL_MIN_BYTES ((size_t)4 << 20) /* ... of at least this many bytes */
+#define POOL_MIN_BYTES ((size_t)64 << 10) /* ... of at least this many bytes */
 #define POOL_MIN_MSGS 16                 /* ... holding at least this many largest messages */
 
 int rdma__pool_create(rdma_rank *t)
 {
     size_t body = (size_t)t->eager_limit + sizeof(uint64_t);
+    if (t->use_rma && body > INJECT_MAX) /* larger eager messages are read: rdma.c */
+        body = INJECT_MAX;
     if (body < sizeof(rdma_rts))
         body = sizeof(rdma_rts);
     t->pool_msg_max = sizeof(rdma_env) + body;
