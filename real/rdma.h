@@ -43,7 +43,7 @@
 
 /* The largest eager limit a run may have (calibrate's largest): every rank
  * allocates an eager message's worth for what overflows a receive, and
- * where commlab matches (the shm provider) 64 of them as receive buffers
+ * where commlab matches without RDMA reads 64 of them as receive buffers
  * (rdma_pool.c); a terabyte limit failed as "out of memory" in a rank. */
 #define RDMA_EAGER_MAX ((uint64_t)64 << 20)
 
