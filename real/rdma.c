@@ -221,7 +221,8 @@ static int post_msg(rdma_rank *t, int dst, uint64_t tag, uint64_t data, const vo
                    prelen + plen <= t->inject;
     size_t envlen = t->own_match && !shorten ? sizeof env : 0;
     size_t len = envlen + prelen + plen;
-    uint64_t short_data = shorten ? short_env((uint32_t)(data >> 32), (int)(tag & TAG_TAG_MASK)) : 0;
+    uint64_t short_data =
+        shorten ? short_env((uint32_t)(data >> 32), (int)(tag & TAG_TAG_MASK)) : 0;
     fi_addr_t to = t->addr[dst];
     double until = 0;
     ssize_t rc;

@@ -318,7 +318,8 @@ int rdma__pool_create(rdma_rank *t);
  * which post failed. */
 int rdma__pool_post_all(rdma_rank *t, cl_diag *d);
 /* Pool buffer p's completion e, from the rank at address from: the
- * message in it is matched and copied out; the buffer is posted again once the provider gave it back. */
+ * message in it is matched and copied out; the buffer is posted again
+ * once the provider gave it back. */
 void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e,
                      fi_addr_t from);
 /* xfer's pull hook: a receive commlab matched to a request to send. */
