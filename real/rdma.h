@@ -43,7 +43,7 @@
 
 /* The largest eager limit a run may have (calibrate's largest): every rank
  * allocates an eager message's worth for what overflows a receive, and
- * where commlab matches (the shm provider) 64 of them as receive buffers
+ * where commlab matches without RDMA reads 64 of them as receive buffers
  * (rdma_pool.c); a terabyte limit failed as "out of memory" in a rank. */
 #define RDMA_EAGER_MAX ((uint64_t)64 << 20)
 
@@ -84,6 +84,8 @@ typedef struct rdma_stats {
     uint64_t eager_sends;   /* pattern and barrier messages sent eagerly */
     uint64_t injects;       /* ... of which small enough for fi_tinject */
     uint64_t copies;        /* ... of which sent from a copy (above the inject size) */
+    uint64_t eager_reads;   /* ... of which read by the receiver from the pattern's buffer
+                               (commlab's matching with RDMA reads, above the inject size) */
     uint64_t copy_allocs;   /* copies allocated (the others reused a kept one) */
     uint64_t rma_reads;     /* rendezvous messages pulled by RDMA read */
     uint64_t tagged_rdv;    /* rendezvous messages moved by tagged messages */

@@ -119,7 +119,8 @@ void rdma__mr_release(rdma_mr_cache *c);
 
 enum { KIND_MSG, KIND_RTS, KIND_CTRL, KIND_DATA };              /* the envelope's kind */
 enum { H_FIN = 1, H_NACK, H_CTS, H_BYE };                      /* a control record's kind */
-enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL, OP_POOL }; /* contexts */
+enum { OP_RECV = 1, OP_READ, OP_DATA_RECV, OP_DATA_SEND, OP_BOUNCE, OP_CTRL, OP_POOL,
+       OP_MSG_READ }; /* contexts */
 
 /* A request to send: where the receiver reads the message. */
 typedef struct rdma_rts {
@@ -140,7 +141,11 @@ typedef struct rdma_ctl {
     uint64_t addr;  /* FIN: when the read began (double bits) */
 } rdma_ctl;
 
-/* commlab's matching: what precedes every body in a pool buffer. */
+/* commlab's matching: what precedes every body in a pool buffer, but for
+ * an eager message that fits one inject without it: its context and tag
+ * are then its remote CQ data (ENV_SHORT), its source the completion's
+ * (FI_SOURCE), its number one more than the last from that source. */
+#define ENV_SHORT_TAG_BITS 31
 typedef struct rdma_env {
     uint64_t tag;  /* kind, source, context bits, tag */
     uint64_t data; /* full context << 32 | message number */
@@ -167,9 +172,12 @@ typedef struct rdma_req {
     fi_addr_t from;         /* ... the sender's address */
 } rdma_req;
 
-typedef struct rdma_msg { /* commlab's matching: a request to send nobody wanted yet */
+typedef struct rdma_msg { /* commlab's matching: a message nobody wanted yet */
     xfer_msg x;           /* first */
-    rdma_rts rts;
+    rdma_rts rts;         /* a request to send: where its data is */
+    rdma_op op;           /* an eager one read into x.data: the read in flight */
+    uint64_t off, chunk;  /* ... bytes read, bytes of the read in flight */
+    int src;              /* ... the sender */
 } rdma_msg;
 
 typedef struct rdma_bounce { /* an eager message's copy, until sent */
@@ -204,6 +212,7 @@ typedef struct rdma_rank {
     bool own_match;            /* commlab matches (pool buffers), not libfabric */
     fi_addr_t *addr;           /* n: every rank's address */
     uint64_t *nmsg;            /* n: messages sent to each rank */
+    uint64_t *nrecv;           /* n, commlab's matching: messages arrived from each rank */
     rdma_mr_cache mrs;
     rdma_ctrl *ctrl;           /* CTRL_RECVS (libfabric's matching) */
     rdma_pool *pool;           /* POOL_BUFS (commlab's matching) */
@@ -291,6 +300,13 @@ void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src);
 /* Rendezvous receive r's read of r->chunk bytes completed: the next one,
  * or FIN and the receive completes. */
 void rdma__read_done(rdma_rank *t, rdma_req *r);
+/* Commlab's matching: the request to send of an eager message from src
+ * found no receive, m->x.data has room for it: read it there now (the
+ * send waits for it, never for a receive). */
+void rdma__msg_read(rdma_rank *t, rdma_msg *m, int src);
+/* m's read of m->chunk bytes completed: the next one, or FIN; a receive
+ * waiting for m takes it. */
+void rdma__msg_read_done(rdma_rank *t, rdma_msg *m);
 
 /* ---- rdma_pool.c: commlab's matching ---- */
 
@@ -301,9 +317,11 @@ int rdma__pool_create(rdma_rank *t);
 /* Posts every pool buffer (after fi_enable).  0, or CL_EIO with d saying
  * which post failed. */
 int rdma__pool_post_all(rdma_rank *t, cl_diag *d);
-/* Pool buffer p's completion e: the message in it is matched and copied
- * out; the buffer is posted again once the provider gave it back. */
-void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e);
+/* Pool buffer p's completion e, from the rank at address from: the
+ * message in it is matched and copied out; the buffer is posted again
+ * once the provider gave it back. */
+void rdma__pool_done(rdma_rank *t, rdma_pool *p, const struct fi_cq_tagged_entry *e,
+                     fi_addr_t from);
 /* xfer's pull hook: a receive commlab matched to a request to send. */
 void rdma__pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src);
 /* Frees the pool buffers (after the endpoint is closed).  Cannot fail. */

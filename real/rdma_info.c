@@ -41,9 +41,9 @@ struct fi_info *rdma__hints(const char *prov, bool rma, bool own_match)
         return NULL;
     h->ep_attr->type = FI_EP_RDM;
     h->caps = FI_TAGGED | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0) |
-              (own_match ? FI_MSG | FI_MULTI_RECV : 0);
-    if (!own_match)
-        h->domain_attr->cq_data_size = 8; /* the envelope's second word */
+              (own_match ? FI_MSG | FI_MULTI_RECV | FI_SOURCE : 0);
+    /* The envelope's second word; with own_match a short envelope. */
+    h->domain_attr->cq_data_size = 8;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     h->tx_attr->msg_order = FI_ORDER_SAS;
     h->rx_attr->msg_order = FI_ORDER_SAS;

@@ -257,6 +257,11 @@ static int exchange_addresses(rdma_rank *t, const job *j, cl_diag *d)
         if (ret != 1)
             return rdma__fail(d, CL_EIO, "fi_av_insert", ret < 0 ? ret : -FI_EINVAL,
                               "rank %d: the address of rank %d", t->me, i);
+        /* Commlab's matching reads a short envelope's source from the
+         * completion's address (FI_SOURCE): an FI_AV_TABLE index. */
+        if (t->own_match && t->addr[i] != (fi_addr_t)i)
+            return diag_set(d, CL_EIO, "rank %d: the address vector put rank %d at %llu",
+                            t->me, i, (unsigned long long)t->addr[i]);
     }
     return 0;
 }
@@ -309,6 +314,7 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
     t->bounce_cap = largest <= BOUNCE_KEEP_MAX ? largest : 0;
     t->use_rma = t->area->use_rma;
     if (!(t->addr = calloc(n, sizeof *t->addr)) || !(t->nmsg = calloc(n, sizeof *t->nmsg)) ||
+        !(t->nrecv = calloc(n, sizeof *t->nrecv)) ||
         !(t->spill = malloc(o->job.eager_limit ? (size_t)o->job.eager_limit : 1)) ||
         (t->own_match ? rdma__pool_create(t) : !(t->ctrl = calloc(CTRL_RECVS, sizeof *t->ctrl)))) {
         diag_set(d, CL_ENOMEM, "rank %d: out of memory", rank);
@@ -370,6 +376,7 @@ static void rdma_rank_close(real_rank *base)
     free(t->spill);
     free(t->addr);
     free(t->nmsg);
+    free(t->nrecv);
     free(t);
 }
 

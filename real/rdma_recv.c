@@ -27,25 +27,36 @@
 
 /* ---- the rendezvous, receiving side ---- */
 
-static void read_next(rdma_rank *t, rdma_req *r)
+/* Posts the read of the next piece of a message of total bytes, off of
+ * them read, from (raddr, rkey) at rank src into to: *chunk its bytes, op
+ * its context (its what set by the caller).  On failure the rank fails. */
+static void read_piece(rdma_rank *t, rdma_op *op, unsigned char *to, uint64_t total,
+                       uint64_t off, uint64_t *chunk, int src, uint64_t raddr, uint64_t rkey)
 {
-    uint64_t left = r->x.total - r->off;
+    uint64_t left = total - off;
     uint64_t max = t->max_msg < READ_CHUNK ? t->max_msg : READ_CHUNK;
-    r->chunk = left < max ? left : max;
-    r->op.what = OP_READ;
+    *chunk = left < max ? left : max;
     double until = 0;
     ssize_t rc;
-    struct iovec iov = {(char *)r->x.buf + r->off, (size_t)r->chunk};
-    struct fi_rma_iov rma = {r->raddr + r->off, (size_t)r->chunk, r->rkey};
+    struct iovec iov = {to + off, (size_t)*chunk};
+    struct fi_rma_iov rma = {raddr + off, (size_t)*chunk, rkey};
     void *desc = NULL;
-    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = r->from,
-                             .rma_iov = &rma, .rma_iov_count = 1, .context = &r->op};
+    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+                             .addr = t->addr[src], .rma_iov = &rma, .rma_iov_count = 1,
+                             .context = op};
     while ((rc = fi_readmsg(t->ep, &msg, t->read_flags)) == -FI_EAGAIN &&
            rdma__retry(t, &until, "an RDMA read"))
         ;
     if (rc && !t->x.failed)
         xfer_fatal(&t->x, CL_EIO, "fi_read of %llu bytes from rank %d: %s",
-              (unsigned long long)r->chunk, r->x.base.status.source, fi_strerror((int)-rc));
+                   (unsigned long long)*chunk, src, fi_strerror((int)-rc));
+}
+
+static void read_next(rdma_rank *t, rdma_req *r)
+{
+    r->op.what = OP_READ;
+    read_piece(t, &r->op, r->x.buf, r->x.total, r->off, &r->chunk, r->x.base.status.source,
+               r->raddr, r->rkey);
 }
 
 /* Receive r (its envelope taken) matched the request to send h from src:
@@ -100,12 +111,39 @@ void rdma__read_done(rdma_rank *t, rdma_req *r)
         read_next(t, r);
         return;
     }
-    t->stats.rma_reads++;
+    if (r->x.total > t->eager_limit)
+        t->stats.rma_reads++;
     double began = r->x.started;
     uint64_t bits;
     memcpy(&bits, &began, sizeof bits);
     rdma__ctl_send(t, r->x.base.status.source, H_FIN, r->send_id, 0, bits, false);
     xfer_finish_recv(&t->x, &r->x, r->x.sum);
+}
+
+void rdma__msg_read(rdma_rank *t, rdma_msg *m, int src)
+{
+    m->src = src;
+    m->off = 0;
+    m->x.got = 0;
+    m->op.what = OP_MSG_READ;
+    read_piece(t, &m->op, m->x.data, m->x.total, 0, &m->chunk, src, m->rts.addr, m->rts.key);
+}
+
+void rdma__msg_read_done(rdma_rank *t, rdma_msg *m)
+{
+    m->off += m->chunk;
+    rank_progressed(&t->x.base);
+    if (m->off < m->x.total) {
+        read_piece(t, &m->op, m->x.data, m->x.total, m->off, &m->chunk, m->src, m->rts.addr,
+                   m->rts.key);
+        return;
+    }
+    uint64_t bits;
+    memcpy(&bits, &m->x.arrived, sizeof bits);
+    rdma__ctl_send(t, m->src, H_FIN, m->rts.id, 0, bits, false);
+    m->x.got = m->x.total;
+    if (m->x.waiting)
+        xfer_deliver_copy(&t->x, m->x.waiting, &m->x);
 }
 
 /* ---- receiving with libfabric's matching ---- */

@@ -372,10 +372,11 @@ static void test_providers_list(void **state)
     assert_true(tcp);
 }
 
-/* Eager messages above the inject size go from a copy; the copies are
- * kept and reused once the provider is done with them, so 40 sends, each
- * answered before the next, allocate a handful, and every message still
- * arrives intact. */
+/* Eager messages above the inject size: with commlab's matching and RDMA
+ * reads the receiver reads each one from the sender's buffer (no copy);
+ * otherwise each goes from a copy, kept and reused once the provider is
+ * done with it, so 40 sends, each answered before the next, allocate a
+ * handful.  Every message still arrives intact. */
 #define COPIED_SENDS 40
 
 static int eager_copies(cl_comm *c, const cl_args *a)
@@ -395,10 +396,16 @@ static int eager_copies(cl_comm *c, const cl_args *a)
         }
     }
     uint64_t copies = st->copies - before.copies, allocs = st->copy_allocs - before.copy_allocs;
-    if (cl_rank(c) == 0 && (copies != COPIED_SENDS || allocs > 8))
-        return cl_fail(c, "%llu messages from a copy (want %d), %llu copies allocated "
-                       "(want at most 8, the ones kept)", (unsigned long long)copies,
-                       COPIED_SENDS, (unsigned long long)allocs);
+    uint64_t reads = st->eager_reads - before.eager_reads;
+    uint64_t want_copies = matched_here() && by_read() ? 0 : COPIED_SENDS;
+    if (cl_rank(c) == 0 && (copies != want_copies || reads != COPIED_SENDS - want_copies ||
+                            allocs > 8))
+        return cl_fail(c, "%llu messages from a copy (want %llu), %llu read from the buffer "
+                       "(want %llu), %llu copies allocated (want at most 8, the ones kept)",
+                       (unsigned long long)copies, (unsigned long long)want_copies,
+                       (unsigned long long)reads,
+                       (unsigned long long)(COPIED_SENDS - want_copies),
+                       (unsigned long long)allocs);
     return 0;
 }
 
@@ -414,11 +421,72 @@ static void test_eager_copies_reused(void **state)
     run_release(&r);
 }
 
+/* Head to head, eager above the inject size: both ranks send first, then
+ * receive; with commlab's matching each send waits for the other rank's
+ * transport to read it, never for its receive, so neither waits for the
+ * other (a deadlock here would be one the model does not have).  Rank 1
+ * also sends a second message before rank 0 posts its receive, and rank 0
+ * posts one receive too small for it: the read lands in a copy, the
+ * truncation is reported, the send completes. */
+static int eager_head_to_head(cl_comm *c, const cl_args *a)
+{
+    unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
+    int me = cl_rank(c), peer = 1 - me;
+    cl_fill(c, out, a->bytes, 30 + (unsigned long long)me);
+    CL_TRY(cl_send(c, out, a->bytes, peer, 1));
+    CL_TRY(cl_recv(c, in, a->bytes, peer, 1, NULL));
+    CL_TRY(cl_verify(c, in, a->bytes, 30 + (unsigned long long)peer, "head to head"));
+    /* The second message: sent before its receive is posted (the barrier),
+     * taken by a receive of the right size. */
+    if (me == 1) {
+        cl_fill(c, out, a->bytes, 40);
+        CL_TRY(cl_send(c, out, a->bytes, 0, 2));
+    }
+    CL_TRY(cl_barrier(c));
+    if (me == 0) {
+        CL_TRY(cl_recv(c, in, a->bytes, 1, 2, NULL));
+        CL_TRY(cl_verify(c, in, a->bytes, 40, "arrived before its receive"));
+    }
+    const rdma_stats *st = rdma_stats_of(c);
+    if (matched_here() && by_read() && st->eager_reads < 1)
+        return cl_fail(c, "rank %d read no eager message", me);
+    return 0;
+}
+
+static void test_eager_head_to_head(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {4 * KiB + 1, 64 * KiB};
+    for (size_t i = 0; i < 2; i++) {
+        run r;
+        run_pattern(&r, eager_head_to_head, 2, sizes[i], NULL,
+                    &(setup){.check = true, .deadlock_timeout = 5});
+        if (r.res.status)
+            fail_msg("%s, %llu bytes: %s", provider, (unsigned long long)sizes[i],
+                     r.res.diag.msg);
+        run_release(&r);
+    }
+    /* Into 1 KiB: refused by a posted receive, and read into a copy first
+     * when the receive comes after a barrier; the send completes. */
+    cl_pattern_fn *const small[] = {too_small, too_small_late};
+    for (size_t i = 0; i < 2; i++) {
+        run r;
+        run_pattern(&r, small[i], 2, 16 * KiB, NULL, &(setup){0});
+        if (r.res.status != CL_ETRUNC)
+            fail_msg("%s, 16 KiB into 1 KiB: status %s, want CL_ETRUNC: %s", provider,
+                     cl_errname(r.res.status), r.res.diag.msg);
+        assert_contains(r.res.diag.msg, "16 KiB");
+        run_release(&r);
+        assert_no_children();
+    }
+}
+
 /* The cases, once per provider (the group's setup names it). */
 #define RDMA_CASES                                                                      \
     REAL_CASES, cmocka_unit_test(test_rma_read_path), cmocka_unit_test(test_tagged_rendezvous), \
         cmocka_unit_test(test_mr_keys), cmocka_unit_test(test_early_arrivals),          \
-        cmocka_unit_test(test_eager_copies_reused), cmocka_unit_test(test_nothing_left)
+        cmocka_unit_test(test_eager_copies_reused), cmocka_unit_test(test_eager_head_to_head), \
+        cmocka_unit_test(test_nothing_left)
 
 static int on_tcp(void **state)
 {
