@@ -620,6 +620,8 @@ static bool consume(shm_rank *s, int src)
         eager_data(s, src, rg, at, len);
         break;
     case REC_EAGER:
+        for (size_t l = 1; l < record_lines(off, len); l++) /* fetched while matching */
+            __builtin_prefetch(rg + ((in->pos + l) % lines) * LINE);
         arrive(s, src, h, true, h->total, h->sum);
         if (h->total == 0) {
             if (in->req) {
