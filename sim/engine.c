@@ -129,6 +129,7 @@ struct sim_engine {
     sim_links links;     /* --sharing none: when each pair's link is free */
     sim_flow_sys *flows; /* --sharing maxmin: the flows in flight ... */
     sim_port *ports;     /* ... and every link resource's lone flow */
+    double mesh_bw, mesh_alpha; /* a tier mesh's route (sim_net_flow_mesh); 0: not one */
     /* flow_begin's route: here and not on the rank's stack, where it
      * would land on lines gone cold since the rank last ran. */
     int64_t route_ids[SIM_FLOW_MAX_ROUTE];
@@ -532,45 +533,86 @@ static void adopt(sim_engine *e, sim_req *s)
         unresolve(e, m->rreq);
 }
 
+static void flow_share(sim_engine *e, sim_msg *m, int n);
+
+/* Whether port p carries nothing at this instant (a lone flow that has
+ * ended is forgotten). */
+static inline bool port_free(sim_engine *e, sim_port *p)
+{
+    if (p->lone && p->until <= e->now)
+        p->lone = NULL; /* ended: stale */
+    return !p->flows && !p->lone;
+}
+
+/* m's bytes, alone on the free ports of its route (the n resources in
+ * ids, of bottleneck rate bytes/s), are priced at once: its ports name its
+ * send until they are out (see "lone flows" above). */
+static void flow_lone(sim_engine *e, sim_msg *m, const int64_t *ids, int n, double rate)
+{
+    /* As sim_flow_start prices a flow on idle resources. */
+    e->stats.flows++;
+    double end = e->now + (double)m->bytes / rate;
+    for (int i = 0; i < n; i++) {
+        e->ports[ids[i]].lone = m->sreq;
+        e->ports[ids[i]].until = end;
+    }
+    if (m->rreq)
+        m->sreq->u.recv = m->rreq;
+    else
+        m->sreq->u.msg = m;
+    m->sreq->lone_queued = !m->rreq;
+    m->lone_until = end;
+    e->stats.lone++;
+    flow_done(e, m, end);
+}
+
 /* m's bytes start moving now (its send's `started`): alone on free
  * ports, priced at once; otherwise in the solver, with the lone flows it
  * meets. */
 static void flow_begin(sim_engine *e, sim_msg *m)
 {
     int64_t *ids = e->route_ids; /* adopt() routes on its own arrays */
-    double *cap = e->route_cap, rate = INFINITY;
+    double *cap = e->route_cap;
+    if (e->mesh_bw > 0) {
+        /* sim_net_flow_mesh: the route every message of a mesh has. */
+        ids[0] = 2 * (int64_t)m->src;
+        ids[1] = 2 * (int64_t)m->dst + 1;
+        cap[0] = cap[1] = e->mesh_bw;
+        m->alpha = e->mesh_alpha;
+        bool out = port_free(e, &e->ports[ids[0]]), in = port_free(e, &e->ports[ids[1]]);
+        if (out && in && !e->o->solver_only)
+            flow_lone(e, m, ids, 2, e->mesh_bw);
+        else
+            flow_share(e, m, 2);
+        return;
+    }
     /* Called here, not through flow_route: one stack frame less on the
      * rank's cold stack, per message. */
-    int n = sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap, SIM_FLOW_MAX_ROUTE, &m->alpha);
+    int n = sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap, SIM_FLOW_MAX_ROUTE,
+                               &m->alpha);
     if (n <= 0 && !route_checked(e, m, n))
         return;
+    double rate = INFINITY;
     bool alone = true;
     for (int i = 0; i < n; i++) {
-        sim_port *p = &e->ports[ids[i]];
-        if (p->lone && p->until <= e->now)
-            p->lone = NULL; /* ended: stale */
-        alone = alone && !p->flows && !p->lone;
+        alone = port_free(e, &e->ports[ids[i]]) && alone;
         if (cap[i] < rate)
             rate = cap[i];
     }
+    if (alone && !e->o->solver_only)
+        flow_lone(e, m, ids, n, rate);
+    else
+        flow_share(e, m, n);
+}
+
+/* flow_begin's m meets other flows on its route (e->route_ids, n
+ * resources): it goes to the solver, with the lone flows it meets.  Out
+ * of line, so that a lone flow's pricing saves no registers for it. */
+__attribute__((noinline)) static void flow_share(sim_engine *e, sim_msg *m, int n)
+{
+    int64_t *ids = e->route_ids;
+    double *cap = e->route_cap;
     e->stats.flows++;
-    if (alone && !e->o->solver_only) {
-        /* As sim_flow_start prices a flow on idle resources. */
-        double end = e->now + (double)m->bytes / rate;
-        for (int i = 0; i < n; i++) {
-            e->ports[ids[i]].lone = m->sreq;
-            e->ports[ids[i]].until = end;
-        }
-        if (m->rreq)
-            m->sreq->u.recv = m->rreq;
-        else
-            m->sreq->u.msg = m;
-        m->sreq->lone_queued = !m->rreq;
-        m->lone_until = end;
-        e->stats.lone++;
-        flow_done(e, m, end);
-        return;
-    }
     for (int i = 0; i < n; i++)
         if (e->ports[ids[i]].lone)
             adopt(e, e->ports[ids[i]].lone);
@@ -1276,8 +1318,10 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
         (sim_flow_create(&e->flows, flow_moved, e) ||
          !(e->ports = calloc((size_t)sim_net_flow_ids(o->net), sizeof *e->ports))))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
-    if (e->flows)
+    if (e->flows) {
         sim_flow_keep_idle(e->flows);
+        sim_net_flow_mesh(o->net, &e->mesh_bw, &e->mesh_alpha);
+    }
     sim_sched_init(&e->sched);
     for (int i = 0; i < j->nranks; i++) {
         sim_rank *r = &e->ranks[i];
