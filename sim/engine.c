@@ -644,18 +644,25 @@ static void flow_end(sim_engine *e, sim_msg *m)
     flow_done(e, m, e->now);
 }
 
-/* Settles r to complete at time t; wakes its owner's wait when r was the
- * last request of the wait set with an unknown time.  A request settled
- * again (unresolve) has its record rewritten. */
-static void resolve(sim_engine *e, sim_req *r, double t)
+/* resolve's record of r, settled at t: made, or rewritten when r is
+ * settled again (unresolve).  Only when the run keeps records. */
+__attribute__((noinline)) static void resolve_record(sim_engine *e, sim_req *r, double t)
 {
-    r->done_at = t;
     if (r->rec)
         e->job->records->v[r->rec - 1].finished = t;
     else if (user_ctx(r->ctx))
-        r->rec = record(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
-                        r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes,
-                        r->msg_id, r->posted, r->started, t, r->base.blocking);
+        r->rec = record_add(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
+                            r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes,
+                            r->msg_id, r->posted, r->started, t, r->base.blocking);
+}
+
+/* Settles r to complete at time t; wakes its owner's wait when r was the
+ * last request of the wait set with an unknown time. */
+static void resolve(sim_engine *e, sim_req *r, double t)
+{
+    r->done_at = t;
+    if (e->job->records)
+        resolve_record(e, r, t);
     if (r->waited) {
         sim_rank *owner = &e->ranks[r->owner];
         owner->wait_until = later(owner->wait_until, t);
@@ -664,24 +671,27 @@ static void resolve(sim_engine *e, sim_req *r, double t)
     }
 }
 
+/* take's refusal: m does not fit r's buffer; fails the run. */
+__attribute__((noinline)) static bool take_refused(sim_engine *e, sim_req *r, sim_msg *m)
+{
+    char a[UNITS_BUF], b[UNITS_BUF];
+    r->base.err = CL_ETRUNC;
+    engine_fail(e, CL_ETRUNC,
+                "rank %d's receive buffer (%s, %llu bytes) is smaller than the message "
+                "rank %d sent it (%s, %llu bytes, tag %d)",
+                r->owner, units_size_str(a, r->bytes), (unsigned long long)r->bytes, m->src,
+                units_size_str(b, m->bytes), (unsigned long long)m->bytes, m->link.tag);
+    return false;
+}
+
 /* The receive r takes message m: checks the size, sets the status. */
-static bool take(sim_engine *e, sim_req *r, sim_msg *m)
+static inline bool take(sim_engine *e, sim_req *r, sim_msg *m)
 {
     r->msg_id = m->id;
     r->base.status.source = m->src;
     r->base.status.tag = m->link.tag;
     r->base.status.bytes = (size_t)m->bytes;
-    if (m->bytes > r->bytes) {
-        char a[UNITS_BUF], b[UNITS_BUF];
-        r->base.err = CL_ETRUNC;
-        engine_fail(e, CL_ETRUNC,
-                    "rank %d's receive buffer (%s, %llu bytes) is smaller than the message "
-                    "rank %d sent it (%s, %llu bytes, tag %d)",
-                    r->owner, units_size_str(a, r->bytes), (unsigned long long)r->bytes, m->src,
-                    units_size_str(b, m->bytes), (unsigned long long)m->bytes, m->link.tag);
-        return false;
-    }
-    return true;
+    return m->bytes <= r->bytes || take_refused(e, r, m);
 }
 
 /* Both ends of a rendezvous message are posted: the bytes move now (or
