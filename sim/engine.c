@@ -793,17 +793,27 @@ static sim_msg *msg_of(match_link *l)
     return (sim_msg *)((char *)l - offsetof(sim_msg, link));
 }
 
-/* A request just posted: nothing matched, completion time unknown; every
- * field written (pool memory is not zeroed). */
+/* A request just posted: nothing matched, completion time unknown.  Every
+ * field is written (pool memory is not zeroed), one by one: a compound
+ * literal of the whole struct compiles to a string store that costs more
+ * than the stores themselves. */
 static void req_init(sim_engine *e, sim_req *r, int owner, int peer, int tag, uint32_t ctx,
-                     void *buf, uint64_t bytes)
+                     void *buf, uint64_t bytes, bool is_send)
 {
-    *r = (sim_req){
-        .base.blocking = e->ranks[owner].comm.blocking_call,
-        .u.buf = buf, .bytes = bytes, .posted = e->now, .started = e->now,
-        .done_at = INFINITY, .owner = owner, .peer = peer, .tag = tag, .ctx = ctx,
-        .link = {.src = peer, .tag = tag, .ctx = ctx}, /* a receive's envelope */
-    };
+    r->base = (struct cl_request){.is_send = is_send,
+                                  .blocking = e->ranks[owner].comm.blocking_call};
+    r->link = (match_link){.src = peer, .tag = tag, .ctx = ctx}; /* a receive's envelope */
+    r->u.buf = buf;
+    r->bytes = bytes;
+    r->msg_id = 0;
+    r->posted = r->started = e->now;
+    r->done_at = INFINITY;
+    r->owner = owner;
+    r->peer = peer;
+    r->tag = tag;
+    r->ctx = ctx;
+    r->rec = 0;
+    r->waited = r->lone_queued = false;
 }
 
 static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
@@ -823,14 +833,23 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
             pool_give(&e->free_msgs, m); /* not initialized: no payload to free */
         return CL_ENOMEM;
     }
-    req_init(e, s, src, dst, tag, ctx, NULL, bytes);
-    s->base.is_send = true;
-    *m = (sim_msg){
-        .link = {.src = src, .tag = tag, .ctx = ctx}, .bytes = bytes, .id = ++e->next_msg,
-        .posted = e->now, .src = src, .dst = dst, .eager = bytes <= e->job->eager_limit,
-        .in_pattern = me->run.in_pattern,
-    };
-    s->msg_id = m->id;
+    req_init(e, s, src, dst, tag, ctx, NULL, bytes, true);
+    /* Field by field, as in req_init. */
+    m->link = (match_link){.src = src, .tag = tag, .ctx = ctx};
+    m->sreq = m->rreq = NULL;
+    m->flow = NULL;
+    m->gen = 0;
+    m->alpha = m->lone_until = 0;
+    m->data = NULL;
+    m->sbuf = NULL;
+    m->bytes = bytes;
+    s->msg_id = m->id = ++e->next_msg;
+    m->posted = e->now;
+    m->arrival = m->started = 0;
+    m->src = src;
+    m->dst = dst;
+    m->eager = bytes <= e->job->eager_limit;
+    m->in_pattern = me->run.in_pattern;
     if (user_ctx(ctx)) {
         e->res->messages++;
         e->res->bytes += bytes;
@@ -901,7 +920,7 @@ static int sim_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     sim_req *r = req_new(e);
     if (!r)
         return CL_ENOMEM;
-    req_init(e, r, (int)(me - e->ranks), src, tag, ctx, buf, bytes);
+    req_init(e, r, (int)(me - e->ranks), src, tag, ctx, buf, bytes, false);
     match_link *l = match_post_recv(&me->mq, &r->link);
     if (l) {
         sim_msg *m = msg_of(l);
