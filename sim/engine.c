@@ -274,7 +274,7 @@ static inline uint32_t record(sim_engine *e, rec_op op, int rank, int peer, int 
 }
 
 /* Wakes rank at t, unless its wait is reopened before then (unresolve). */
-static void wake_at(sim_engine *e, double t, int rank)
+static inline void wake_at(sim_engine *e, double t, int rank)
 {
     sim_event ev = {.time = t, .type = EV_WAKE, .rank = (uint32_t)rank,
                     .arg = e->ranks[rank].wake_gen};
@@ -477,7 +477,7 @@ static void unresolve(sim_engine *e, sim_req *r)
 
 /* m's bytes are all out at end: an eager send completes; the message
  * lands alpha later, at its receive if it has one. */
-static void flow_done(sim_engine *e, sim_msg *m, double end)
+static inline void flow_done(sim_engine *e, sim_msg *m, double end)
 {
     double arrival = end + m->alpha;
     if (!m->eager) {
@@ -547,7 +547,7 @@ static inline bool port_free(sim_engine *e, sim_port *p)
 /* m's bytes, alone on the free ports of its route (the n resources in
  * ids, of bottleneck rate bytes/s), are priced at once: its ports name its
  * send until they are out (see "lone flows" above). */
-static void flow_lone(sim_engine *e, sim_msg *m, const int64_t *ids, int n, double rate)
+static inline void flow_lone(sim_engine *e, sim_msg *m, const int64_t *ids, int n, double rate)
 {
     /* As sim_flow_start prices a flow on idle resources. */
     e->stats.flows++;
@@ -756,7 +756,7 @@ static sim_req *req_of(match_link *l);
  * the run), else it waits unexpected with a copy of its payload.  Returns
  * 1 (taken by a receive), 0 (unexpected) or CL_ENOMEM (then m is in no
  * queue). */
-static int eager_arrive(sim_engine *e, sim_msg *m, const void *buf, double start,
+static inline int eager_arrive(sim_engine *e, sim_msg *m, const void *buf, double start,
                         sim_req **recv)
 {
     match_queues *mq = &e->ranks[m->dst].mq;
