@@ -229,17 +229,21 @@ int sim_queue_push(sim_queue *q, const sim_event *ev)
 {
     if (!(ev->time >= 0.0)) /* also false for NaN */
         return CL_EINVAL;
-    sim_event x = *ev;
-    x.time += 0.0; /* -0.0 becomes +0.0, for the integer keys */
-    x.seq = q->next_seq;
+    double t = ev->time + 0.0; /* -0.0 becomes +0.0, for the integer keys */
     /* The common case, kept free of the rest: a ring with room whose last
      * event is not later. */
     size_t len = q->ring_len;
-    if (len == 0 || len == q->ring_cap || x.time < ring_at(q, len - 1)->time)
+    if (len == 0 || len == q->ring_cap || t < ring_at(q, len - 1)->time) {
+        sim_event x = *ev;
+        x.time = t;
+        x.seq = q->next_seq;
         return push_slow(q, &x);
-    *ring_at(q, len) = x;
+    }
+    sim_event *slot = ring_at(q, len);
+    *slot = *ev;
+    slot->time = t;
+    slot->seq = q->next_seq++;
     q->ring_len = len + 1;
-    q->next_seq++;
     return 0;
 }
 
