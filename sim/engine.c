@@ -461,7 +461,7 @@ static int flow_route(sim_engine *e, const sim_msg *m, int64_t *ids, double *cap
                                                   SIM_FLOW_MAX_ROUTE, alpha));
 }
 
-static void resolve(sim_engine *e, sim_req *r, double t);
+static inline void resolve(sim_engine *e, sim_req *r, double t);
 
 /* r, resolved provisionally, is not settled after all (its flow was handed
  * to the solver): a wait blocked on it waits for it again. */
@@ -658,7 +658,7 @@ __attribute__((noinline)) static void resolve_record(sim_engine *e, sim_req *r, 
 
 /* Settles r to complete at time t; wakes its owner's wait when r was the
  * last request of the wait set with an unknown time. */
-static void resolve(sim_engine *e, sim_req *r, double t)
+static inline void resolve(sim_engine *e, sim_req *r, double t)
 {
     r->done_at = t;
     if (e->job->records)
