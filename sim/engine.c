@@ -88,29 +88,32 @@ typedef struct alloc_hdr {
 } alloc_hdr;
 
 typedef struct sim_rank {
+    /* What every message and wait reads or writes comes first, so that at
+     * 10,000+ ranks a step touches few of the rank's cache lines (comm's
+     * own hot fields lead it, core/comm.h). */
     sim_coro co;
-    cl_comm comm;        /* the world communicator of this rank */
-    run_rank run;        /* its place in the iteration driver (core/run.h) */
-    match_queues mq;
     sim_engine *eng;
-    cl_request **wait_reqs; /* current wait set */
-    alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
-    double wait_start;
-    double wait_until;   /* latest known completion in the wait set */
+    uint8_t state;
+    uint8_t wait_call;   /* a wf_op */
+    bool poll_dry;       /* deferred, and nothing left to wake it: wait instead */
     int32_t wait_n;
     int32_t wait_unknown; /* requests in the wait set not matched yet */
+    uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
+    cl_request **wait_reqs; /* current wait set */
+    double wait_start;
+    double wait_until;   /* latest known completion in the wait set */
+    cl_request *poll_req; /* the request of its first failed cl_test at ... */
+    match_queues mq;
+    run_rank run;        /* its place in the iteration driver (core/run.h) */
+    cl_comm comm;        /* the world communicator of this rank */
+    double poll_at;      /* ... this instant (see sim_test) */
+    cl_request *poll_late; /* deferred: the request a later failed test polled */
+    int32_t poll_next;   /* the next rank deferred to the end of the instant, or -1 */
     int32_t link_dst;    /* the link this rank sent on last (-1: none) ... */
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
-    uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
-    cl_request *poll_req; /* the request of its first failed cl_test at ... */
-    double poll_at;      /* ... this instant (see sim_test) */
-    cl_request *poll_late; /* deferred: the request a later failed test polled */
-    int32_t poll_next;   /* the next rank deferred to the end of the instant, or -1 */
-    bool poll_dry;       /* deferred, and nothing left to wake it: wait instead */
-    uint8_t wait_call;   /* a wf_op */
-    uint8_t state;
+    alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
 } sim_rank;
 
 /* Requests and messages come from slabs so a step of a big run does not
