@@ -235,11 +235,16 @@ static void engine_fail(sim_engine *e, int err, const char *fmt, ...)
 
 /* ---- time and records ---- */
 
-/* fmax for times, which are never NaN: a compare, where fmax is a call
+/* fmax and fmin for times, which are never NaN: a compare, where fmax is a call
  * into libm on the hot path. */
 static inline double later(double a, double b)
 {
     return a > b ? a : b;
+}
+
+static inline double sooner(double a, double b)
+{
+    return a < b ? a : b;
 }
 
 static bool user_ctx(uint32_t ctx)
@@ -896,7 +901,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
                 resolve(e, r, m->arrival);
             msg_free(e, m);
         }
-        resolve(e, s, start + fmin(inject, travel));
+        resolve(e, s, start + sooner(inject, travel));
     } else {
         m->sreq = s;
         m->sbuf = buf;
