@@ -211,7 +211,8 @@ static sim_msg *msg_new(sim_engine *e)
 
 static void msg_free(sim_engine *e, sim_msg *m)
 {
-    free(m->data);
+    if (m->data) /* rare: an eager payload that waited; no call into libc otherwise */
+        free(m->data);
     pool_give(&e->free_msgs, m);
 }
 
