@@ -236,8 +236,8 @@ static void engine_fail(sim_engine *e, int err, const char *fmt, ...)
 
 /* ---- time and records ---- */
 
-/* fmax and fmin for times, which are never NaN: a compare, where fmax is a call
- * into libm on the hot path. */
+/* fmax and fmin for times, which are never NaN: a compare, where they are
+ * calls into libm on the hot path. */
 static inline double later(double a, double b)
 {
     return a > b ? a : b;
@@ -771,7 +771,7 @@ static sim_req *req_of(match_link *l);
  * 1 (taken by a receive), 0 (unexpected) or CL_ENOMEM (then m is in no
  * queue). */
 static inline int eager_arrive(sim_engine *e, sim_msg *m, const void *buf, double start,
-                        sim_req **recv)
+                               sim_req **recv)
 {
     match_queues *mq = &e->ranks[m->dst].mq;
     *recv = NULL;
