@@ -116,6 +116,10 @@ typedef struct sim_rank {
     alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
 } sim_rank;
 
+/* The bytes of a rank's cl_comm that every call reads (its fields before
+ * refused[], core/comm.h). */
+#define RANK_COMM_HOT offsetof(cl_comm, refused)
+
 /* Requests and messages come from slabs so a step of a big run does not
  * call malloc; the slabs are freed with the engine. */
 typedef struct slab {
@@ -1455,10 +1459,16 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
             }
             if (e.aborting || !sim_queue_pop(e.q, &ev))
                 break;
-            /* The next rank's stack is likely cold: fetch it while this one runs. */
+            /* The next rank's stack is likely cold: fetch it while this one
+             * runs, and its state's hot lines (sim_rank's first fields). */
             next = sim_queue_peek(e.q);
-            if (next && next->type == EV_WAKE)
-                sim_coro_prefetch(&e.ranks[next->rank].co);
+            if (next && next->type == EV_WAKE) {
+                sim_rank *r = &e.ranks[next->rank];
+                sim_coro_prefetch(&r->co);
+#pragma GCC unroll 8
+                for (size_t at = 0; at < offsetof(sim_rank, comm) + RANK_COMM_HOT; at += 64)
+                    __builtin_prefetch((char *)r + at);
+            }
             e.now = ev.time;
             e.stats.events++;
             handle(&e, &ev);
