@@ -69,23 +69,26 @@ __attribute__((format(printf, 2, 3))) static int refuse(cl_comm *c, const char *
     return CL_EINVAL;
 }
 
-/* The arguments of a send to dst (recv: from src) in c; call names it.
- * The test that passes is inline; what is wrong is found out of line. */
-static int refuse_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
-                       int tag, const void *buf, size_t bytes);
+/* The arguments of a send to peer (a receive, any: from peer, which may
+ * be CL_ANY_SOURCE) in c.  The test that passes is inline; what is wrong,
+ * and the name of the call, are found out of line. */
+static int refuse_args(cl_comm *c, int peer, bool any, int tag, const void *buf, size_t bytes);
 
-static inline int check_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
-                             int tag, const void *buf, size_t bytes)
+static inline int check_args(cl_comm *c, int peer, bool any, int tag, const void *buf,
+                             size_t bytes)
 {
     if (((unsigned)peer < (unsigned)c->size || (any && peer == CL_ANY_SOURCE)) &&
         tag >= (any ? CL_ANY_TAG : 0) && (buf || !bytes || !c->payload))
         return 0;
-    return refuse_args(c, call, dir, peer, any, tag, buf, bytes);
+    return refuse_args(c, peer, any, tag, buf, bytes);
 }
 
-static int refuse_args(cl_comm *c, const char *call, const char *dir, int peer, bool any,
-                       int tag, const void *buf, size_t bytes)
+static int refuse_args(cl_comm *c, int peer, bool any, int tag, const void *buf, size_t bytes)
 {
+    bool blocking = c->world->blocking_call;
+    const char *call = any ? (blocking ? "cl_recv" : "cl_irecv")
+                           : (blocking ? "cl_send" : "cl_isend");
+    const char *dir = any ? "from" : "to";
     if ((peer < 0 || peer >= c->size) && !(any && peer == CL_ANY_SOURCE))
         return refuse(c, "%s %s rank %d: the %s has ranks 0..%d (%d ranks)", call, dir, peer,
                       c->members ? "group" : "world", c->size - 1, c->size);
@@ -100,8 +103,7 @@ static int isend_call(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
                       cl_request **req)
 {
     *req = NULL;
-    if (check_args(c, c->world->blocking_call ? "cl_send" : "cl_isend", "to", dst, false, tag,
-                   buf, bytes))
+    if (check_args(c, dst, false, tag, buf, bytes))
         return CL_EINVAL;
     if (c->world->debug)
         return debug_isend(c, buf, bytes, dst, tag, req);
@@ -118,8 +120,7 @@ static int irecv_call(cl_comm *c, void *buf, size_t bytes, int src, int tag,
                       cl_request **req)
 {
     *req = NULL;
-    if (check_args(c, c->world->blocking_call ? "cl_recv" : "cl_irecv", "from", src, true, tag,
-                   buf, bytes))
+    if (check_args(c, src, true, tag, buf, bytes))
         return CL_EINVAL;
     if (c->world->debug)
         return debug_irecv(c, buf, bytes, src, tag, req);
@@ -133,16 +134,23 @@ int cl_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_request *
     return call_leave(c, outer, irecv_call(c, buf, bytes, src, tag, req));
 }
 
-/* Copies a done request's status out (source in c's ranks), frees it. */
-static int finish(cl_comm *c, cl_request **req, cl_status *st)
+/* A done request's status (source in c's ranks). */
+static void status_of(cl_comm *c, const cl_request *r, cl_status *st)
+{
+    *st = r->status;
+    if (!r->is_send)
+        st->source = local_rank(c, r->status.source);
+}
+
+/* Copies a done request's status out, frees it.  Inline: it runs once per
+ * request of every wait, and what it does without --debug is a few
+ * loads. */
+static inline int finish(cl_comm *c, cl_request **req, cl_status *st)
 {
     cl_request *r = *req;
     int err = r->err;
-    if (st) {
-        *st = r->status;
-        if (!r->is_send)
-            st->source = local_rank(c, r->status.source);
-    }
+    if (st)
+        status_of(c, r, st);
     if (c->world->debug) {
         int e = debug_complete(c, r);
         if (!err)

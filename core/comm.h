@@ -107,8 +107,10 @@ struct cl_comm {
                             request completed inside isend/irecv is recorded
                             as the blocking call it is */
     debug_state *debug;  /* world: --debug's checks (core/debug.h); NULL: off */
-    char refused[160];   /* world: why a call last returned CL_EINVAL ("" none) */
     comm_call call;      /* world: the call the rank is in */
+    char refused[160];   /* world: why a call last returned CL_EINVAL ("" none);
+                            last, so that the fields every call reads share
+                            the first cache lines */
 };
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */

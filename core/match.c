@@ -9,7 +9,7 @@ static void list_init(match_list *q)
     q->len = 0;
 }
 
-static void list_append(match_list *q, match_link *l, uint32_t which)
+static inline void list_append(match_list *q, match_link *l, uint32_t which)
 {
     l->next = NULL;
     l->prev = q->tail;
@@ -22,7 +22,7 @@ static void list_append(match_list *q, match_link *l, uint32_t which)
     l->queue = which;
 }
 
-static void list_unlink(match_list *q, match_link *l)
+static inline void list_unlink(match_list *q, match_link *l)
 {
     assert(q->len > 0);
     if (l->prev)

@@ -87,33 +87,42 @@ typedef struct alloc_hdr {
     max_align_t align[]; /* user memory follows */
 } alloc_hdr;
 
-/* Resuming a rank reads co, wake_gen and state only: together first, so
- * that the scheduler touches one cache line of a rank it wakes. */
 typedef struct sim_rank {
+    /* What every message and wait reads or writes comes first, so that at
+     * 10,000+ ranks a step touches few of the rank's cache lines (comm's
+     * own hot fields lead it, core/comm.h); resuming a rank reads co,
+     * state and wake_gen only, all in its first 64 bytes. */
     sim_coro co;
-    uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
-    uint8_t state;
-    cl_comm comm;        /* the world communicator of this rank */
-    run_rank run;        /* its place in the iteration driver (core/run.h) */
-    match_queues mq;
     sim_engine *eng;
-    cl_request **wait_reqs; /* current wait set */
-    alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
-    double wait_start;
-    double wait_until;   /* latest known completion in the wait set */
+    uint8_t state;
+    uint8_t wait_call;   /* a wf_op */
+    bool poll_dry;       /* deferred, and nothing left to wake it: wait instead */
     int32_t wait_n;
     int32_t wait_unknown; /* requests in the wait set not matched yet */
+    uint64_t wake_gen;   /* its wake-ups carry this; a stale one is ignored */
+    cl_request **wait_reqs; /* current wait set */
+    double wait_start;
+    double wait_until;   /* latest known completion in the wait set */
+    cl_request *poll_req; /* the request of its first failed cl_test at ... */
+    match_queues mq;
+    run_rank run;        /* its place in the iteration driver (core/run.h) */
+    cl_comm comm;        /* the world communicator of this rank */
+    double poll_at;      /* ... this instant (see sim_test) */
+    cl_request *poll_late; /* deferred: the request a later failed test polled */
+    int32_t poll_next;   /* the next rank deferred to the end of the instant, or -1 */
     int32_t link_dst;    /* the link this rank sent on last (-1: none) ... */
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
-    cl_request *poll_req; /* the request of its first failed cl_test at ... */
-    double poll_at;      /* ... this instant (see sim_test) */
-    cl_request *poll_late; /* deferred: the request a later failed test polled */
-    int32_t poll_next;   /* the next rank deferred to the end of the instant, or -1 */
-    bool poll_dry;       /* deferred, and nothing left to wake it: wait instead */
-    uint8_t wait_call;   /* a wf_op */
+    alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
 } sim_rank;
+
+_Static_assert(offsetof(sim_rank, wake_gen) + sizeof(uint64_t) <= 64,
+               "resuming a rank reads one line of it");
+
+/* The bytes of a rank's cl_comm that every call reads (its fields before
+ * refused[], core/comm.h). */
+#define RANK_COMM_HOT offsetof(cl_comm, refused)
 
 /* Requests and messages come from slabs so a step of a big run does not
  * call malloc; the slabs are freed with the engine. */
@@ -131,6 +140,7 @@ struct sim_engine {
     sim_links links;     /* --sharing none: when each pair's link is free */
     sim_flow_sys *flows; /* --sharing maxmin: the flows in flight ... */
     sim_port *ports;     /* ... and every link resource's lone flow */
+    double mesh_bw, mesh_alpha; /* a tier mesh's route (sim_net_flow_mesh); 0: not one */
     /* flow_begin's route: here and not on the rank's stack, where it
      * would land on lines gone cold since the rank last ran. */
     int64_t route_ids[SIM_FLOW_MAX_ROUTE];
@@ -163,8 +173,9 @@ typedef struct free_item {
     struct free_item *next;
 } free_item;
 
-/* An object of `size` bytes from the free list, zeroed; a new slab of 256
- * when the list is empty.  NULL when out of memory. */
+/* An object of `size` bytes from the free list, uninitialized (its user
+ * writes every field: req_init, sim_isend, adopt); a new slab of 256 when
+ * the list is empty.  NULL when out of memory. */
 static void *pool_take(sim_engine *e, free_item **list, size_t size)
 {
     if (!*list) {
@@ -181,7 +192,6 @@ static void *pool_take(sim_engine *e, free_item **list, size_t size)
     }
     free_item *f = *list;
     *list = f->next;
-    memset(f, 0, size);
     return f;
 }
 
@@ -209,7 +219,8 @@ static sim_msg *msg_new(sim_engine *e)
 
 static void msg_free(sim_engine *e, sim_msg *m)
 {
-    free(m->data);
+    if (m->data) /* rare: an eager payload that waited; no call into libc otherwise */
+        free(m->data);
     pool_give(&e->free_msgs, m);
 }
 
@@ -233,11 +244,16 @@ static void engine_fail(sim_engine *e, int err, const char *fmt, ...)
 
 /* ---- time and records ---- */
 
-/* fmax for times, which are never NaN: a compare, where fmax is a call
- * into libm on the hot path. */
+/* fmax and fmin for times, which are never NaN: a compare, where they are
+ * calls into libm on the hot path. */
 static inline double later(double a, double b)
 {
     return a > b ? a : b;
+}
+
+static inline double sooner(double a, double b)
+{
+    return a < b ? a : b;
 }
 
 static bool user_ctx(uint32_t ctx)
@@ -275,7 +291,7 @@ static inline uint32_t record(sim_engine *e, rec_op op, int rank, int peer, int 
 }
 
 /* Wakes rank at t, unless its wait is reopened before then (unresolve). */
-static void wake_at(sim_engine *e, double t, int rank)
+static inline void wake_at(sim_engine *e, double t, int rank)
 {
     sim_event ev = {.time = t, .type = EV_WAKE, .rank = (uint32_t)rank,
                     .arg = e->ranks[rank].wake_gen};
@@ -305,7 +321,12 @@ static void cost(sim_engine *e, int src, int dst, uint64_t bytes, double *travel
  * src -> dst carries one message's bytes at a time (sim/links.h). */
 static double reserve(sim_engine *e, int src, int dst, double ready, double inject)
 {
-    if (src == dst)
+    /* With shared links, the messages priced here are the zero-byte ones
+     * (the barrier's): they keep a link busy 0 / B = 0 seconds (no machine
+     * model shares links) and are ready when posted, so every link is free
+     * when they come and the table has nothing to say.  Skipping it keeps
+     * the barrier of a big run out of a table of every pair it touched. */
+    if (src == dst || (e->flows && inject == 0))
         return ready;
     /* Most patterns send to the same peer again and again: the sender keeps
      * its last link's time at hand and the table sees only changes. */
@@ -462,7 +483,7 @@ static int flow_route(sim_engine *e, const sim_msg *m, int64_t *ids, double *cap
                                                   SIM_FLOW_MAX_ROUTE, alpha));
 }
 
-static void resolve(sim_engine *e, sim_req *r, double t);
+static inline void resolve(sim_engine *e, sim_req *r, double t);
 
 /* r, resolved provisionally, is not settled after all (its flow was handed
  * to the solver): a wait blocked on it waits for it again. */
@@ -478,7 +499,7 @@ static void unresolve(sim_engine *e, sim_req *r)
 
 /* m's bytes are all out at end: an eager send completes; the message
  * lands alpha later, at its receive if it has one. */
-static void flow_done(sim_engine *e, sim_msg *m, double end)
+static inline void flow_done(sim_engine *e, sim_msg *m, double end)
 {
     double arrival = end + m->alpha;
     if (!m->eager) {
@@ -506,13 +527,9 @@ static void adopt(sim_engine *e, sim_req *s)
             engine_fail(e, CL_ENOMEM, "out of memory sharing a link");
             return;
         }
-        m->id = s->msg_id;
-        m->src = s->owner;
-        m->dst = s->peer;
-        m->bytes = s->bytes;
-        m->eager = s->bytes <= e->job->eager_limit;
-        m->sreq = s;
-        m->rreq = s->u.recv;
+        *m = (sim_msg){.sreq = s, .rreq = s->u.recv, .bytes = s->bytes, .id = s->msg_id,
+                       .src = s->owner, .dst = s->peer,
+                       .eager = s->bytes <= e->job->eager_limit};
     }
     m->lone_until = 0;
     s->u.recv = NULL;
@@ -538,45 +555,86 @@ static void adopt(sim_engine *e, sim_req *s)
         unresolve(e, m->rreq);
 }
 
+static void flow_share(sim_engine *e, sim_msg *m, int n);
+
+/* Whether port p carries nothing at this instant (a lone flow that has
+ * ended is forgotten). */
+static inline bool port_free(sim_engine *e, sim_port *p)
+{
+    if (p->lone && p->until <= e->now)
+        p->lone = NULL; /* ended: stale */
+    return !p->flows && !p->lone;
+}
+
+/* m's bytes, alone on the free ports of its route (the n resources in
+ * ids, of bottleneck rate bytes/s), are priced at once: its ports name its
+ * send until they are out (see "lone flows" above). */
+static inline void flow_lone(sim_engine *e, sim_msg *m, const int64_t *ids, int n, double rate)
+{
+    /* As sim_flow_start prices a flow on idle resources. */
+    e->stats.flows++;
+    double end = e->now + (double)m->bytes / rate;
+    for (int i = 0; i < n; i++) {
+        e->ports[ids[i]].lone = m->sreq;
+        e->ports[ids[i]].until = end;
+    }
+    if (m->rreq)
+        m->sreq->u.recv = m->rreq;
+    else
+        m->sreq->u.msg = m;
+    m->sreq->lone_queued = !m->rreq;
+    m->lone_until = end;
+    e->stats.lone++;
+    flow_done(e, m, end);
+}
+
 /* m's bytes start moving now (its send's `started`): alone on free
  * ports, priced at once; otherwise in the solver, with the lone flows it
  * meets. */
 static void flow_begin(sim_engine *e, sim_msg *m)
 {
     int64_t *ids = e->route_ids; /* adopt() routes on its own arrays */
-    double *cap = e->route_cap, rate = INFINITY;
+    double *cap = e->route_cap;
+    if (e->mesh_bw > 0) {
+        /* sim_net_flow_mesh: the route every message of a mesh has. */
+        ids[0] = 2 * (int64_t)m->src;
+        ids[1] = 2 * (int64_t)m->dst + 1;
+        cap[0] = cap[1] = e->mesh_bw;
+        m->alpha = e->mesh_alpha;
+        bool out = port_free(e, &e->ports[ids[0]]), in = port_free(e, &e->ports[ids[1]]);
+        if (out && in && !e->o->solver_only)
+            flow_lone(e, m, ids, 2, e->mesh_bw);
+        else
+            flow_share(e, m, 2);
+        return;
+    }
     /* Called here, not through flow_route: one stack frame less on the
      * rank's cold stack, per message. */
-    int n = sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap, SIM_FLOW_MAX_ROUTE, &m->alpha);
+    int n = sim_net_flow_route(e->o->net, m->src, m->dst, ids, cap, SIM_FLOW_MAX_ROUTE,
+                               &m->alpha);
     if (n <= 0 && !route_checked(e, m, n))
         return;
+    double rate = INFINITY;
     bool alone = true;
     for (int i = 0; i < n; i++) {
-        sim_port *p = &e->ports[ids[i]];
-        if (p->lone && p->until <= e->now)
-            p->lone = NULL; /* ended: stale */
-        alone = alone && !p->flows && !p->lone;
+        alone = port_free(e, &e->ports[ids[i]]) && alone;
         if (cap[i] < rate)
             rate = cap[i];
     }
+    if (alone && !e->o->solver_only)
+        flow_lone(e, m, ids, n, rate);
+    else
+        flow_share(e, m, n);
+}
+
+/* flow_begin's m meets other flows on its route (e->route_ids, n
+ * resources): it goes to the solver, with the lone flows it meets.  Out
+ * of line, so that a lone flow's pricing saves no registers for it. */
+__attribute__((noinline)) static void flow_share(sim_engine *e, sim_msg *m, int n)
+{
+    int64_t *ids = e->route_ids;
+    double *cap = e->route_cap;
     e->stats.flows++;
-    if (alone && !e->o->solver_only) {
-        /* As sim_flow_start prices a flow on idle resources. */
-        double end = e->now + (double)m->bytes / rate;
-        for (int i = 0; i < n; i++) {
-            e->ports[ids[i]].lone = m->sreq;
-            e->ports[ids[i]].until = end;
-        }
-        if (m->rreq)
-            m->sreq->u.recv = m->rreq;
-        else
-            m->sreq->u.msg = m;
-        m->sreq->lone_queued = !m->rreq;
-        m->lone_until = end;
-        e->stats.lone++;
-        flow_done(e, m, end);
-        return;
-    }
     for (int i = 0; i < n; i++)
         if (e->ports[ids[i]].lone)
             adopt(e, e->ports[ids[i]].lone);
@@ -608,18 +666,25 @@ static void flow_end(sim_engine *e, sim_msg *m)
     flow_done(e, m, e->now);
 }
 
-/* Settles r to complete at time t; wakes its owner's wait when r was the
- * last request of the wait set with an unknown time.  A request settled
- * again (unresolve) has its record rewritten. */
-static void resolve(sim_engine *e, sim_req *r, double t)
+/* resolve's record of r, settled at t: made, or rewritten when r is
+ * settled again (unresolve).  Only when the run keeps records. */
+__attribute__((noinline)) static void resolve_record(sim_engine *e, sim_req *r, double t)
 {
-    r->done_at = t;
     if (r->rec)
         e->job->records->v[r->rec - 1].finished = t;
     else if (user_ctx(r->ctx))
-        r->rec = record(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
-                        r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes,
-                        r->msg_id, r->posted, r->started, t, r->base.blocking);
+        r->rec = record_add(e, r->base.is_send ? REC_SEND : REC_RECV, r->owner,
+                            r->base.is_send ? r->peer : r->base.status.source, r->tag, r->bytes,
+                            r->msg_id, r->posted, r->started, t, r->base.blocking);
+}
+
+/* Settles r to complete at time t; wakes its owner's wait when r was the
+ * last request of the wait set with an unknown time. */
+static inline void resolve(sim_engine *e, sim_req *r, double t)
+{
+    r->done_at = t;
+    if (e->job->records)
+        resolve_record(e, r, t);
     if (r->waited) {
         sim_rank *owner = &e->ranks[r->owner];
         owner->wait_until = later(owner->wait_until, t);
@@ -628,24 +693,27 @@ static void resolve(sim_engine *e, sim_req *r, double t)
     }
 }
 
+/* take's refusal: m does not fit r's buffer; fails the run. */
+__attribute__((noinline)) static bool take_refused(sim_engine *e, sim_req *r, sim_msg *m)
+{
+    char a[UNITS_BUF], b[UNITS_BUF];
+    r->base.err = CL_ETRUNC;
+    engine_fail(e, CL_ETRUNC,
+                "rank %d's receive buffer (%s, %llu bytes) is smaller than the message "
+                "rank %d sent it (%s, %llu bytes, tag %d)",
+                r->owner, units_size_str(a, r->bytes), (unsigned long long)r->bytes, m->src,
+                units_size_str(b, m->bytes), (unsigned long long)m->bytes, m->link.tag);
+    return false;
+}
+
 /* The receive r takes message m: checks the size, sets the status. */
-static bool take(sim_engine *e, sim_req *r, sim_msg *m)
+static inline bool take(sim_engine *e, sim_req *r, sim_msg *m)
 {
     r->msg_id = m->id;
     r->base.status.source = m->src;
     r->base.status.tag = m->link.tag;
     r->base.status.bytes = (size_t)m->bytes;
-    if (m->bytes > r->bytes) {
-        char a[UNITS_BUF], b[UNITS_BUF];
-        r->base.err = CL_ETRUNC;
-        engine_fail(e, CL_ETRUNC,
-                    "rank %d's receive buffer (%s, %llu bytes) is smaller than the message "
-                    "rank %d sent it (%s, %llu bytes, tag %d)",
-                    r->owner, units_size_str(a, r->bytes), (unsigned long long)r->bytes, m->src,
-                    units_size_str(b, m->bytes), (unsigned long long)m->bytes, m->link.tag);
-        return false;
-    }
-    return true;
+    return m->bytes <= r->bytes || take_refused(e, r, m);
 }
 
 /* Both ends of a rendezvous message are posted: the bytes move now (or
@@ -710,8 +778,8 @@ static sim_req *req_of(match_link *l);
  * the run), else it waits unexpected with a copy of its payload.  Returns
  * 1 (taken by a receive), 0 (unexpected) or CL_ENOMEM (then m is in no
  * queue). */
-static int eager_arrive(sim_engine *e, sim_msg *m, const void *buf, double start,
-                        sim_req **recv)
+static inline int eager_arrive(sim_engine *e, sim_msg *m, const void *buf, double start,
+                               sim_req **recv)
 {
     match_queues *mq = &e->ranks[m->dst].mq;
     *recv = NULL;
@@ -747,19 +815,27 @@ static sim_msg *msg_of(match_link *l)
     return (sim_msg *)((char *)l - offsetof(sim_msg, link));
 }
 
-/* A request just posted: nothing matched, completion time unknown. */
+/* A request just posted: nothing matched, completion time unknown.  Every
+ * field is written (pool memory is not zeroed), one by one: a compound
+ * literal of the whole struct compiles to a string store that costs more
+ * than the stores themselves. */
 static void req_init(sim_engine *e, sim_req *r, int owner, int peer, int tag, uint32_t ctx,
-                     void *buf, uint64_t bytes)
+                     void *buf, uint64_t bytes, bool is_send)
 {
+    r->base = (struct cl_request){.is_send = is_send,
+                                  .blocking = e->ranks[owner].comm.blocking_call};
+    r->link = (match_link){.src = peer, .tag = tag, .ctx = ctx}; /* a receive's envelope */
+    r->u.buf = buf;
+    r->bytes = bytes;
+    r->msg_id = 0;
+    r->posted = r->started = e->now;
+    r->done_at = INFINITY;
     r->owner = owner;
     r->peer = peer;
     r->tag = tag;
     r->ctx = ctx;
-    r->u.buf = buf;
-    r->bytes = bytes;
-    r->posted = r->started = e->now;
-    r->done_at = INFINITY;
-    r->base.blocking = e->ranks[owner].comm.blocking_call;
+    r->rec = 0;
+    r->waited = r->lone_queued = false;
 }
 
 static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
@@ -776,20 +852,26 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
         if (s)
             req_free(e, s);
         if (m)
-            msg_free(e, m);
+            pool_give(&e->free_msgs, m); /* not initialized: no payload to free */
         return CL_ENOMEM;
     }
-    req_init(e, s, src, dst, tag, ctx, NULL, bytes);
-    s->base.is_send = true;
-    m->id = ++e->next_msg;
+    req_init(e, s, src, dst, tag, ctx, NULL, bytes, true);
+    /* Field by field, as in req_init. */
+    m->link = (match_link){.src = src, .tag = tag, .ctx = ctx};
+    m->sreq = m->rreq = NULL;
+    m->flow = NULL;
+    m->gen = 0;
+    m->alpha = m->lone_until = 0;
+    m->data = NULL;
+    m->sbuf = NULL;
+    m->bytes = bytes;
+    s->msg_id = m->id = ++e->next_msg;
+    m->posted = e->now;
+    m->arrival = m->started = 0;
     m->src = src;
     m->dst = dst;
-    m->bytes = bytes;
-    m->posted = e->now;
     m->eager = bytes <= e->job->eager_limit;
     m->in_pattern = me->run.in_pattern;
-    s->msg_id = m->id;
-    match_link_init(&m->link, src, tag, ctx);
     if (user_ctx(ctx)) {
         e->res->messages++;
         e->res->bytes += bytes;
@@ -833,7 +915,7 @@ static int sim_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag
                 resolve(e, r, m->arrival);
             msg_free(e, m);
         }
-        resolve(e, s, start + fmin(inject, travel));
+        resolve(e, s, start + sooner(inject, travel));
     } else {
         m->sreq = s;
         m->sbuf = buf;
@@ -860,8 +942,7 @@ static int sim_irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint
     sim_req *r = req_new(e);
     if (!r)
         return CL_ENOMEM;
-    req_init(e, r, (int)(me - e->ranks), src, tag, ctx, buf, bytes);
-    match_link_init(&r->link, src, tag, ctx);
+    req_init(e, r, (int)(me - e->ranks), src, tag, ctx, buf, bytes, false);
     match_link *l = match_post_recv(&me->mq, &r->link);
     if (l) {
         sim_msg *m = msg_of(l);
@@ -1288,8 +1369,10 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
         (sim_flow_create(&e->flows, flow_moved, e) ||
          !(e->ports = calloc((size_t)sim_net_flow_ids(o->net), sizeof *e->ports))))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
-    if (e->flows)
+    if (e->flows) {
         sim_flow_keep_idle(e->flows);
+        sim_net_flow_mesh(o->net, &e->mesh_bw, &e->mesh_alpha);
+    }
     sim_sched_init(&e->sched);
     for (int i = 0; i < j->nranks; i++) {
         sim_rank *r = &e->ranks[i];
@@ -1380,12 +1463,16 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
             }
             if (e.aborting || !sim_queue_pop(e.q, &ev))
                 break;
-            /* The next rank is likely cold: fetch its stack and its state
-             * while this one runs, without reading either. */
+            /* The next rank is likely cold: fetch its stack (without
+             * reading the rank) and its state's hot lines (sim_rank's first
+             * fields) while this one runs. */
             next = sim_queue_peek(e.q);
             if (next && next->type == EV_WAKE) {
+                char *r = (char *)&e.ranks[next->rank];
                 sim_stacks_prefetch(e.stacks, (size_t)next->rank);
-                __builtin_prefetch(&e.ranks[next->rank]);
+#pragma GCC unroll 8
+                for (size_t at = 0; at < offsetof(sim_rank, comm) + RANK_COMM_HOT; at += 64)
+                    __builtin_prefetch(r + at);
             }
             e.now = ev.time;
             e.stats.events++;

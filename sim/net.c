@@ -422,6 +422,15 @@ int sim_net_route(sim_net *n, int src, int dst, const sim_link_dir **hops, size_
     return 0;
 }
 
+bool sim_net_flow_mesh(const sim_net *n, double *bw, double *alpha)
+{
+    if (n->machine || n->kind != NET_MESH)
+        return false;
+    *bw = n->bw;
+    *alpha = n->alpha;
+    return true;
+}
+
 bool sim_net_can_share(const sim_net *n)
 {
     return !n->machine;

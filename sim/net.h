@@ -196,6 +196,12 @@ int sim_net_route(sim_net *n, int src, int dst, const sim_link_dir **hops, size_
  * (sim_net_path's). */
 int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, int max,
                        double *alpha);
+/* True when n is a tier mesh that can share links: then every message's
+ * route is src's out port (id 2 src) and dst's in port (id 2 dst + 1),
+ * each of *bw bytes/s, with latency *alpha, which is what
+ * sim_net_flow_route answers, without a call per message.  False (and
+ * nothing written) otherwise.  Cannot fail. */
+bool sim_net_flow_mesh(const sim_net *n, double *bw, double *alpha);
 /* Whether n can share links (sim_net_flow_route works). */
 bool sim_net_can_share(const sim_net *n);
 /* The ids sim_net_flow_route gives are below this. */

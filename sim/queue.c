@@ -187,7 +187,8 @@ static void heap_sift_down(sim_event *h, size_t n, const sim_event *x)
     h[i] = *x;
 }
 
-static void heap_pop(sim_queue *q, sim_event *out)
+/* Out of line, so that a pop from the ring saves no registers. */
+__attribute__((noinline)) static void heap_pop(sim_queue *q, sim_event *out)
 {
     *out = q->heap[0];
     q->heap_len--;
@@ -204,26 +205,45 @@ static inline sim_event *ring_at(const sim_queue *q, size_t k)
     return &q->ring[(q->ring_head + k) & (q->ring_cap - 1)];
 }
 
-int sim_queue_push(sim_queue *q, const sim_event *ev)
+/* The push that does not fit the ring's fast path: the ring must grow, or
+ * x goes to the heap.  x's time and seq are final.  Out of line, so that
+ * the fast path saves no registers. */
+__attribute__((noinline)) static int push_slow(sim_queue *q, const sim_event *x)
 {
-    if (!(ev->time >= 0.0)) /* also false for NaN */
-        return CL_EINVAL;
-    sim_event x = *ev;
-    if (x.time == 0.0)
-        x.time = 0.0; /* -0.0 becomes +0.0, for the integer keys */
-    x.seq = q->next_seq;
-    if (q->ring_len == 0 || x.time >= ring_at(q, q->ring_len - 1)->time) {
+    if (q->ring_len == 0 || x->time >= ring_at(q, q->ring_len - 1)->time) {
         if (ring_reserve(q) != 0)
             return CL_ENOMEM;
-        *ring_at(q, q->ring_len) = x;
+        *ring_at(q, q->ring_len) = *x;
         q->ring_len++;
     } else {
         if (heap_reserve(q) != 0)
             return CL_ENOMEM;
-        heap_sift_up(q->heap, q->heap_len, &x);
+        heap_sift_up(q->heap, q->heap_len, x);
         q->heap_len++;
     }
     q->next_seq++;
+    return 0;
+}
+
+int sim_queue_push(sim_queue *q, const sim_event *ev)
+{
+    if (!(ev->time >= 0.0)) /* also false for NaN */
+        return CL_EINVAL;
+    double t = ev->time + 0.0; /* -0.0 becomes +0.0, for the integer keys */
+    /* The common case, kept free of the rest: a ring with room whose last
+     * event is not later. */
+    size_t len = q->ring_len;
+    if (len == 0 || len == q->ring_cap || t < ring_at(q, len - 1)->time) {
+        sim_event x = *ev;
+        x.time = t;
+        x.seq = q->next_seq;
+        return push_slow(q, &x);
+    }
+    sim_event *slot = ring_at(q, len);
+    *slot = *ev;
+    slot->time = t;
+    slot->seq = q->next_seq++;
+    q->ring_len = len + 1;
     return 0;
 }
 

@@ -137,6 +137,51 @@ static void test_gap(void **state)
     sim_net_destroy(n);
 }
 
+/* sim_net_flow_mesh answers, once, what sim_net_flow_route answers for
+ * every pair of a tier mesh (the engine prices each message from it), and
+ * nothing for a topology or a machine mesh. */
+static void test_flow_mesh(void **state)
+{
+    (void)state;
+    cl_tier t = {.name = "x", .alpha = 1.5e-6, .bandwidth = 25e9};
+    sim_net *n;
+    assert_int_equal(sim_net_create_tier(&n, &t, 5, NULL), 0);
+    double bw = 0, alpha = 0;
+    assert_true(sim_net_flow_mesh(n, &bw, &alpha));
+    assert_true(bw == 25e9 && alpha == 1.5e-6);
+    for (int s = 0; s < 5; s++)
+        for (int d = 0; d < 5; d++) {
+            if (s == d)
+                continue;
+            int64_t ids[4];
+            double cap[4], a = -1;
+            assert_int_equal(sim_net_flow_route(n, s, d, ids, cap, 4, &a), 2);
+            assert_true(ids[0] == 2 * s && ids[1] == 2 * d + 1);
+            assert_true(cap[0] == bw && cap[1] == bw && a == alpha);
+        }
+    sim_net_destroy(n);
+
+    n = load("topology: [Switch, Switch]\nnpus_count: [4, 2]\n"
+             "bandwidth: [300GB/s, 50GB/s]\nlatency: [1us, 3us]\n",
+             NULL);
+    bw = alpha = -1;
+    assert_false(sim_net_flow_mesh(n, &bw, &alpha));
+    assert_true(bw == -1 && alpha == -1); /* nothing written */
+    sim_net_destroy(n);
+
+    machine m;
+    cl_diag d = {{0}};
+    if (machine_load_string(&m, "m.yaml",
+                            "host: h\nbackend: shm\neager_limit: 64KiB\nsegments:\n"
+                            "  - {upto: 64MiB, alpha: 4us, bandwidth: 10GB/s}\n",
+                            &d))
+        fail_msg("%s", d.msg);
+    assert_int_equal(sim_net_create_machine(&n, &m, 2, NULL), 0);
+    assert_false(sim_net_flow_mesh(n, &bw, &alpha));
+    assert_false(sim_net_can_share(n));
+    sim_net_destroy(n);
+}
+
 /* A million ranks cost no memory per rank: link ids are pair indices. */
 static void test_mesh_million(void **state)
 {
@@ -473,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_explicit),         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_cache_eviction),   cmocka_unit_test(test_errors),
         cmocka_unit_test(test_determinism),      cmocka_unit_test(test_gap),
+        cmocka_unit_test(test_flow_mesh),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,17 +1,6 @@
 /* coll.c - blocks, data checks and the fold of coll.h. */
 #include "coll.h"
 
-size_t coll_first(size_t total, int k, int j)
-{
-    size_t base = total / (size_t)k, extra = total % (size_t)k, uj = (size_t)j;
-    return uj * base + (uj < extra ? uj : extra);
-}
-
-size_t coll_len(size_t total, int k, int j)
-{
-    return total / (size_t)k + ((size_t)j < total % (size_t)k ? 1 : 0);
-}
-
 size_t coll_span(size_t total, int k, int j, int n)
 {
     return coll_first(total, k, j + n - 1) + coll_len(total, k, j + n - 1) -

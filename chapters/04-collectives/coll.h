@@ -31,8 +31,19 @@
 
 /* ---- blocks (cannot fail) ---- */
 
-size_t coll_first(size_t total, int k, int j);
-size_t coll_len(size_t total, int k, int j);
+/* Inline: a ring step asks for two blocks' bounds per message, and one
+ * division then serves all four answers. */
+static inline size_t coll_first(size_t total, int k, int j)
+{
+    size_t base = total / (size_t)k, extra = total % (size_t)k, uj = (size_t)j;
+    return uj * base + (uj < extra ? uj : extra);
+}
+
+static inline size_t coll_len(size_t total, int k, int j)
+{
+    return total / (size_t)k + ((size_t)j < total % (size_t)k ? 1 : 0);
+}
+
 /* Units from the start of block j to the end of block j + n - 1. */
 size_t coll_span(size_t total, int k, int j, int n);
 
