@@ -357,7 +357,7 @@ static int line_rounds(const char *backend, const char *btl)
         ratio8[done++] = ours[3].lat.median / mpi[3].lat.median;
         bool shift = ok0 && ok1 && (l0.median > 1.25 * l1.median || l1.median > 1.25 * l0.median);
         moved += shift;
-        char c[UNITS_BUF], d[UNITS_BUF], e[UNITS_BUF], f[UNITS_BUF], round[8];
+        char c[UNITS_BUF], d[UNITS_BUF], e[UNITS_BUF], f[UNITS_BUF], round[16];
         snprintf(round, sizeof round, "%d%s", r + 1, shift ? "*" : "");
         printf("%-6s %-10s %-12s %-10s %-12s %-9.2f %.2f-%.2f, slower at %s\n", round,
                line_text(c, &l0, ok0), units_time_digits(d, ours[3].lat.median, 3),
