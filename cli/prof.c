@@ -155,6 +155,7 @@ static const struct {
 } rules[] = {
     {"coro.c", true, PH_SWITCH},   {"coro_x86_64.S", true, PH_SWITCH},
     {"coro_aarch64.S", true, PH_SWITCH}, {"sim_coro_", false, PH_SWITCH},
+    {"sim_stacks_", false, PH_SWITCH},
     {"sim__coro_", false, PH_SWITCH}, {"sim_sched_", false, PH_SWITCH},
     {"queue.c", true, PH_QUEUE},   {"sim_queue_", false, PH_QUEUE},
     {"match.c", true, PH_MATCH},   {"match_", false, PH_MATCH},

@@ -61,7 +61,7 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     size_t times = line_up(n * (size_t)o->job.iters * sizeof(double));
     size_t recs = line_up(n * j->rec_cap * sizeof(cl_record));
     size_t addrs = line_up(n * sizeof(job_addr));
-    size_t area = t->shared_bytes(o);
+    size_t area = t->shared_bytes ? t->shared_bytes(o) : 0;
     j->map_bytes = slots + times + recs + addrs + area;
     j->only = o->boot ? boot_rank(o->boot) : -1;
     /* Anonymous and shared: the ranks inherit it through fork, nothing is
@@ -84,7 +84,7 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->addrs = (job_addr *)(p + slots + times + recs);
     j->transport = p + slots + times + recs + addrs;
     j->t_base = job_now();
-    int err = t->shared_init(j->transport, o, d);
+    int err = t->shared_init ? t->shared_init(j->transport, o, d) : 0;
     if (err)
         munmap(m, j->map_bytes);
     return err;

@@ -74,9 +74,10 @@ typedef struct real_transport {
      * watchdog cannot kill such a rank: it stores the failure in job.stop,
      * which the transport's poll returns, and the rank unwinds. */
     bool in_process;
-    /* Bytes of shared memory it needs (made before the fork). */
+    /* Optional (NULL: none): bytes of shared memory it needs (made before
+     * the fork). */
     size_t (*shared_bytes)(const real_opts *o);
-    /* Fills its zeroed shared area, in the launcher. */
+    /* Optional: fills its zeroed shared area, in the launcher. */
     int (*shared_init)(void *area, const real_opts *o, cl_diag *d);
     /* Optional: in the launcher once every rank is gone, removes what a
      * killed rank could not (rdma: shared-memory regions in /dev/shm). */

@@ -26,8 +26,5 @@ int allgather_rd(cl_comm *c, const cl_args *a)
         if (f.buddy >= 0)
             CL_TRY(cl_send(c, x, n, f.buddy, 2));
     }
-    for (int s = 0; s < k; s++)
-        CL_TRY(cl_verify(c, CL_AT(x, coll_first(n, k, s)), coll_len(n, k, s), coll_seed(s, s),
-                         "gathered block"));
-    return 0;
+    return coll_gathered_verify(c, x, n);
 }

@@ -18,8 +18,5 @@ int allgather_ring(cl_comm *c, const cl_args *a)
         CL_TRY(coll_sendrecv(c, CL_AT(x, coll_first(n, k, out)), coll_len(n, k, out), right,
                              CL_AT(x, coll_first(n, k, in)), coll_len(n, k, in), left, 0));
     }
-    for (int s = 0; s < k; s++)
-        CL_TRY(cl_verify(c, CL_AT(x, coll_first(n, k, s)), coll_len(n, k, s), coll_seed(s, s),
-                         "gathered block"));
-    return 0;
+    return coll_gathered_verify(c, x, n);
 }

@@ -36,6 +36,15 @@ int coll_reduce_verify(cl_comm *c, const double *x, size_t first, size_t count,
     return 0;
 }
 
+int coll_gathered_verify(cl_comm *c, const unsigned char *x, size_t total)
+{
+    int k = cl_size(c);
+    for (int s = 0; s < k; s++)
+        CL_TRY(cl_verify(c, CL_AT(x, coll_first(total, k, s)), coll_len(total, k, s),
+                         coll_seed(s, s), "gathered block"));
+    return 0;
+}
+
 void coll_add(double *x, const double *y, size_t count)
 {
     for (size_t i = 0; x && y && i < count; i++)

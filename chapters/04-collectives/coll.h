@@ -57,6 +57,9 @@ void coll_reduce_init(const cl_comm *c, double *x, size_t count);
  * their inputs; CL_ECHECK through cl_fail naming `what` if not. */
 int coll_reduce_verify(cl_comm *c, const double *x, size_t first, size_t count,
                        const char *what);
+/* x holds every rank's block of a gather (block s as rank s filled it);
+ * cl_verify's error for the first block that does not. */
+int coll_gathered_verify(cl_comm *c, const unsigned char *x, size_t total);
 /* x[i] += y[i] for i < count; nothing when either is NULL. */
 void coll_add(double *x, const double *y, size_t count);
 /* The doubles a reduction of `bytes` works on. */

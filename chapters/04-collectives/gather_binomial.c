@@ -26,8 +26,5 @@ int gather_binomial(cl_comm *c, const cl_args *a)
                            coll_span(n, k, child, blocks), child, 0, NULL));
         }
     }
-    for (int s = 0; s < k; s++)
-        CL_TRY(cl_verify(c, CL_AT(x, coll_first(n, k, s)), coll_len(n, k, s),
-                         coll_seed(s, s), "gathered block"));
-    return 0;
+    return coll_gathered_verify(c, x, n);
 }

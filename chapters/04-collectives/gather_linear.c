@@ -18,8 +18,5 @@ int gather_linear(cl_comm *c, const cl_args *a)
     for (int s = 1; s < k; s++)
         CL_TRY(cl_irecv(c, CL_AT(x, coll_first(n, k, s)), coll_len(n, k, s), s, 0, &r[s - 1]));
     CL_TRY(cl_waitall(c, k - 1, r, NULL));
-    for (int s = 0; s < k; s++)
-        CL_TRY(cl_verify(c, CL_AT(x, coll_first(n, k, s)), coll_len(n, k, s),
-                         coll_seed(s, s), "gathered block"));
-    return 0;
+    return coll_gathered_verify(c, x, n);
 }

@@ -496,20 +496,6 @@ MPI_Comm mpib__comm(const cl_comm *c)
 
 /* ---- the transport ---- */
 
-static size_t mpib_shared_bytes(const real_opts *o)
-{
-    (void)o;
-    return 0;
-}
-
-static int mpib_shared_init(void *area, const real_opts *o, cl_diag *d)
-{
-    (void)area;
-    (void)o;
-    (void)d;
-    return 0;
-}
-
 static void mpib_rank_close(real_rank *base);
 
 static int mpib_rank_open(real_rank **out, const job *j, int rank, const real_opts *o,
@@ -581,8 +567,6 @@ static void mpib_rank_close(real_rank *base)
 const real_transport mpi_transport = {
     .name = "mpi",
     .in_process = true,
-    .shared_bytes = mpib_shared_bytes,
-    .shared_init = mpib_shared_init,
     .rank_open = mpib_rank_open,
     .rank_close = mpib_rank_close,
 };

@@ -154,10 +154,7 @@ static int lib_allgather(cl_comm *c, const cl_args *a)
     begin(c, "MPI_Allgatherv");
     CL_TRY(end(c, MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, counts, displs,
                                  MPI_BYTE, comm)));
-    for (int s = 0; s < k; s++)
-        CL_TRY(cl_verify(c, CL_AT(x, coll_first(n, k, s)), coll_len(n, k, s), coll_seed(s, s),
-                         "gathered block"));
-    return 0;
+    return coll_gathered_verify(c, x, n);
 }
 
 static int lib_gather(cl_comm *c, const cl_args *a)
@@ -173,10 +170,7 @@ static int lib_gather(cl_comm *c, const cl_args *a)
     begin(c, "MPI_Gatherv");
     CL_TRY(end(c, MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : mine, counts[rank], MPI_BYTE, x,
                               counts, displs, MPI_BYTE, 0, comm)));
-    for (int s = 0; rank == 0 && s < k; s++)
-        CL_TRY(cl_verify(c, CL_AT(x, coll_first(n, k, s)), coll_len(n, k, s), coll_seed(s, s),
-                         "gathered block"));
-    return 0;
+    return rank == 0 ? coll_gathered_verify(c, x, n) : 0;
 }
 
 static int lib_scatter(cl_comm *c, const cl_args *a)
