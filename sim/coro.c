@@ -427,11 +427,16 @@ bool sim_coro_overflowed(const sim_coro *co, const void *addr, const void *sp)
     return (uintptr_t)sp < low || (a < low && a >= low - st->page) || (a >= map && a < end);
 }
 
+bool sim_stacks_cold(const sim_stacks *s)
+{
+    return s->count > PREFETCH_DEEP_ABOVE;
+}
+
 void sim_stacks_prefetch(const sim_stacks *s, size_t index)
 {
     const char *low = s->base + index * s->stride, *top = low + s->bytes;
     size_t from = s->yielded, span = PREFETCH_SHALLOW;
-    if (s->count > PREFETCH_DEEP_ABOVE) {
+    if (sim_stacks_cold(s)) {
         from += PREFETCH_BELOW;
         span = PREFETCH_FRAMES;
     }

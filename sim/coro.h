@@ -171,6 +171,11 @@ sim_coro *sim_sched_current(const sim_sched *s);
  * coroutines. */
 void sim_stacks_prefetch(const sim_stacks *s, size_t index);
 
+/* Whether s holds more stacks than the caches keep warm: then every
+ * resume misses unless prefetched early (sim_stacks_prefetch fetches more
+ * of each stack, and the engine looks further ahead). */
+bool sim_stacks_cold(const sim_stacks *s);
+
 /* Give co's stack pages back to the kernel (madvise MADV_DONTNEED); the
  * stack reads as zero afterwards and may be given to sim_coro_init again.
  * co must be done (not suspended mid-function).  Cannot fail: if the kernel

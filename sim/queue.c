@@ -276,6 +276,13 @@ const sim_event *sim_queue_peek(const sim_queue *q)
     return q->heap_len > 0 ? &q->heap[0] : NULL;
 }
 
+const sim_event *sim_queue_soon(const sim_queue *q, size_t k)
+{
+    if (k >= q->ring_len)
+        return NULL;
+    return &q->ring[(q->ring_head + k) & (q->ring_cap - 1)];
+}
+
 bool sim_queue_check(const sim_queue *q)
 {
     if (q->heap_len > q->heap_cap || q->ring_len > q->ring_cap)

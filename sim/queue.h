@@ -58,6 +58,12 @@ bool sim_queue_pop(sim_queue *q, sim_event *out);
 /* The event sim_queue_pop would return, or NULL when q is empty.  The
  * pointer is valid until the next push, pop or destroy. */
 const sim_event *sim_queue_peek(const sim_queue *q);
+/* A hint for prefetching: an event likely to be popped soon, the k-th
+ * (from 0) of the sorted FIFO run (queue.c), or NULL when the run holds
+ * fewer.  In lockstep it is the event popped k after the next one; in
+ * general heap events may come before it.  Valid until the next push, pop
+ * or destroy. */
+const sim_event *sim_queue_soon(const sim_queue *q, size_t k);
 /* Number of events in q. */
 size_t sim_queue_len(const sim_queue *q);
 

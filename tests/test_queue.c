@@ -119,6 +119,35 @@ static void test_peek_len(void **state)
     sim_queue_destroy(q);
 }
 
+/* sim_queue_soon sees the sorted run only: in lockstep the k-th event after
+ * the next one, NULL past the run's end, and an early push that goes to the
+ * heap is not among them (a hint, not the order). */
+static void test_soon(void **state)
+{
+    (void)state;
+    sim_queue *q = NULL;
+    assert_int_equal(sim_queue_create(&q), 0);
+    assert_null(sim_queue_soon(q, 0));
+    for (uint32_t i = 0; i < 5; i++)
+        push_ok(q, 1.0 + i, i, i);
+    for (size_t k = 0; k < 5; k++) {
+        const sim_event *p = sim_queue_soon(q, k);
+        assert_non_null(p);
+        assert_int_equal(p->arg, k);
+    }
+    assert_null(sim_queue_soon(q, 5));
+    push_ok(q, 0.5, 9, 9); /* earlier than the run's last: the heap */
+    assert_int_equal(sim_queue_peek(q)->arg, 9);
+    assert_int_equal(sim_queue_soon(q, 0)->arg, 0);
+    sim_event e;
+    assert_true(sim_queue_pop(q, &e) && e.arg == 9);
+    assert_true(sim_queue_pop(q, &e) && e.arg == 0);
+    assert_int_equal(sim_queue_soon(q, 0)->arg, 1);
+    assert_int_equal(sim_queue_soon(q, 3)->arg, 4);
+    assert_null(sim_queue_soon(q, 4));
+    sim_queue_destroy(q);
+}
+
 static void test_bad_time(void **state)
 {
     (void)state;
@@ -276,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_time_order),
         cmocka_unit_test(test_ties_fifo),
         cmocka_unit_test(test_peek_len),
+        cmocka_unit_test(test_soon),
         cmocka_unit_test(test_bad_time),
         cmocka_unit_test(test_random_ties),
         cmocka_unit_test(test_random_continuous),
