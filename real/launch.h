@@ -89,6 +89,11 @@ typedef struct real_transport {
 } real_transport;
 
 extern const real_transport shm_transport;
+/* For tests: the lines a rank of the shm transport has written toward
+ * world rank dst (where a message's first record starts when nothing is
+ * queued ahead of it) and the lines of that ring; false when c is not a
+ * rank of the shm transport or dst no rank. */
+bool shm_ring_position(const cl_comm *c, int dst, uint64_t *written, uint64_t *lines);
 extern const real_transport tcp_transport;
 extern const real_transport rdma_transport;
 #ifdef CL_HAVE_MPI

@@ -273,6 +273,69 @@ static int print_iteration(cl_comm *c, const cl_args *a)
     return 0;
 }
 
+/* ---- old laps ---- */
+
+/* A ring line a lap old must never be taken for the record a consumer
+ * waits for (real/shm.c, "Old laps").  Rank 0 sends one message of a->bytes
+ * whose every payload line starts with exactly the seq a consumer waiting
+ * on that line one lap later takes for its record, then a lap and a bit of
+ * 8-byte messages, each echoed by rank 1 before the next goes: rank 1 waits
+ * on every line of the ring in turn before it is written.  A line left
+ * holding the old payload (by the producer after a long record, by the
+ * consumer after a short one) is read as a header: an unknown record, or a
+ * wrong size or value, which both ranks check. */
+static int old_laps(cl_comm *c, const cl_args *a)
+{
+    size_t n = a->bytes;
+    unsigned char *big = cl_alloc(c, n);
+    int rank = cl_rank(c), peer = 1 - rank;
+    uint64_t pos, lines; /* rank 1 needs only lines, the same for every ring */
+    if (!shm_ring_position(c, peer, &pos, &lines))
+        return cl_fail(c, "not a rank of the shm transport");
+    if (rank == 0) {
+        for (size_t j = 0; j < n; j++)
+            big[j] = lap_byte(7, j);
+        /* An EAGER record: 24 bytes in the header line, then whole lines. */
+        for (size_t line = 1, at = 24; at + 8 <= n; line++, at += 64) {
+            uint64_t seq = pos + line + lines + 1;
+            memcpy(big + at, &seq, sizeof seq);
+        }
+        CL_TRY(cl_send(c, big, n, 1, 0));
+    } else {
+        CL_TRY(cl_recv(c, big, n, 0, 0, NULL));
+    }
+    for (uint64_t v = 0; v < lines + n / 64 + 2; v++) {
+        uint64_t got = ~v;
+        cl_status st = {0};
+        if (rank == 0)
+            CL_TRY(cl_send(c, &v, 8, 1, 1));
+        CL_TRY(cl_recv(c, &got, 8, peer, 1, &st));
+        if (st.bytes != 8 || got != v)
+            return cl_fail(c, "8-byte message %llu: %zu bytes holding %llu",
+                           (unsigned long long)v, st.bytes, (unsigned long long)got);
+        if (rank == 1)
+            CL_TRY(cl_send(c, &v, 8, 0, 1));
+    }
+    return 0;
+}
+
+static void test_old_laps(void **state)
+{
+    (void)state;
+    /* 200 B: a short record (4 lines); 4,000 B: a long one (63 lines). */
+    static const uint64_t sizes[] = {200, 4000};
+    for (size_t i = 0; i < 2; i++)
+        for (int check = 0; check <= 1; check++) {
+            run r;
+            setup s = {.check = check};
+            run_pattern(&r, old_laps, 2, sizes[i], NULL, &s);
+            if (r.res.status)
+                fail_msg("%llu B, --check %d: %s", (unsigned long long)sizes[i], check,
+                         r.res.diag.msg);
+            run_release(&r);
+        }
+}
+
 static void test_prints_median(void **state)
 {
     (void)state;
@@ -296,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_warm_pages),
         cmocka_unit_test(test_prints_median),
         cmocka_unit_test(test_ring_laps),
+        cmocka_unit_test(test_old_laps),
         cmocka_unit_test(test_small_records), cmocka_unit_test(test_small_truncation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
