@@ -112,9 +112,13 @@ _Static_assert(sizeof(shm_hdr) == LINE, "a header is one line");
 /* A whole eager message of 1 to SMALL_MAX bytes without --check goes as
  * one SMALL record, its payload from `total` on: its size is `len` and it
  * has no checksum, so up to 40 bytes fit the header's line (an EAGER
- * record's 24 would make a 32-byte message two lines, two hand-offs). */
+ * record's 24 would make a 32-byte message two lines, two hand-offs).  Its
+ * lines after the first start with a zero stamp in place of a seq, then
+ * carry 56 bytes: no old payload can sit where a header's seq goes (see
+ * "Old laps"), so no one zeroes them. */
 #define SMALL_OFF offsetof(shm_hdr, total)
-#define SMALL_MAX (LINE - SMALL_OFF)
+#define STAMP sizeof(uint64_t)
+#define SMALL_MAX ((LINE - SMALL_OFF) + (SHORT_LINES - 1) * (LINE - STAMP))
 
 typedef struct shm_bell {
     _Alignas(LINE) _Atomic uint32_t word; /* bumped to wake the rank */
@@ -221,10 +225,24 @@ static unsigned char *ring(const shm_rank *s, int from, int to)
     return s->rings + ((size_t)from * (size_t)s->n + (size_t)to) * s->ring_bytes;
 }
 
-/* Lines of a record whose len payload bytes start at byte off of it. */
+/* Lines of a record whose len payload bytes start at byte off of it (a
+ * SMALL record's at SMALL_OFF: its stamped lines carry LINE - STAMP). */
 static size_t record_lines(size_t off, uint64_t len)
 {
+    if (off == SMALL_OFF && len > LINE - SMALL_OFF)
+        return 1 + (size_t)((len - (LINE - SMALL_OFF) + LINE - STAMP - 1) / (LINE - STAMP));
     return (size_t)((off + len + LINE - 1) / LINE);
+}
+
+/* The ring byte where piece k of a SMALL record at line pos starts, and
+ * (*len) its length out of the record's len bytes: piece 0 in the header's
+ * line, piece k in line pos + k after its stamp. */
+static size_t small_piece(uint64_t pos, uint64_t lines, uint64_t k, uint64_t len, size_t *piece)
+{
+    uint64_t from = k ? (LINE - SMALL_OFF) + (k - 1) * (LINE - STAMP) : 0;
+    uint64_t room = k ? LINE - STAMP : LINE - SMALL_OFF;
+    *piece = (size_t)(len - from < room ? len - from : room);
+    return (size_t)((pos + k) % lines) * LINE + (k ? STAMP : SMALL_OFF);
 }
 
 /* Sets (set) or clears bits [from, from + n) of a ring's raw map, taken
@@ -318,10 +336,23 @@ static void publish(shm_rank *s, int dst, shm_hdr *h, uint32_t kind, size_t off,
     uint64_t lines = s->area->ring_lines;
     h->kind = kind;
     h->len = (uint32_t)len;
-    if (len)
-        ring_write(s, rg, (o->pos % lines) * LINE + off, data, (size_t)len);
-    atomic_store_explicit(&h->seq, o->pos + 1, memory_order_release);
     uint64_t n = record_lines(off, len);
+    if (off == SMALL_OFF) {
+        const char *from = data;
+        size_t piece, at = small_piece(o->pos, lines, 0, len, &piece), done = piece;
+        memcpy(rg + at, from, piece);
+        for (uint64_t k = 1; k < n; k++, done += piece) {
+            at = small_piece(o->pos, lines, k, len, &piece);
+            atomic_store_explicit(&((shm_hdr *)(rg + at - STAMP))->seq, 0, memory_order_relaxed);
+            if (piece == LINE - STAMP)
+                memcpy(rg + at, from + done, LINE - STAMP);
+            else
+                memcpy(rg + at, from + done, piece);
+        }
+    } else if (len) {
+        ring_write(s, rg, (o->pos % lines) * LINE + off, data, (size_t)len);
+    }
+    atomic_store_explicit(&h->seq, o->pos + 1, memory_order_release);
     raw_mark(o->raw, o->pos, n > SHORT_LINES ? 1 : n, lines, false);
     if (n > SHORT_LINES)
         raw_mark(o->raw, o->pos + 1, n - 1, lines, true);
@@ -594,18 +625,29 @@ static void arrive(shm_rank *s, int src, const shm_hdr *h, bool eager, uint64_t 
     }
 }
 
-/* Data of the current eager message from src. */
-static void eager_data(shm_rank *s, int src, const unsigned char *rg, size_t at, uint64_t len)
+/* Where the next bytes of the current eager message from src go: the
+ * posted receive or the unexpected copy, or NULL (dropped, or no buffer). */
+static char *eager_dest(shm_rank *s, int src)
+{
+    shm_in *in = &s->in[src];
+    if (in->drop)
+        return NULL;
+    if (in->req)
+        return in->req->x.buf ? (char *)in->req->x.buf + in->req->off : NULL;
+    if (in->msg)
+        return in->msg->x.data ? (char *)in->msg->x.data + in->msg->x.got : NULL;
+    return NULL;
+}
+
+/* len more bytes of the current eager message from src are in (or
+ * dropped); the last of them completes its receive or its copy. */
+static void eager_took(shm_rank *s, int src, uint64_t len)
 {
     shm_in *in = &s->in[src];
     if (in->drop) {
         in->drop -= len < in->drop ? len : in->drop;
-        return;
-    }
-    if (in->req) {
+    } else if (in->req) {
         shm_req *r = in->req;
-        if (len && r->x.buf)
-            ring_read(s, rg, at, (char *)r->x.buf + r->off, (size_t)len);
         r->off += len;
         if (r->off >= r->x.total) {
             in->req = NULL;
@@ -613,8 +655,6 @@ static void eager_data(shm_rank *s, int src, const unsigned char *rg, size_t at,
         }
     } else if (in->msg) {
         shm_msg *m = in->msg;
-        if (len && m->x.data)
-            ring_read(s, rg, at, (char *)m->x.data + m->x.got, (size_t)len);
         m->x.got += len;
         if (m->x.got >= m->x.total) {
             in->msg = NULL;
@@ -622,6 +662,36 @@ static void eager_data(shm_rank *s, int src, const unsigned char *rg, size_t at,
                 xfer_deliver_copy(&s->x, m->x.waiting, &m->x);
         }
     }
+}
+
+/* Data of the current eager message from src, at byte `at` of its ring. */
+static void eager_data(shm_rank *s, int src, const unsigned char *rg, size_t at, uint64_t len)
+{
+    char *to = eager_dest(s, src);
+    if (to && len)
+        ring_read(s, rg, at, to, (size_t)len);
+    eager_took(s, src, len);
+}
+
+/* A SMALL record's payload, len bytes in n lines from line pos of src's
+ * ring (see SMALL_MAX); whole 56-byte pieces copied by constant size. */
+static void small_data(shm_rank *s, int src, const unsigned char *rg, uint64_t pos, size_t n,
+                       uint64_t len)
+{
+    char *to = eager_dest(s, src);
+    uint64_t lines = s->area->ring_lines;
+    if (to) {
+        size_t piece, at = small_piece(pos, lines, 0, len, &piece), done = piece;
+        memcpy(to, rg + at, piece);
+        for (size_t k = 1; k < n; k++, done += piece) {
+            at = small_piece(pos, lines, k, len, &piece);
+            if (piece == LINE - STAMP)
+                memcpy(to + done, rg + at, LINE - STAMP);
+            else
+                memcpy(to + done, rg + at, piece);
+        }
+    }
+    eager_took(s, src, len);
 }
 
 /* Handles the record at the head of src's ring; false when there is none. */
@@ -639,8 +709,10 @@ static bool consume(shm_rank *s, int src)
     uint64_t len = h->len;
     switch (kind) {
     case REC_SMALL:
+        for (size_t l = 1; l < record_lines(off, len); l++) /* fetched while matching */
+            __builtin_prefetch(rg + ((in->pos + l) % lines) * LINE);
         arrive(s, src, h, true, len, 0);
-        eager_data(s, src, rg, at, len);
+        small_data(s, src, rg, in->pos, record_lines(off, len), len);
         break;
     case REC_EAGER:
         for (size_t l = 1; l < record_lines(off, len); l++) /* fetched while matching */
@@ -690,7 +762,7 @@ static bool consume(shm_rank *s, int src)
         break;
     }
     uint64_t n = record_lines(off, len);
-    if (n <= SHORT_LINES) /* its payload lines: no old payload on the next lap */
+    if (n <= SHORT_LINES && kind != REC_SMALL) /* no old payload on the next lap */
         for (uint64_t l = 1; l < n; l++)
             atomic_store_explicit(&((shm_hdr *)(rg + ((in->pos + l) % lines) * LINE))->seq, 0,
                                   memory_order_relaxed);

@@ -160,12 +160,13 @@ static void test_ring_laps(void **state)
 
 /* ---- one-line messages ---- */
 
-/* Messages of 1 to 48 bytes (a SMALL record up to 40 without --check,
- * EAGER records from 41 and with --check: real/shm.c), each with its own
+/* Messages of 1 to 440 bytes (a SMALL record up to 432 without --check:
+ * one line up to 40, then a stamped line per 56 bytes; EAGER records from
+ * 433 and with --check: real/shm.c), each with its own
  * tag and bytes, received once expected (receives posted before a barrier
  * the sender passes first) and once unexpected (sent before the barrier,
  * received after it, in reverse order); rank 1 checks sizes and bytes. */
-#define SMALL_UPTO 48
+#define SMALL_UPTO 440
 
 static int small_records(cl_comm *c, const cl_args *a)
 {
@@ -322,7 +323,9 @@ static int old_laps(cl_comm *c, const cl_args *a)
 static void test_old_laps(void **state)
 {
     (void)state;
-    /* 200 B: a short record (4 lines); 4,000 B: a long one (63 lines). */
+    /* 200 B: a SMALL record (no payload where a seq goes) without --check,
+     * a short EAGER record (4 lines, zeroed by the consumer) with it;
+     * 4,000 B: a long one (63 lines, the producer zeroes the line after). */
     static const uint64_t sizes[] = {200, 4000};
     for (size_t i = 0; i < 2; i++)
         for (int check = 0; check <= 1; check++) {
