@@ -235,8 +235,8 @@ static size_t record_lines(size_t off, uint64_t len)
 }
 
 /* The ring byte where piece k of a SMALL record at line pos starts, and
- * (*len) its length out of the record's len bytes: piece 0 in the header's
- * line, piece k in line pos + k after its stamp. */
+ * (*piece) its length out of the record's len bytes: piece 0 in the
+ * header's line, piece k in line pos + k after its stamp. */
 static size_t small_piece(uint64_t pos, uint64_t lines, uint64_t k, uint64_t len, size_t *piece)
 {
     uint64_t from = k ? (LINE - SMALL_OFF) + (k - 1) * (LINE - STAMP) : 0;
