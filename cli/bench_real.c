@@ -326,8 +326,8 @@ static int line_rounds(const char *backend, const char *btl)
            "message: %s one-way spinning, %s with the pause hint between loads.\n"
            "Each round measures the line, commlab's 1-%d B, the line, Open MPI's.\n\n",
            line_text(a, &spin, ok_spin), line_text(b, &pause, ok_pause), SMALL_MAX);
-    printf("%-6s %-10s %-12s %-10s %-12s %-9s %s\n", "round", "line", "commlab 8 B", "line",
-           "Open MPI 8B", "8 B ratio", "1-256 B ratios");
+    printf("%-6s %-10s %-12s %-10s %-12s %-9s 1-%d B ratios\n", "round", "line", "commlab 8 B",
+           "line", "Open MPI 8B", "8 B ratio", SMALL_MAX);
     double ratio8[LINE_ROUNDS_RUN];
     int done = 0, moved = 0;
     for (int r = 0; r < LINE_ROUNDS_RUN; r++) {

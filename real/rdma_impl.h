@@ -176,7 +176,7 @@ typedef struct rdma_msg { /* commlab's matching: a message nobody wanted yet */
     xfer_msg x;           /* first */
     rdma_rts rts;         /* a request to send: where its data is */
     rdma_op op;           /* an eager one read into x.data: the read in flight */
-    uint64_t off, chunk;  /* ... bytes read, bytes of the read in flight */
+    uint64_t chunk;       /* ... bytes of the read in flight (x.got: read so far) */
     int src;              /* ... the sender */
 } rdma_msg;
 

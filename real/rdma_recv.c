@@ -123,7 +123,6 @@ void rdma__read_done(rdma_rank *t, rdma_req *r)
 void rdma__msg_read(rdma_rank *t, rdma_msg *m, int src)
 {
     m->src = src;
-    m->off = 0;
     m->x.got = 0;
     m->op.what = OP_MSG_READ;
     read_piece(t, &m->op, m->x.data, m->x.total, 0, &m->chunk, src, m->rts.addr, m->rts.key);
@@ -131,17 +130,16 @@ void rdma__msg_read(rdma_rank *t, rdma_msg *m, int src)
 
 void rdma__msg_read_done(rdma_rank *t, rdma_msg *m)
 {
-    m->off += m->chunk;
+    m->x.got += m->chunk;
     rank_progressed(&t->x.base);
-    if (m->off < m->x.total) {
-        read_piece(t, &m->op, m->x.data, m->x.total, m->off, &m->chunk, m->src, m->rts.addr,
+    if (m->x.got < m->x.total) {
+        read_piece(t, &m->op, m->x.data, m->x.total, m->x.got, &m->chunk, m->src, m->rts.addr,
                    m->rts.key);
         return;
     }
     uint64_t bits;
     memcpy(&bits, &m->x.arrived, sizeof bits);
     rdma__ctl_send(t, m->src, H_FIN, m->rts.id, 0, bits, false);
-    m->x.got = m->x.total;
     if (m->x.waiting)
         xfer_deliver_copy(&t->x, m->x.waiting, &m->x);
 }

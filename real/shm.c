@@ -706,17 +706,15 @@ static bool consume(shm_rank *s, int src)
     uint32_t kind = h->kind;
     size_t off = kind == REC_SMALL ? SMALL_OFF : PAYLOAD_OFF;
     size_t at = (size_t)(in->pos % lines) * LINE + off;
-    uint64_t len = h->len;
+    uint64_t len = h->len, n = record_lines(off, len);
+    for (uint64_t l = 1; (kind == REC_SMALL || kind == REC_EAGER) && l < n; l++)
+        __builtin_prefetch(rg + ((in->pos + l) % lines) * LINE); /* fetched while matching */
     switch (kind) {
     case REC_SMALL:
-        for (size_t l = 1; l < record_lines(off, len); l++) /* fetched while matching */
-            __builtin_prefetch(rg + ((in->pos + l) % lines) * LINE);
         arrive(s, src, h, true, len, 0);
-        small_data(s, src, rg, in->pos, record_lines(off, len), len);
+        small_data(s, src, rg, in->pos, n, len);
         break;
     case REC_EAGER:
-        for (size_t l = 1; l < record_lines(off, len); l++) /* fetched while matching */
-            __builtin_prefetch(rg + ((in->pos + l) % lines) * LINE);
         arrive(s, src, h, true, h->total, h->sum);
         if (h->total == 0) {
             if (in->req) {
@@ -761,7 +759,6 @@ static bool consume(shm_rank *s, int src)
         xfer_fatal(&s->x, CL_EPROTO, "a record of unknown kind %u from rank %d", kind, src);
         break;
     }
-    uint64_t n = record_lines(off, len);
     if (n <= SHORT_LINES && kind != REC_SMALL) /* no old payload on the next lap */
         for (uint64_t l = 1; l < n; l++)
             atomic_store_explicit(&((shm_hdr *)(rg + ((in->pos + l) % lines) * LINE))->seq, 0,

@@ -28,8 +28,8 @@
  * with the header.  While a receive waits for DATA from a peer, that peer is
  * read one header at a time, so a rendezvous body lands in the receive
  * buffer without an intermediate copy.  Writing batches queued frames into
- * one sendmsg, with at most SEND_CHUNK (256 KiB) of payload a call: a
- * whole 1 MiB body in one sendmsg made loopback's round trip bimodal (185
+ * one sendmsg, each frame's payload in pieces of at most SEND_CHUNK (256
+ * KiB) a call: a whole 1 MiB body in one sendmsg made loopback's round trip bimodal (185
  * or 420 us, in phases), 256 KiB pieces kept it at 197-203 us (`bench
  * tcp`: 1 MiB one-way 100 against 158-180 us, windowed bandwidth
  * 10.9-11.0 against 6.7-7.3 GB/s; 128 KiB pieces measured 229 us a round
@@ -57,7 +57,7 @@
 #define MAX_MESSAGE ((uint64_t)1 << 48) /* no RTS announces more */
 #define EVENTS 64                /* epoll events per call */
 #define IOV_BATCH 16             /* iovecs per sendmsg */
-#define SEND_CHUNK ((size_t)256 << 10) /* payload bytes per sendmsg, at most */
+#define SEND_CHUNK ((size_t)256 << 10) /* a frame's payload bytes per sendmsg, at most */
 
 enum { PH_EAGER, PH_RTS, PH_WAIT_CTS, PH_DATA }; /* a send's phases */
 

@@ -186,7 +186,7 @@ xfer_req *xfer_send_new(xfer_rank *x, const void *buf, size_t bytes, int dst, in
     r->ctx = ctx;
     r->eager = bytes <= eager_limit;
     r->msg_id = rank_msg_id(x->base.rank, dst, ++*nmsg);
-    if (x->check && buf)
+    if (x->check && (buf || !bytes)) /* no bytes have a sum too: the receiver's */
         r->sum = rank_checksum(buf, bytes);
     if (x->base.tracing)
         r->posted = rank_now(&x->base);

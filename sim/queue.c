@@ -278,9 +278,7 @@ const sim_event *sim_queue_peek(const sim_queue *q)
 
 const sim_event *sim_queue_soon(const sim_queue *q, size_t k)
 {
-    if (k >= q->ring_len)
-        return NULL;
-    return &q->ring[(q->ring_head + k) & (q->ring_cap - 1)];
+    return k < q->ring_len ? ring_at(q, k) : NULL;
 }
 
 bool sim_queue_check(const sim_queue *q)

@@ -524,6 +524,31 @@ static void test_check_fails(void **state)
     }
 }
 
+/* An empty message sent from NULL (cl_send allows it) into a receive with a
+ * buffer passes --check: the sum of no bytes is the same on both sides. */
+static int empty_send(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    char buf[8];
+    cl_status st = {0};
+    if (cl_rank(c) == 0)
+        return cl_send(c, NULL, 0, 1, 5);
+    CL_TRY(cl_recv(c, buf, sizeof buf, 0, 5, &st));
+    return st.bytes == 0 ? 0 : cl_fail(c, "an empty message arrived as %zu bytes", st.bytes);
+}
+
+static void test_empty_checked(void **state)
+{
+    (void)state;
+    run r;
+    setup s = {.check = true};
+    run_pattern(&r, empty_send, 2, 8, NULL, &s);
+    if (r.res.status)
+        fail_msg("%s", r.res.diag.msg);
+    run_release(&r);
+    assert_no_children();
+}
+
 /* Rank 1 sends to a rank that does not exist and returns the error. */
 static int bad_peer(cl_comm *c, const cl_args *a)
 {
@@ -720,7 +745,7 @@ static void test_bad_opts(void **state)
         cmocka_unit_test(test_deadlock), cmocka_unit_test(test_recv_nobody_sends),      \
         cmocka_unit_test(test_polling_deadlock), cmocka_unit_test(test_truncation),     \
         cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_forked_child_ends_with_run), \
-        cmocka_unit_test(test_check_fails),                                             \
+        cmocka_unit_test(test_check_fails), cmocka_unit_test(test_empty_checked),        \
         cmocka_unit_test(test_pattern_error), cmocka_unit_test(test_records),           \
         cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_iteration_definition), \
         cmocka_unit_test(test_bad_opts)

@@ -276,65 +276,96 @@ static int print_iteration(cl_comm *c, const cl_args *a)
 
 /* ---- old laps ---- */
 
+/* Rank 0 sends rank 1 messages of `size` bytes (their number in the first
+ * 8), each echoed in 8 bytes before the next goes, until it has written
+ * up to line `until` of its ring toward rank 1; then an empty one, tag 2,
+ * ends the phase.  While rank 0 waits for an echo, rank 1 already waits
+ * on the next line: every line is waited on before it is written. */
+static int cover(cl_comm *c, unsigned char *buf, size_t size, uint64_t until)
+{
+    int rank = cl_rank(c);
+    for (uint64_t v = 0;; v++) {
+        uint64_t got = ~v, pos, lines;
+        cl_status st = {0};
+        if (rank == 0) {
+            if (!shm_ring_position(c, 1, &pos, &lines))
+                return cl_fail(c, "not a rank of the shm transport");
+            if (pos >= until)
+                return cl_send(c, NULL, 0, 1, 2);
+            memcpy(buf, &v, sizeof v);
+            CL_TRY(cl_send(c, buf, size, 1, 1));
+            CL_TRY(cl_recv(c, &got, sizeof got, 1, 1, &st));
+        } else {
+            CL_TRY(cl_recv(c, buf, size, 0, CL_ANY_TAG, &st));
+            if (st.tag == 2)
+                return 0;
+            memcpy(&got, buf, sizeof got);
+            CL_TRY(cl_send(c, &got, sizeof got, 0, 1));
+        }
+        if (st.bytes != (rank ? size : sizeof got) || got != v)
+            return cl_fail(c, "%zu-byte message %llu: %zu bytes holding %llu", size,
+                           (unsigned long long)v, st.bytes, (unsigned long long)got);
+    }
+}
+
 /* A ring line a lap old must never be taken for the record a consumer
- * waits for (real/shm.c, "Old laps").  Rank 0 sends one message of a->bytes
- * whose every payload line starts with exactly the seq a consumer waiting
- * on that line one lap later takes for its record, then a lap and a bit of
- * 8-byte messages, each echoed by rank 1 before the next goes: rank 1 waits
- * on every line of the ring in turn before it is written.  A line left
- * holding the old payload (by the producer after a long record, by the
- * consumer after a short one) is read as a header: an unknown record, or a
- * wrong size or value, which both ranks check. */
+ * waits for (real/shm.c, "Old laps").  Rank 0 sends one EAGER message of
+ * a->bytes whose every payload line starts with exactly the seq that a
+ * consumer waiting on that line `laps` laps later takes for its record.
+ * With a->chunk, a lap of a->chunk-byte messages goes over those lines
+ * first (laps 2), else none (laps 1); then 8-byte messages make rank 1 wait
+ * on every line in turn.  A line left holding the old payload (by the
+ * producer after a long record, by the consumer after a short one, by a
+ * SMALL record without its stamps) is read as a header: an unknown
+ * record, or a wrong size or value, which both ranks check. */
 static int old_laps(cl_comm *c, const cl_args *a)
 {
-    size_t n = a->bytes;
-    unsigned char *big = cl_alloc(c, n);
-    int rank = cl_rank(c), peer = 1 - rank;
-    uint64_t pos, lines; /* rank 1 needs only lines, the same for every ring */
-    if (!shm_ring_position(c, peer, &pos, &lines))
+    size_t n = a->bytes, between = a->chunk;
+    uint64_t laps = between ? 2 : 1, pos, lines;
+    unsigned char *big = cl_alloc(c, n), *buf = cl_alloc(c, between > 8 ? between : 8);
+    int rank = cl_rank(c);
+    if (!shm_ring_position(c, 1 - rank, &pos, &lines)) /* rank 0's pos is what counts */
         return cl_fail(c, "not a rank of the shm transport");
     if (rank == 0) {
         for (size_t j = 0; j < n; j++)
             big[j] = lap_byte(7, j);
         /* An EAGER record: 24 bytes in the header line, then whole lines. */
         for (size_t line = 1, at = 24; at + 8 <= n; line++, at += 64) {
-            uint64_t seq = pos + line + lines + 1;
+            uint64_t seq = pos + line + laps * lines + 1;
             memcpy(big + at, &seq, sizeof seq);
         }
         CL_TRY(cl_send(c, big, n, 1, 0));
     } else {
         CL_TRY(cl_recv(c, big, n, 0, 0, NULL));
     }
-    for (uint64_t v = 0; v < lines + n / 64 + 2; v++) {
-        uint64_t got = ~v;
-        cl_status st = {0};
-        if (rank == 0)
-            CL_TRY(cl_send(c, &v, 8, 1, 1));
-        CL_TRY(cl_recv(c, &got, 8, peer, 1, &st));
-        if (st.bytes != 8 || got != v)
-            return cl_fail(c, "8-byte message %llu: %zu bytes holding %llu",
-                           (unsigned long long)v, st.bytes, (unsigned long long)got);
-        if (rank == 1)
-            CL_TRY(cl_send(c, &v, 8, 0, 1));
-    }
-    return 0;
+    uint64_t span = n / 64 + 2; /* lines past the message's start to cover */
+    if (between)
+        CL_TRY(cover(c, buf, between, pos + lines + span));
+    return cover(c, buf, 8, pos + laps * lines + span);
 }
 
 static void test_old_laps(void **state)
 {
     (void)state;
-    /* 200 B: a SMALL record (no payload where a seq goes) without --check,
-     * a short EAGER record (4 lines, zeroed by the consumer) with it;
-     * 4,000 B: a long one (63 lines, the producer zeroes the line after). */
-    static const uint64_t sizes[] = {200, 4000};
-    for (size_t i = 0; i < 2; i++)
+    static const struct {
+        size_t bytes, between;
+        int check; /* 0, 1, or 2: both */
+    } cases[] = {
+        {4000, 0, 2},   /* a long record: the producer zeroes the line after */
+        {200, 0, 1},    /* a short EAGER record (--check): the consumer zeroes it */
+        {4000, 200, 2}, /* then a lap of 200 B: SMALL records' stamps (EAGER with --check) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int check = 0; check <= 1; check++) {
+            if (cases[i].check != 2 && cases[i].check != check)
+                continue;
             run r;
             setup s = {.check = check};
-            run_pattern(&r, old_laps, 2, sizes[i], NULL, &s);
+            cl_args a = {.chunk = cases[i].between};
+            run_pattern(&r, old_laps, 2, cases[i].bytes, &a, &s);
             if (r.res.status)
-                fail_msg("%llu B, --check %d: %s", (unsigned long long)sizes[i], check,
-                         r.res.diag.msg);
+                fail_msg("%zu B, then %zu B, --check %d: %s", cases[i].bytes,
+                         cases[i].between, check, r.res.diag.msg);
             run_release(&r);
         }
 }
