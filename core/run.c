@@ -51,19 +51,51 @@ void run_lines_release(run_lines *l)
     l->n = l->cap = 0;
 }
 
+/* Iteration i's time comes before iteration j's: earlier, or as early
+ * and numbered lower (a total order on finite times). */
+static bool iter_before(const double *t, int i, int j)
+{
+    return t[i] < t[j] || (t[i] == t[j] && i < j);
+}
+
+/* Iteration i lies strictly between lo and hi in time order (-1: no
+ * bound). */
+static bool iter_between(const double *t, int lo, int i, int hi)
+{
+    return (lo < 0 || iter_before(t, lo, i)) && (hi < 0 || iter_before(t, i, hi));
+}
+
 int run_median_iter(const double *t, int iters)
 {
-    /* The iteration of rank (iters - 1) / 2 in time order: O(iters^2),
-     * fine for the thousand iterations a size runs at most. */
-    int want = (iters - 1) / 2;
-    for (int i = 0; i < iters; i++) {
-        int below = 0, equal_before = 0;
-        for (int k = 0; k < iters; k++) {
-            below += t[k] < t[i];
-            equal_before += k < i && t[k] == t[i];
-        }
-        if (below + equal_before == want)
-            return i;
+    /* Quickselect that moves nothing: the candidates are the iterations
+     * strictly between lo and hi in time order (-1: no bound); each round
+     * counts a pivot's place among all and drops it and one side.  No
+     * memory, expected O(iters log iters) (the pivot is a pseudo-random
+     * candidate); a run may time millions of round trips, so the plain
+     * O(iters^2) count is too slow.  Each round drops at least the pivot,
+     * so iters rounds always end it. */
+    int want = (iters - 1) / 2, lo = -1, hi = -1;
+    uint32_t seed = 2463534242u;
+    for (int round = 0; round < iters; round++) {
+        int candidates = 0;
+        for (int i = 0; i < iters; i++)
+            candidates += iter_between(t, lo, i, hi);
+        if (!candidates)
+            break;
+        seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+        int skip = (int)(seed % (uint32_t)candidates), pivot = -1;
+        for (int i = 0; i < iters && pivot < 0; i++)
+            if (iter_between(t, lo, i, hi) && skip-- == 0)
+                pivot = i;
+        int place = 0;
+        for (int i = 0; i < iters; i++)
+            place += iter_before(t, i, pivot);
+        if (place == want)
+            return pivot;
+        if (place < want)
+            lo = pivot;
+        else
+            hi = pivot;
     }
     return 0; /* unreachable for finite times */
 }

@@ -127,6 +127,45 @@ static void test_median_iter(void **state)
     assert_int_equal(run_median_iter(odd, 1), 0);
 }
 
+/* The median iteration by its definition: rank (iters - 1) / 2 in time
+ * order, ties broken by number. */
+static bool is_median_iter(const double *t, int iters, int m)
+{
+    int below = 0;
+    for (int k = 0; k < iters; k++)
+        below += t[k] < t[m] || (t[k] == t[m] && k < m);
+    return below == (iters - 1) / 2;
+}
+
+/* Many sizes and orders, with many ties (times drawn from a few values),
+ * each checked against the definition; then a million iterations in
+ * descending order, which the selection handles as fast as any (a run can
+ * time that many round trips). */
+static void test_median_iter_many(void **state)
+{
+    (void)state;
+    uint32_t x = 12345;
+    double t[257];
+    for (int n = 1; n <= 257; n += 8) {
+        for (int values = 1; values <= 64; values *= 4) {
+            for (int i = 0; i < n; i++) {
+                x = x * 1103515245u + 12345u;
+                t[i] = (double)((x >> 16) % (uint32_t)values);
+            }
+            assert_true(is_median_iter(t, n, run_median_iter(t, n)));
+        }
+    }
+    int big = 1000000;
+    double *desc = malloc((size_t)big * sizeof *desc);
+    assert_non_null(desc);
+    for (int i = 0; i < big; i++)
+        desc[i] = big - i;
+    /* Time k is iteration big - k; the median, rank (big - 1) / 2, is time
+     * big / 2, iteration big / 2. */
+    assert_int_equal(run_median_iter(desc, big), big / 2);
+    free(desc);
+}
+
 /* Iteration i computes 1, 3, 5, 2, 4 ms and prints what it took: the line
  * printed is the median iteration's (1, 3 ms), not the first's. */
 static int varied(cl_comm *c, const cl_args *a)
@@ -158,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_row_fill),
         cmocka_unit_test(test_sim_skewed_barrier),
         cmocka_unit_test(test_median_iter),
+        cmocka_unit_test(test_median_iter_many),
         cmocka_unit_test(test_sim_prints_median),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
