@@ -21,9 +21,10 @@ int bench_rdma(bool quick);
  * (cli/bench_mpi.c; built with CL_HAVE_MPI). */
 int bench_mpi(bool quick);
 
-/* k blocking round trips of bytes between ranks 0 and 1 from buf (the
- * OSU latency loop both benchmarks time); other ranks do nothing. */
-int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k);
+/* k blocking round trips of bytes between ranks 0 and 1, sent from sbuf
+ * and received into rbuf (the OSU latency loop both benchmarks time; one
+ * buffer where the reference uses one); other ranks do nothing. */
+int bench_round_trips(cl_comm *c, void *sbuf, void *rbuf, size_t bytes, long k);
 
 /* The floor under a shared-memory message (cli/bench_line.c): the one-way
  * time of one cache line handed between the cores ranks 0 and 1 are bound

@@ -56,16 +56,16 @@ const char *bench_range(char *buf, size_t len, const cl_stats *s, bool time)
     return buf;
 }
 
-int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k)
+int bench_round_trips(cl_comm *c, void *sbuf, void *rbuf, size_t bytes, long k)
 {
     int rank = cl_rank(c);
     for (long i = 0; i < k && rank < 2; i++) {
         if (rank == 0) {
-            CL_TRY(cl_send(c, buf, bytes, 1, TAG_LAT));
-            CL_TRY(cl_recv(c, buf, bytes, 1, TAG_LAT, NULL));
+            CL_TRY(cl_send(c, sbuf, bytes, 1, TAG_LAT));
+            CL_TRY(cl_recv(c, rbuf, bytes, 1, TAG_LAT, NULL));
         } else {
-            CL_TRY(cl_recv(c, buf, bytes, 0, TAG_LAT, NULL));
-            CL_TRY(cl_send(c, buf, bytes, 0, TAG_LAT));
+            CL_TRY(cl_recv(c, rbuf, bytes, 0, TAG_LAT, NULL));
+            CL_TRY(cl_send(c, sbuf, bytes, 0, TAG_LAT));
         }
     }
     return 0;
@@ -74,7 +74,7 @@ int bench_round_trips(cl_comm *c, void *buf, size_t bytes, long k)
 static int latency_pattern(cl_comm *c, const cl_args *a)
 {
     void *buf = cl_alloc(c, a->bytes ? a->bytes : 1);
-    return bench_round_trips(c, buf, a->bytes, latency_rounds(a->bytes));
+    return bench_round_trips(c, buf, buf, a->bytes, latency_rounds(a->bytes)); /* as mpi_pingpong.c */
 }
 
 static int bandwidth_pattern(cl_comm *c, const cl_args *a)

@@ -151,7 +151,8 @@ void cl_group_free(cl_comm *group);
 int cl_compute(cl_comm *c, double seconds);
 /* Seconds on the backend's clock (virtual or CLOCK_MONOTONIC). */
 double cl_now(const cl_comm *c);
-/* Memory for buffers, freed by commlab when the pattern returns.  NULL in
+/* Memory for buffers, freed by commlab when the pattern returns: on a
+ * 64-byte line, and on a page from a page up (measured backends).  NULL in
  * size-only runs (cl_payload false) and when out of memory (the run then
  * fails with CL_ENOMEM).  Zeroed while cl_checking() is true; in the
  * other timed iterations of a measured run the same call of the previous

@@ -549,6 +549,39 @@ static void test_empty_checked(void **state)
     assert_no_children();
 }
 
+/* cl_alloc's alignment (commlab.h): a line below a page, a page from a
+ * page up, in every iteration, whose blocks are the last one's where they
+ * are large enough: the first asks for a byte less than a page where the
+ * next asks for a page. */
+static int aligned_blocks(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    static int calls; /* per rank: each is a process */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    size_t sizes[] = {1, 100, page - 1, page, 64 * KiB + 8, 3 * page + 1};
+    if (calls++ == 0)
+        sizes[3] = page - 1;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uintptr_t at = (uintptr_t)cl_alloc(c, sizes[i]);
+        uintptr_t want = sizes[i] >= page ? page : 64;
+        if (!at || at % want)
+            return cl_fail(c, "a %zu-byte block at %#lx, not on a %lu-byte boundary", sizes[i],
+                           (unsigned long)at, (unsigned long)want);
+    }
+    return 0;
+}
+
+static void test_alloc_aligned(void **state)
+{
+    (void)state;
+    run r;
+    run_pattern(&r, aligned_blocks, 2, 0, NULL, NULL);
+    if (r.res.status)
+        fail_msg("%s", r.res.diag.msg);
+    run_release(&r);
+    assert_no_children();
+}
+
 /* Rank 1 sends to a rank that does not exist and returns the error. */
 static int bad_peer(cl_comm *c, const cl_args *a)
 {
@@ -746,6 +779,7 @@ static void test_bad_opts(void **state)
         cmocka_unit_test(test_polling_deadlock), cmocka_unit_test(test_truncation),     \
         cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_forked_child_ends_with_run), \
         cmocka_unit_test(test_check_fails), cmocka_unit_test(test_empty_checked),        \
+        cmocka_unit_test(test_alloc_aligned),                                           \
         cmocka_unit_test(test_pattern_error), cmocka_unit_test(test_records),           \
         cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_iteration_definition), \
         cmocka_unit_test(test_bad_opts)
