@@ -11,13 +11,13 @@
  * latency.  Like fi_pingpong, each side sends from one buffer and receives
  * into another, so the bytes a rank sends were last written at the start,
  * not by its last receive (with one buffer the data crosses between the
- * cores' caches dirty every time: 64 KiB measured 1.52 x fi_pingpong
- * against 1.18 x with two, 9 pairs each).  The two programs run on the same two cores: commlab binds its
- * ranks (rank 0 times), fi_pingpong's client (which times) is bound to
- * rank 0's core and its server to rank 1's.  SAMPLES pairs per size, the
- * two programs taking turns (the order alternates), so a change of load on
- * a shared machine falls on both; each ratio is the median of the pairs'
- * ratios, with their min and max. */
+ * cores' caches dirty every time: 64 KiB measured 1.52 x fi_pingpong against
+ * 1.18 x with two, 9 pairs each).  The two programs run on the same two
+ * cores: commlab binds its ranks (rank 0 times), fi_pingpong's client (which
+ * times) is bound to rank 0's core and its server to rank 1's.  SAMPLES pairs
+ * per size, the two programs taking turns (the order alternates), so a
+ * change of load on a shared machine falls on both; each ratio is the median
+ * of the pairs' ratios, with their min and max. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -282,7 +282,7 @@ double rank_op_now(const cl_comm *c)
  * page up.  The kernel pins a buffer it copies between processes
  * (process_vm_readv: shm's and rdma's large messages) page by page, and a
  * 64 KiB buffer at a line's offset spans 17 pages, not 16 (fi_pingpong
- * and Open MPI page-align theirs; README: rdma has the measurement). */
+ * page-aligns its buffers too; README: rdma has the measurement). */
 static size_t block_align(size_t bytes)
 {
     long page = sysconf(_SC_PAGESIZE);
