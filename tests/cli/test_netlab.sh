@@ -174,14 +174,20 @@ left_by "$last" "compare --netlab, calibrating first"
 # JSON name it.  A busy machine may refuse a segment (exit 4, nothing
 # written): then the checks of the file have nothing to read, and say so.
 m="$tmpd/netlab.yaml"
-pid_run 0 calibrate --backend tcp --netlab "$rate" --quick --out "$m" --json
-calibrated=$rc
+$limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" calibrate --backend tcp \
+    --netlab "$rate" --quick --out "$m" --json >"$out" 2>"$err"
+calibrated=$?
+last=$(cat "$tmpd/pid")
 if [ "$calibrated" -eq 0 ]; then
+    ok
     json "calibrate --netlab --json"
     has "$out" '"netlab_port_Bps": 125000000'
     has "$m" "netlab: 1Gbit/s"
+elif [ "$calibrated" -eq 4 ] && grep -q "nothing written" "$err" && [ ! -e "$m" ]; then
+    ok
+    echo "note: calibrate --netlab refused a segment on this busy machine: $(head -c 300 "$err")"
 else
-    echo "note: calibrate --netlab exited $calibrated: $(head -c 300 "$err")"
+    bad "calibrate --netlab exited $calibrated, want 0 (or 4: refused, nothing written)"
 fi
 left_by "$last" "calibrate --netlab"
 
