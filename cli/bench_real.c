@@ -73,8 +73,8 @@ int bench_round_trips(cl_comm *c, void *sbuf, void *rbuf, size_t bytes, long k)
 
 static int latency_pattern(cl_comm *c, const cl_args *a)
 {
-    void *buf = cl_alloc(c, a->bytes ? a->bytes : 1);
-    return bench_round_trips(c, buf, buf, a->bytes, latency_rounds(a->bytes)); /* as mpi_pingpong.c */
+    void *buf = cl_alloc(c, a->bytes ? a->bytes : 1); /* one, as mpi_pingpong.c's */
+    return bench_round_trips(c, buf, buf, a->bytes, latency_rounds(a->bytes));
 }
 
 static int bandwidth_pattern(cl_comm *c, const cl_args *a)

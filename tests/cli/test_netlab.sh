@@ -115,14 +115,17 @@ has "$err" "--netlab needs 'tc' (iproute2)"
 clean "a netlab that could not be finished"
 
 # --- calibrate and compare over a netlab (one netlab for the whole command) ---
-# pid_run RC CMD...: run's twin that keeps commlab's pid in $last (the
-# names it makes carry it); expects exit status RC.
-pid_run() {
-    want=$1
-    shift
+# pid_start CMD...: runs commlab CMD, its status in $rc and its pid in $last
+# (the names it makes carry it); pid_run RC CMD... expects status RC.
+pid_start() {
     $limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" "$@" >"$out" 2>"$err"
     rc=$?
     last=$(cat "$tmpd/pid")
+}
+pid_run() {
+    want=$1
+    shift
+    pid_start "$@"
     if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
 }
 # left_by PID WHAT: nothing of process PID in /dev/shm, and no netlab
@@ -174,10 +177,8 @@ left_by "$last" "compare --netlab, calibrating first"
 # JSON name it.  A busy machine may refuse a segment (exit 4, nothing
 # written): then the checks of the file have nothing to read, and say so.
 m="$tmpd/netlab.yaml"
-$limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" calibrate --backend tcp \
-    --netlab "$rate" --quick --out "$m" --json >"$out" 2>"$err"
-calibrated=$?
-last=$(cat "$tmpd/pid")
+pid_start calibrate --backend tcp --netlab "$rate" --quick --out "$m" --json
+calibrated=$rc
 if [ "$calibrated" -eq 0 ]; then
     ok
     json "calibrate --netlab --json"
