@@ -92,6 +92,8 @@ typedef struct rdma_stats {
     uint64_t mr_regs;       /* buffers registered (fi_mr_reg) */
     uint64_t mr_hits;       /* registrations served by the cache */
     uint64_t own_matched;   /* messages and requests to send commlab matched itself */
+    uint64_t reads_counted; /* sends completed by the remote-read counter, not a FIN */
+    uint64_t fins_along;    /* FINs that rode along with a request to send */
 } rdma_stats;
 
 /* The rdma rank behind c's world and what it did so far, or NULL when c

@@ -38,6 +38,8 @@ typedef struct rdma_area {
     char region_prefix[48];       /* shm endpoints are named PREFIX-RANK */
     bool use_rma;                 /* rendezvous by RDMA read (else tagged) */
     bool own_match;               /* commlab matches messages, from pool buffers */
+    bool count_reads;             /* senders count the reads of their buffers (a remote-read
+                                     counter), so a FIN may wait: rdma.c */
     char source[64];              /* across hosts: the numeric address that reaches
                                      rank 0, which endpoints bind to; "": local */
     uint32_t nranks;
@@ -129,6 +131,8 @@ typedef struct rdma_rts {
     uint64_t addr;  /* where to read (rdma__mr_addr) */
     uint64_t key;   /* the registration's key */
     uint64_t id;    /* the send's id: FIN, NACK and CTS name it */
+    uint64_t fin;   /* a FIN riding along: the receiver's send of this id was read (0: none) */
+    uint64_t lazy;  /* 1: the sender counts reads, its FIN may wait (rdma.c) */
 } rdma_rts;
 
 /* A control record: the answer to a request to send, or BYE. */
@@ -170,6 +174,8 @@ typedef struct rdma_req {
     uint64_t raddr, rkey;   /* ... where to read */
     uint64_t off, chunk;    /* ... bytes read, bytes of the read in flight */
     fi_addr_t from;         /* ... the sender's address */
+    bool lazy;              /* send: the receiver's FIN may wait, reads are counted;
+                               receive: the FIN it owes may wait */
 } rdma_req;
 
 typedef struct rdma_msg { /* commlab's matching: a message nobody wanted yet */
@@ -199,6 +205,14 @@ typedef struct rdma_pool { /* commlab's matching: a posted receive buffer */
     size_t len;            /* bytes */
 } rdma_pool;
 
+/* FINs owed whose senders count reads (rdma.c): sent with the next
+ * request to send to that rank, or once the rank is idle. */
+#define FINS_DUE 32
+typedef struct rdma_fin_due {
+    int dst;
+    uint64_t id;
+} rdma_fin_due;
+
 typedef struct rdma_rank {
     xfer_rank x;               /* first */
     rdma_area *area;
@@ -218,6 +232,11 @@ typedef struct rdma_rank {
     rdma_pool *pool;           /* POOL_BUFS (commlab's matching) */
     size_t pool_msg_max;       /* bytes of the largest message a pool buffer takes */
     rdma_req *rdv_sends;       /* rendezvous sends waiting for the receiver */
+    struct fid_cntr *reads;    /* count_reads: completed reads of this rank's buffers */
+    uint64_t reads_known;      /* ... those of sends already completed */
+    rdma_fin_due fins[FINS_DUE]; /* ... FINs owed that may wait */
+    int nfins;
+    int idle_polls;            /* looks at the queue in a row that found nothing */
     rdma_bounce *bounces;      /* eager copies the provider still holds */
     int bounces_out;
     rdma_bounce *bounce_free;  /* copies kept for the next eager messages */
@@ -283,6 +302,15 @@ int rdma__ctl_send(rdma_rank *t, int dst, int kind, uint64_t id, uint64_t key, u
 int rdma__ctrl_post(rdma_rank *t, rdma_ctrl *c);
 /* A control record of len bytes arrived (FIN, NACK, CTS or BYE). */
 void rdma__ctl_arrived(rdma_rank *t, const rdma_ctl *h, size_t len);
+/* Rank dst's send `id` was read: FIN now, or, lazy (its sender counts
+ * reads), later: with the next request to send to dst or once this rank
+ * is idle.  began: when the read began (tracing).  0, or the rank
+ * failed. */
+int rdma__fin(rdma_rank *t, int dst, uint64_t id, double began, bool lazy);
+/* Sends every FIN owed now.  Cannot fail (a failure fails the rank). */
+void rdma__fins_flush(rdma_rank *t);
+/* A FIN from src for our send id arrived in a request to send. */
+void rdma__fin_arrived(rdma_rank *t, int src, uint64_t id);
 
 /* ---- rdma_recv.c: receiving ---- */
 

@@ -19,6 +19,7 @@
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
 
 #include "real/boot.h"
@@ -124,6 +125,16 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
     if (list)
         fi_freeinfo(list);
     a->use_rma = has_rma && !o->rdma_no_rma;
+    /* Senders count the reads of their buffers where commlab matches
+     * (rdma.c) and the provider counts remote reads (FI_RMA_EVENT). */
+    if (a->use_rma && a->own_match && (hints = rdma__hints(a->provider, true, true))) {
+        hints->caps |= FI_RMA_EVENT;
+        list = NULL;
+        a->count_reads = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list) == 0 && list;
+        if (list)
+            fi_freeinfo(list);
+        fi_freeinfo(hints);
+    }
     if (!has_rma && o->warn)
         fprintf(o->warn, "commlab: provider '%s' has no RDMA reads: messages above the eager "
                 "limit move as tagged messages after a clear-to-send\n", a->provider);
@@ -170,6 +181,8 @@ static int open_endpoint(rdma_rank *t, cl_diag *d)
     struct fi_info *list = NULL;
     if (!hints)
         return diag_set(d, CL_ENOMEM, "rank %d: out of memory", t->me);
+    if (t->area->count_reads)
+        hints->caps |= FI_RMA_EVENT;
     const char *source = t->area->source[0] ? t->area->source : NULL;
     int ret = fi_getinfo(RDMA_FI_VERSION, source, NULL, source ? FI_SOURCE : 0, hints, &list);
     fi_freeinfo(hints);
@@ -211,6 +224,14 @@ static int open_endpoint(rdma_rank *t, cl_diag *d)
     if ((ret = fi_ep_bind(t->ep, &t->cq->fid, FI_TRANSMIT | FI_RECV)) ||
         (ret = fi_ep_bind(t->ep, &t->av->fid, 0)))
         return rdma__fail(d, CL_EIO, "fi_ep_bind", ret, "rank %d", t->me);
+    if (t->area->count_reads) {
+        struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+        if ((ret = fi_cntr_open(t->domain, &ca, &t->reads, NULL)))
+            return rdma__fail(d, CL_EIO, "fi_cntr_open", ret, "rank %d", t->me);
+        if ((ret = fi_ep_bind(t->ep, &t->reads->fid, FI_REMOTE_READ)))
+            return rdma__fail(d, CL_EIO, "fi_ep_bind", ret, "rank %d: the remote-read counter",
+                              t->me);
+    }
     if (strcmp(t->prov, "shm") == 0) {
         /* A region name the launcher knows, so it can remove what a
          * killed rank leaves in /dev/shm. */
@@ -335,6 +356,7 @@ static int rdma_rank_open(real_rank **out, const job *j, int rank, const real_op
  * endpoint closes under a message still on its way. */
 static void say_bye(rdma_rank *t)
 {
+    rdma__fins_flush(t);
     for (int i = 0; i < t->n && !t->x.failed; i++)
         if (i != t->me && rdma__ctl_send(t, i, H_BYE, 0, 0, 0, true))
             break;
@@ -353,6 +375,8 @@ static void rdma_rank_close(real_rank *base)
     t->closing = true;
     if (t->ep)
         fi_close(&t->ep->fid);
+    if (t->reads)
+        fi_close(&t->reads->fid);
     if (t->av)
         fi_close(&t->av->fid);
     if (t->cq)

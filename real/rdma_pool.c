@@ -147,6 +147,13 @@ static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len,
     rdma_rts *h = &((rdma_msg *)m)->rts;
     if (kind == KIND_RTS) {
         memcpy(h, buf, sizeof *h);
+        if (h->fin) { /* sent before this request: rdma.c */
+            rdma__fin_arrived(t, src, h->fin);
+            if (t->x.failed) {
+                xfer_msg_free(&t->x, m);
+                return;
+            }
+        }
         m->total = h->total;
         m->sum = h->sum;
     } else {

@@ -70,6 +70,7 @@ void rdma__rendezvous(rdma_rank *t, rdma_req *r, const rdma_rts *h, int src)
     }
     r->x.sum = h->sum;
     r->send_id = h->id;
+    r->lazy = h->lazy != 0;
     r->from = t->addr[src];
     if (t->x.base.tracing)
         r->x.started = rank_now(&t->x.base);
@@ -113,10 +114,7 @@ void rdma__read_done(rdma_rank *t, rdma_req *r)
     }
     if (r->x.total > t->eager_limit)
         t->stats.rma_reads++;
-    double began = r->x.started;
-    uint64_t bits;
-    memcpy(&bits, &began, sizeof bits);
-    rdma__ctl_send(t, r->x.base.status.source, H_FIN, r->send_id, 0, bits, false);
+    rdma__fin(t, r->x.base.status.source, r->send_id, r->x.started, r->lazy);
     xfer_finish_recv(&t->x, &r->x, r->x.sum);
 }
 
@@ -137,9 +135,7 @@ void rdma__msg_read_done(rdma_rank *t, rdma_msg *m)
                    m->rts.key);
         return;
     }
-    uint64_t bits;
-    memcpy(&bits, &m->x.arrived, sizeof bits);
-    rdma__ctl_send(t, m->src, H_FIN, m->rts.id, 0, bits, false);
+    rdma__fin(t, m->src, m->rts.id, m->x.arrived, m->rts.lazy != 0);
     if (m->x.waiting)
         xfer_deliver_copy(&t->x, m->x.waiting, &m->x);
 }

@@ -481,12 +481,116 @@ static void test_eager_head_to_head(void **state)
     }
 }
 
+/* ---- reads counted, FINs that wait (real/rdma.c) ---- */
+
+/* Whether senders learn of reads from the provider's remote-read counter:
+ * commlab's matching with RDMA reads on the shm provider. */
+static bool reads_counted_here(void)
+{
+    return matched_here() && by_read() && strcmp(provider, "shm") == 0;
+}
+
+#define COUNTED_ROUNDS 100
+
+/* A ping-pong of eager messages read from the sender's buffer: each send
+ * waits alone, so its reads are counted and its FIN waits, riding along
+ * with the pong's request to send.  Every message arrives intact; the FIN
+ * rode along every time; at least one send was completed by the counter
+ * (the first thing the sender sees after the read, unless the pong's
+ * request to send got there first). */
+static int counted_pingpong(cl_comm *c, const cl_args *a)
+{
+    unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
+    int me = cl_rank(c), peer = 1 - me;
+    const rdma_stats *st = rdma_stats_of(c);
+    rdma_stats before = *st;
+    for (int i = 0; i < COUNTED_ROUNDS; i++) {
+        if (me == 0) {
+            cl_fill(c, out, a->bytes, 200 + (unsigned long long)i);
+            CL_TRY(cl_send(c, out, a->bytes, peer, 9));
+            CL_TRY(cl_recv(c, in, a->bytes, peer, 9, NULL));
+            CL_TRY(cl_verify(c, in, a->bytes, 300 + (unsigned long long)i, "pong"));
+        } else {
+            CL_TRY(cl_recv(c, in, a->bytes, peer, 9, NULL));
+            CL_TRY(cl_verify(c, in, a->bytes, 200 + (unsigned long long)i, "ping"));
+            cl_fill(c, out, a->bytes, 300 + (unsigned long long)i);
+            CL_TRY(cl_send(c, out, a->bytes, peer, 9));
+        }
+    }
+    uint64_t counted = st->reads_counted - before.reads_counted;
+    uint64_t along = st->fins_along - before.fins_along;
+    /* Rank 1's pongs carry the FINs of rank 0's pings; rank 0's pings,
+     * from the second on, those of rank 1's pongs (the first carries the
+     * last pong's of the iteration before only if the barrier between
+     * them was too quick to send it). */
+    uint64_t want_along = reads_counted_here() ? COUNTED_ROUNDS - (me == 0) : 0;
+    if (along != want_along && !(me == 0 && along == want_along + 1 && want_along))
+        return cl_fail(c, "rank %d: %llu FINs rode along, want %llu", me,
+                       (unsigned long long)along, (unsigned long long)want_along);
+    if (reads_counted_here() ? counted < 1 : counted != 0)
+        return cl_fail(c, "rank %d: %llu sends completed by the read counter on %s", me,
+                       (unsigned long long)counted, provider);
+    return 0;
+}
+
+/* Rank 0's eager send to rank 1 waits alone (counted, its FIN may wait),
+ * then a rendezvous send to rank 2 joins it, so the counter can no longer
+ * say whose read it counts.  Rank 2 posts that receive only once rank 0
+ * has finished the first send and told it so: the first send must be
+ * completed by its FIN, which rank 1 sends once it waits with nothing to
+ * do (in the barrier), or rank 0 and rank 2 wait for each other. */
+static int counted_then_rendezvous(cl_comm *c, const cl_args *a)
+{
+    size_t big = 4 * a->bytes;
+    unsigned char *buf = cl_alloc(c, big), go = 1;
+    int me = cl_rank(c);
+    if (me == 0) {
+        cl_request *first, *second;
+        cl_fill(c, buf, big, 60);
+        CL_TRY(cl_isend(c, buf, a->bytes, 1, 1, &first));
+        CL_TRY(cl_isend(c, buf, big, 2, 2, &second));
+        CL_TRY(cl_wait(c, &first, NULL));
+        CL_TRY(cl_send(c, &go, 1, 2, 3));
+        CL_TRY(cl_wait(c, &second, NULL));
+    } else if (me == 1) {
+        CL_TRY(cl_recv(c, buf, a->bytes, 0, 1, NULL));
+        CL_TRY(cl_verify(c, buf, a->bytes, 60, "counted"));
+    } else {
+        CL_TRY(cl_recv(c, &go, 1, 0, 3, NULL));
+        CL_TRY(cl_recv(c, buf, big, 0, 2, NULL));
+        CL_TRY(cl_verify(c, buf, big, 60, "after the counted one"));
+    }
+    return cl_barrier(c);
+}
+
+static void test_reads_counted(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {4 * KiB + 1, 64 * KiB};
+    for (size_t i = 0; i < 2; i++) {
+        run r;
+        run_pattern(&r, counted_pingpong, 2, sizes[i], NULL, &(setup){.check = true});
+        if (r.res.status)
+            fail_msg("%s, %llu bytes: %s", provider, (unsigned long long)sizes[i],
+                     r.res.diag.msg);
+        run_release(&r);
+    }
+    /* 32 KiB eager, 128 KiB by rendezvous. */
+    run r;
+    run_pattern(&r, counted_then_rendezvous, 3, 32 * KiB, NULL,
+                &(setup){.check = true, .deadlock_timeout = 5});
+    if (r.res.status)
+        fail_msg("%s: %s (%s)", provider, r.res.diag.msg, cl_errname(r.res.status));
+    run_release(&r);
+    assert_no_children();
+}
+
 /* The cases, once per provider (the group's setup names it). */
 #define RDMA_CASES                                                                      \
     REAL_CASES, cmocka_unit_test(test_rma_read_path), cmocka_unit_test(test_tagged_rendezvous), \
         cmocka_unit_test(test_mr_keys), cmocka_unit_test(test_early_arrivals),          \
         cmocka_unit_test(test_eager_copies_reused), cmocka_unit_test(test_eager_head_to_head), \
-        cmocka_unit_test(test_nothing_left)
+        cmocka_unit_test(test_reads_counted), cmocka_unit_test(test_nothing_left)
 
 static int on_tcp(void **state)
 {
