@@ -28,12 +28,15 @@
  * with the header.  While a receive waits for DATA from a peer, that peer is
  * read one header at a time, so a rendezvous body lands in the receive
  * buffer without an intermediate copy.  Writing batches queued frames into
- * one sendmsg, each frame's payload in pieces of at most SEND_CHUNK (256
- * KiB) a call: a whole 1 MiB body in one sendmsg made loopback's round trip bimodal (185
- * or 420 us, in phases), 256 KiB pieces kept it at 197-203 us (`bench
- * tcp`: 1 MiB one-way 100 against 158-180 us, windowed bandwidth
- * 10.9-11.0 against 6.7-7.3 GB/s; 128 KiB pieces measured 229 us a round
- * trip, 64 KiB 305 us).
+ * one sendmsg, each frame's payload in pieces of at most SEND_CHUNK (512
+ * KiB) a call.  The best piece depends on the machine.  On an AMD VM a
+ * whole 1 MiB body in one sendmsg made loopback's round trip bimodal (185
+ * or 420 us, in phases) and 256 KiB pieces kept it at 197-203 us (128 KiB
+ * pieces: 229 us, 64 KiB: 305 us).  On an Intel Xeon VM 256 KiB pieces
+ * made 4 MiB slow (`bench tcp`, three runs of each, taking turns: 4 MiB
+ * windowed bandwidth 0.81-0.94 x Open MPI's with 256 KiB pieces,
+ * 1.03-1.15 x with 512 KiB, 1.07-1.25 x with 1 MiB; 1 MiB 0.94-1.30,
+ * 0.90-1.22 and 0.89-0.95 x).
  *
  * Waiting: poll the epoll set without blocking for a bounded spin (200 us,
  * 5 us when ranks outnumber cores), then publish the wait to the watchdog
@@ -57,7 +60,7 @@
 #define MAX_MESSAGE ((uint64_t)1 << 48) /* no RTS announces more */
 #define EVENTS 64                /* epoll events per call */
 #define IOV_BATCH 16             /* iovecs per sendmsg */
-#define SEND_CHUNK ((size_t)256 << 10) /* a frame's payload bytes per sendmsg, at most */
+#define SEND_CHUNK ((size_t)512 << 10) /* a frame's payload bytes per sendmsg, at most */
 
 enum { PH_EAGER, PH_RTS, PH_WAIT_CTS, PH_DATA }; /* a send's phases */
 
