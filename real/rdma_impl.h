@@ -209,8 +209,8 @@ typedef struct rdma_pool { /* commlab's matching: a posted receive buffer */
  * request to send to that rank, or once the rank is idle. */
 #define FINS_DUE 32
 typedef struct rdma_fin_due {
-    int dst;
-    uint64_t id;
+    int dst;     /* the rank owed the FIN */
+    uint64_t id; /* its send's id */
 } rdma_fin_due;
 
 typedef struct rdma_rank {
@@ -235,7 +235,7 @@ typedef struct rdma_rank {
     struct fid_cntr *reads;    /* count_reads: completed reads of this rank's buffers */
     uint64_t reads_known;      /* ... those of sends already completed */
     rdma_fin_due fins[FINS_DUE]; /* ... FINs owed that may wait */
-    int nfins;
+    int nfins;                 /* ... entries of fins in use */
     int idle_polls;            /* looks at the queue in a row that found nothing */
     rdma_bounce *bounces;      /* eager copies the provider still holds */
     int bounces_out;
