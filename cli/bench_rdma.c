@@ -6,24 +6,27 @@
  * blocking round trips of one tagged message each way between two
  * processes (K = 10,000 up to 8 KiB, fewer above), timed from the first
  * round trip to the last with no warm-up round trips before them
- * (fi_pingpong has none); one-way latency
- * = t / (2 K), fi_pingpong's "usec/xfer"; bandwidth = size / one-way
- * latency.  Like fi_pingpong, each side sends from one buffer and receives
- * into another, so the bytes a rank sends were last written at the start,
- * not by its last receive (with one buffer the data crosses between the
- * cores' caches dirty every time: 64 KiB measured 1.52 x fi_pingpong against
+ * (fi_pingpong has none); one-way latency = t / (2 K), fi_pingpong's
+ * "usec/xfer"; bandwidth = size / one-way latency.
+ *
+ * Like fi_pingpong, each side sends from one buffer and receives into
+ * another, so the bytes a rank sends were last written at the start, not
+ * by its last receive (with one buffer the data crosses between the cores'
+ * caches dirty every time: 64 KiB measured 1.52 x fi_pingpong against
  * 1.18 x with two, 9 pairs each).  Like fi_pingpong, each side allocates
  * and touches its buffers before its clock starts: commlab runs two timed
  * iterations, the first only allocates (cl_alloc zeroes the blocks, which
  * faults their pages in), the second, whose time counts, gets the same
  * blocks back untouched and runs the round trips.  (Timing the first
  * allocation too put 2 x 4 MiB of page faults per rank into 20 round trips
- * of 4 MiB: their first round trip took 1.7-2.0 ms, the others 0.73 ms.)  The two programs run on the same two
- * cores: commlab binds its ranks (rank 0 times), fi_pingpong's client (which
- * times) is bound to rank 0's core and its server to rank 1's.  SAMPLES pairs
- * per size, the two programs taking turns (the order alternates), so a
- * change of load on a shared machine falls on both; each ratio is the median
- * of the pairs' ratios, with their min and max. */
+ * of 4 MiB: their first round trip took 1.7-2.0 ms, the others 0.73 ms.)
+ *
+ * The two programs run on the same two cores: commlab binds its ranks
+ * (rank 0 times), fi_pingpong's client (which times) is bound to rank 0's
+ * core and its server to rank 1's.  SAMPLES pairs per size, the two
+ * programs taking turns (the order alternates), so a change of load on a
+ * shared machine falls on both; each ratio is the median of the pairs'
+ * ratios, with their min and max. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -632,14 +632,17 @@ int rdma__progress(rdma_rank *t, bool block)
     fi_addr_t from[CQ_BATCH]; /* commlab's matching: who sent a received message */
     if (block)
         rdma__fins_flush(t);
-    /* A read counted makes no completion to wake a sleeper: with a lazy
-     * send waiting, sleep briefly. */
-    int sleep_ms = t->reads && t->rdv_sends ? LAZY_SLEEP_MS : RANK_IDLE_MS;
-    ssize_t k = block && t->cq_waits
-                    ? (t->own_match ? fi_cq_sreadfrom(t->cq, e, CQ_BATCH, from, NULL, sleep_ms)
-                                    : fi_cq_sread(t->cq, e, CQ_BATCH, NULL, sleep_ms))
-                    : (t->own_match ? fi_cq_readfrom(t->cq, e, CQ_BATCH, from)
-                                    : fi_cq_read(t->cq, e, CQ_BATCH));
+    ssize_t k;
+    if (block && t->cq_waits) {
+        /* A read counted makes no completion to wake a sleeper: with a
+         * lazy send waiting, sleep briefly. */
+        int ms = t->reads && t->rdv_sends ? LAZY_SLEEP_MS : RANK_IDLE_MS;
+        k = t->own_match ? fi_cq_sreadfrom(t->cq, e, CQ_BATCH, from, NULL, ms)
+                         : fi_cq_sread(t->cq, e, CQ_BATCH, NULL, ms);
+    } else {
+        k = t->own_match ? fi_cq_readfrom(t->cq, e, CQ_BATCH, from)
+                         : fi_cq_read(t->cq, e, CQ_BATCH);
+    }
     if (k == -FI_EAGAIN || k == -FI_ETIMEDOUT || k == -FI_EINTR) {
         if (reads_counted(t))
             return t->x.failed ? t->x.failed : 1;

@@ -122,23 +122,16 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
     int ret = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list);
     fi_freeinfo(hints);
     bool has_rma = ret == 0 && list;
-    if (list)
-        fi_freeinfo(list);
     a->use_rma = has_rma && !o->rdma_no_rma;
     /* Senders count the reads of their buffers where commlab matches
      * (rdma.c) and the provider counts remote reads (FI_RMA_EVENT): only
      * on shm, whose counter was read in its source to count every read of
      * a rank's memory once, whatever path the read took, and nothing else
      * (a counter that counted more would complete a send too early). */
-    if (a->use_rma && a->own_match && strcmp(a->provider, "shm") == 0 &&
-        (hints = rdma__hints(a->provider, true, true))) {
-        hints->caps |= FI_RMA_EVENT;
-        list = NULL;
-        a->count_reads = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list) == 0 && list;
-        if (list)
-            fi_freeinfo(list);
-        fi_freeinfo(hints);
-    }
+    a->count_reads = a->use_rma && a->own_match && strcmp(a->provider, "shm") == 0 &&
+                     (list->caps & FI_RMA_EVENT);
+    if (list)
+        fi_freeinfo(list);
     if (!has_rma && o->warn)
         fprintf(o->warn, "commlab: provider '%s' has no RDMA reads: messages above the eager "
                 "limit move as tagged messages after a clear-to-send\n", a->provider);
