@@ -76,6 +76,7 @@ const char *ex_fault_name(ex_fault f)
 {
     static const char *const names[FAULT_COUNT] = {
         "deadlock", "failed", "exit", "output", "messages", "route", "data", "calls", "time",
+        "leak",
     };
     return f < FAULT_COUNT ? names[f] : "?";
 }
@@ -99,7 +100,7 @@ static int load_hints(cfg_doc *d, yaml_node_t *map, ex_step *s, cl_diag *g)
             f++;
         if (f == FAULT_COUNT)
             return cfg_error(d, key, g, "unknown fault '%s' under 'hints' (deadlock, failed, "
-                             "exit, output, messages, route, data, calls, time)", name);
+                             "exit, output, messages, route, data, calls, time, leak)", name);
         if ((err = cfg_string(d, yaml_document_get_node(&d->doc, p->value), name,
                               &s->hints[f], g)))
             return err;
@@ -139,6 +140,62 @@ static int check_items(cfg_doc *d, yaml_node_t *map, const char *key, const char
     return 0;
 }
 
+int ex_draw_parse(const char *text, bool times, ex_draw *out)
+{
+    static const char *const only[] = {"", "odd", "even", "pow2", "x8", "notx8"};
+    *out = (ex_draw){.lo = 1, .hi = 0};
+    const char *p = text;
+    if (times && *p == '*')
+        out->times = true, p++;
+    char *end;
+    out->lo = strtol(p, &end, 10);
+    if (end == p || strncmp(end, "..", 2) != 0)
+        return -1;
+    p = end + 2;
+    out->hi = strtol(p, &end, 10);
+    if (end == p || out->lo < 1 || out->hi < out->lo || out->hi > (1L << 40))
+        return -1;
+    while (*end == ' ')
+        end++;
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
+        if (strcmp(end, only[i]) == 0) {
+            out->only = i;
+            return 0;
+        }
+    return -1;
+}
+
+/* An optional draw under key into *out (nothing to draw when absent). */
+static int opt_draw(cfg_doc *d, yaml_node_t *map, const char *key, bool times, ex_draw *out,
+                    cl_diag *g)
+{
+    const char *text = NULL;
+    *out = (ex_draw){.lo = 1, .hi = 0};
+    int err = opt_string(d, map, key, &text, g);
+    if (err || !text || !ex_draw_parse(text, times, out))
+        return err;
+    yaml_node_t *n;
+    cfg_get(d, map, key, true, &n, g);
+    return cfg_error(d, n, g, "'%s' is a range LO..HI with at most one of odd, even, pow2, "
+                     "x8, notx8%s, got '%s'", key, times ? " (and a leading * for times the "
+                     "group)" : "", text);
+}
+
+static int opt_bool(cfg_doc *d, yaml_node_t *map, const char *key, bool *out, cl_diag *g)
+{
+    const char *text = NULL;
+    int err = opt_string(d, map, key, &text, g);
+    if (err || !text)
+        return err;
+    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0) {
+        *out = text[0] == 't';
+        return 0;
+    }
+    yaml_node_t *n;
+    cfg_get(d, map, key, true, &n, g);
+    return cfg_error(d, n, g, "'%s' is true or false, got '%s'", key, text);
+}
+
 static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
 {
     int err = cfg_expect_map(d, n, "check", g);
@@ -174,6 +231,21 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
     if (!err)
         err = opt_string(d, n, "avoids", &s->avoids, g);
     if (!err)
+        err = opt_draw(d, n, "ranks", true, &s->ranks, g);
+    if (!err)
+        err = opt_draw(d, n, "bytes", false, &s->bytes, g);
+    if (!err)
+        err = opt_draw(d, n, "group", false, &s->group, g);
+    if (!err && s->ranks.times && s->group.lo > s->group.hi)
+        return cfg_error(d, n, g, "'ranks' counts in groups ('*'), so the step needs 'group'");
+    s->reference = s->exit == 0;
+    if (!err)
+        err = opt_bool(d, n, "reference", &s->reference, g);
+    if (!err)
+        err = opt_bool(d, n, "any_order", &s->any_order, g);
+    if (!err)
+        err = opt_bool(d, n, "same_lines", &s->same_lines, g);
+    if (!err)
         err = opt_string(d, n, "hint", &s->hint, g);
     if (!err)
         err = load_hints(d, n, s, g);
@@ -190,6 +262,23 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
         err = req_string(d, n, "solution", &e->solution_answer, g);
     if (!err)
         err = opt_number(d, n, "tolerance", &e->tolerance, g);
+    const char *exact = NULL;
+    if (!err)
+        err = opt_string(d, n, "exact", &exact, g);
+    for (const char *p = exact; !err && p && *p;) {
+        char *end;
+        long i = strtol(p, &end, 10);
+        if (end == p || i < 1 || i > 64) {
+            yaml_node_t *x;
+            cfg_get(d, n, "exact", true, &x, g);
+            return cfg_error(d, x, g, "'exact' lists the numbers (1 to 64) that are counts, "
+                             "got '%s'", exact);
+        }
+        e->exact[i - 1] = true;
+        p = end;
+        while (*p == ' ' || *p == ',')
+            p++;
+    }
     yaml_node_t *vals = NULL, *sm = NULL, *best = NULL;
     if (!err)
         err = cfg_get(d, n, "values", false, &vals, g);
@@ -282,6 +371,8 @@ static int load_exercise(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
         err = opt_string(d, n, "start", &e->start, g);
     if (!err)
         err = opt_string(d, n, "solution", &e->solution, g);
+    if (!err)
+        err = opt_string(d, n, "seeds", &e->seeds, g);
     yaml_node_t *cmds = NULL, *check = NULL, *answer = NULL;
     if (!err)
         err = cfg_get(d, n, "commands", true, &cmds, g);

@@ -24,11 +24,24 @@ typedef enum ex_fault {
     FAULT_DATA,     /* the data a rank ends with */
     FAULT_CALLS,    /* the calls used or avoided */
     FAULT_TIME,     /* the modeled time */
+    FAULT_LEAK,     /* a request never completed */
     FAULT_COUNT     /* number of faults; not a fault */
 } ex_fault;
 
 /* The YAML key of a fault under `hints:` ("deadlock", ...). */
 const char *ex_fault_name(ex_fault f);
+
+/* A value drawn anew at every check ("3..9 odd", "*2..4"), so a check
+ * also runs at rank counts and sizes that no text announces. */
+typedef struct ex_draw {
+    long lo, hi;  /* the range, both included; lo > hi: nothing to draw */
+    bool times;   /* "*LO..HI": times the step's drawn group */
+    enum { DRAW_ANY, DRAW_ODD, DRAW_EVEN, DRAW_POW2, DRAW_X8, DRAW_NOT_X8 } only;
+} ex_draw;
+
+/* "LO..HI [odd|even|pow2|x8|notx8]", with a leading '*' when times is
+ * allowed, into *out.  0, or -1 when the text is not such a range. */
+int ex_draw_parse(const char *text, bool times, ex_draw *out);
 
 typedef struct ex_step {
     const char *run;          /* commlab arguments: {file}, {backend} substituted */
@@ -50,6 +63,11 @@ typedef struct ex_step {
     double factor;            /* the step's time = factor x the reference's */
     const char *uses;         /* calls the trace must show: "isend,irecv"; NULL: none */
     const char *avoids;       /* calls it must not show; NULL: none */
+    ex_draw ranks, bytes, group; /* drawn for {ranks}, {bytes}, {group} */
+    bool any_order;           /* reference: a rank's sends may come in any order */
+    bool same_lines;          /* reference: every "rank R: " line it prints is printed */
+    bool reference;           /* compare with the solution run the same way (default
+                                 when the step expects exit 0) */
     const char *hint;         /* printed when the step fails and no hint of the
                                  fault's own is given; NULL: none */
     const char *hints[FAULT_COUNT]; /* by fault; NULL: the step's hint */
@@ -74,6 +92,8 @@ typedef struct exercise {
     const char *file;       /* code: the student's file name */
     const char *start;      /* code: a pattern to start from (repository path) */
     const char *solution;   /* code: solution file, relative to the chapter */
+    const char *seeds;      /* code: cl_fill seeds beside the ranks' that the data
+                               may hold ("42"), for the probe; NULL: none */
     const char **commands;  /* what the student runs, "commlab ..." */
     size_t ncommands;
     ex_step *steps;
@@ -84,6 +104,7 @@ typedef struct exercise {
     ex_value *values;
     size_t nvalues;
     double tolerance;       /* relative */
+    bool exact[64];         /* number i + 1 is a count: it must be exact */
     ex_mistake *mistakes;   /* likely wrong answers, each with its hint */
     size_t nmistakes;
     ex_value best;          /* run: arguments with {n}; the answer is the n whose

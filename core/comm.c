@@ -401,15 +401,28 @@ void cl_printf(cl_comm *c, const char *fmt, ...)
     if (!c->world->printing)
         return;
     const char *outer = call_enter(c, "cl_printf");
-    char line[512];
+    char text[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    if (c->world->held)
-        run_lines_add(c->world->held, line);
-    else
-        c->ops->print(c, line);
+    /* Each line of the text is a line of this rank's, "rank N: " and all,
+     * so no rank can print a line that reads as another's; other control
+     * characters (a carriage return over the prefix) print as '?'. */
+    for (char *line = text, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        if (next && !*next) /* a final newline ends the last line */
+            next = NULL;
+        for (char *p = line; *p; p++)
+            if ((unsigned char)*p < 0x20 && *p != '\t')
+                *p = '?';
+        if (c->world->held)
+            run_lines_add(c->world->held, line);
+        else
+            c->ops->print(c, line);
+    }
     call_leave(c, outer, 0);
 }
 
