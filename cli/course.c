@@ -246,6 +246,8 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
     if (!err)
         err = opt_bool(d, n, "same_lines", &s->same_lines, g);
     if (!err)
+        err = opt_bool(d, n, "same_blocks", &s->same_blocks, g);
+    if (!err)
         err = opt_string(d, n, "hint", &s->hint, g);
     if (!err)
         err = load_hints(d, n, s, g);

@@ -66,6 +66,8 @@ typedef struct ex_step {
     ex_draw ranks, bytes, group; /* drawn for {ranks}, {bytes}, {group} */
     bool any_order;           /* reference: a rank's sends may come in any order */
     bool same_lines;          /* reference: every "rank R: " line it prints is printed */
+    bool same_blocks;         /* reference: every block its ranks end with, each part
+                                 of it received where the reference's was */
     bool reference;           /* compare with the solution run the same way (default
                                  when the step expects exit 0) */
     const char *hint;         /* printed when the step fails and no hint of the

@@ -122,21 +122,31 @@ static size_t figure_after(const char *output, const char *text, double *fig)
     return 1;
 }
 
+#define MIN_SIGNIFICANT 4 /* digits an answer rounded to what is printed must have */
+
+/* Whether got, typed with `digits` digits after the point, is want
+ * rounded to those digits. */
+static bool rounds_to(double got, int digits, double want)
+{
+    return digits >= 0 && fabs(got - want) <= 0.5 * pow(10, -digits) * (1 + 1e-9);
+}
+
+static int significant(double got, int digits)
+{
+    return got == 0 ? 0 : digits + (int)floor(log10(fabs(got))) + 1;
+}
+
 /* Whether got, typed with `digits` digits after the point, is want: a
  * count exactly; else within the tolerance, or want rounded to the digits
- * typed when they are at least three significant ones (what commlab
- * prints: 1.35 for 1.3450). */
+ * typed when they are at least MIN_SIGNIFICANT significant ones (what a
+ * student copies from a table: 1.345 for 1.34501). */
 static bool number_right(const exercise *e, size_t i, double got, int digits, double want)
 {
     if (e->exact[i])
         return got == want;
     if (fabs(got - want) <= e->tolerance * fabs(want))
         return true;
-    if (digits < 0 || got == 0)
-        return false;
-    int significant = digits + (int)floor(log10(fabs(got))) + 1;
-    double unit = pow(10, -digits);
-    return significant >= 3 && fabs(got - want) <= 0.5 * unit * (1 + 1e-9);
+    return significant(got, digits) >= MIN_SIGNIFICANT && rounds_to(got, digits, want);
 }
 
 static int check_values(check_ctx *k, const double *ans, const int *digits, size_t nans)
@@ -185,7 +195,11 @@ static int check_values(check_ctx *k, const double *ans, const int *digits, size
             if (!wrong++)
                 printf("  FAIL  your answer\n");
             char words[300];
-            how_wrong(k, i, ans[i], want[i], words, sizeof words);
+            if (!e->exact[i] && rounds_to(ans[i], digits[i], want[i]))
+                cli_textf(words, sizeof words, "rounded too far: give at least %d significant "
+                          "digits", MIN_SIGNIFICANT);
+            else
+                how_wrong(k, i, ans[i], want[i], words, sizeof words);
             printf("        number %zu (%.6g) is %s\n", i + 1, ans[i], words);
         }
     if (wrong) {

@@ -444,6 +444,55 @@ static void compare_sends(long rank, const probe_data *mine, const probe_data *r
     }
 }
 
+/* Whether every range of the "OFF+LEN,..." list want lies inside one of
+ * have's (both merged and in order, as the probe writes them). */
+static bool parts_cover(const char *have, const char *want)
+{
+    for (const char *w = want; *w && *w != '-';) {
+        unsigned long long wo, wl;
+        if (sscanf(w, "%llu+%llu", &wo, &wl) != 2)
+            return false;
+        bool in = false;
+        for (const char *h = have; !in && *h && *h != '-';) {
+            unsigned long long ho, hl;
+            if (sscanf(h, "%llu+%llu", &ho, &hl) != 2)
+                break;
+            in = ho <= wo && wo + wl <= ho + hl;
+            h = strchr(h, ',') ? strchr(h, ',') + 1 : "";
+        }
+        if (!in)
+            return false;
+        w = strchr(w, ',') ? strchr(w, ',') + 1 : "";
+    }
+    return true;
+}
+
+/* Every block a rank of ref ends with that received something, a rank
+ * of mine ends with too: the same bytes, received where ref's were. */
+static void compare_blocks(const probe_data *mine, const probe_data *ref, char *why, size_t len)
+{
+    for (size_t i = 0; i < ref->nblocks && !why[0]; i++) {
+        const probe_block_seen *b = &ref->blocks[i];
+        if (strcmp(b->parts, "-") == 0)
+            continue;
+        bool same = false, found = false;
+        for (size_t j = 0; j < mine->nblocks && !found; j++) {
+            const probe_block_seen *m = &mine->blocks[j];
+            if (m->rank != b->rank || m->bytes != b->bytes || m->hash != b->hash)
+                continue;
+            same = true;
+            found = parts_cover(m->parts, b->parts);
+        }
+        if (!same)
+            cli_textf(why, len, "rank %ld does not end with a buffer of %" PRIu64 " bytes "
+                      "holding what the task asks for", b->rank, b->bytes);
+        else if (!found)
+            cli_textf(why, len, "rank %ld ends with the right %" PRIu64 " bytes, but not all "
+                      "of them arrived there through its receives: a part was written by the "
+                      "rank itself", b->rank, b->bytes);
+    }
+}
+
 /* The student's run (mine) against the reference's, rank by rank. */
 static void compare_reference(const ex_step *s, probe_data *mine, probe_data *ref, char *why,
                               size_t len, ex_fault *fault)
@@ -674,6 +723,10 @@ static int check_reference(check_ctx *k, const ex_step *s, const char *line,
         rc = cli_error("out of memory reading the reference's report");
     } else {
         compare_reference(s, mine, &rd, why, len, fault);
+        if (!why[0] && s->same_blocks) {
+            compare_blocks(mine, &rd, why, len);
+            *fault = FAULT_DATA;
+        }
         if (!why[0] && s->same_lines) {
             check_same_lines(r->output, ref.output, why, len);
             *fault = FAULT_OUTPUT;

@@ -25,6 +25,7 @@ static int grow(void **v, size_t n, size_t *cap, size_t size)
 
 void ex_probe_release(probe_data *d)
 {
+    free(d->blocks);
     free(d->sends);
     free(d->lands);
     free(d->holds);
@@ -37,7 +38,8 @@ void ex_probe_release(probe_data *d)
 
 /* One line of the report into d; lines of other shapes (and ranks out of
  * range) are ignored: the checks then find what is missing. */
-static int read_line(probe_data *d, const char *line, size_t *cap_sends, size_t *cap_lands,
+static int read_line(probe_data *d, const char *line, size_t *cap_blocks, size_t *cap_sends,
+                     size_t *cap_lands,
                      size_t *cap_holds, size_t *cap_sums, size_t *len_calls,
                      size_t *cap_calls)
 {
@@ -45,7 +47,13 @@ static int read_line(probe_data *d, const char *line, size_t *cap_sends, size_t 
     long rank, a;
     unsigned long long bytes, hash;
     char word[16], how[16];
-    if (sscanf(line, "send %ld %ld %ld %llu %llx", &m.rank, &m.k, &m.peer, &bytes, &hash) == 5) {
+    probe_block_seen b = {0};
+    if (sscanf(line, "block %ld %llu %llx %1023s", &b.rank, &bytes, &hash, b.parts) == 4) {
+        b.bytes = bytes, b.hash = hash;
+        if (grow((void **)&d->blocks, d->nblocks, cap_blocks, sizeof *d->blocks))
+            return CL_ENOMEM;
+        d->blocks[d->nblocks++] = b;
+    } else if (sscanf(line, "send %ld %ld %ld %llu %llx", &m.rank, &m.k, &m.peer, &bytes, &hash) == 5) {
         m.bytes = bytes, m.hash = hash;
         if (grow((void **)&d->sends, d->nsends, cap_sends, sizeof *d->sends))
             return CL_ENOMEM;
@@ -98,11 +106,11 @@ int ex_probe_read(const char *path, long nranks, probe_data *d)
     FILE *f = fopen(path, "r");
     if (!f)
         return 0; /* no report: every rank is "not done" */
-    size_t cs = 0, cl = 0, ch = 0, cu = 0;
-    char line[256];
+    size_t cb = 0, cs = 0, cl = 0, ch = 0, cu = 0;
+    char line[1400];
     int err = 0;
     while (!err && fgets(line, sizeof line, f))
-        err = read_line(d, line, &cs, &cl, &ch, &cu, &len_calls, &cap_calls);
+        err = read_line(d, line, &cb, &cs, &cl, &ch, &cu, &len_calls, &cap_calls);
     fclose(f);
     if (err)
         ex_probe_release(d);

@@ -102,7 +102,16 @@ typedef struct probe_held {
     bool used;     /* scratch for matching */
 } probe_held;
 
+typedef struct probe_block_seen {
+    long rank;       /* world rank that ends with it */
+    uint64_t bytes;  /* its length */
+    uint64_t hash;   /* of its bytes at the end */
+    char parts[1024]; /* "OFF+LEN,...": the ranges that arrived there; "-": none */
+} probe_block_seen;
+
 typedef struct probe_data {
+    probe_block_seen *blocks;
+    size_t nblocks;
     probe_msg *sends, *lands;
     size_t nsends, nlands;
     probe_held *holds, *sums;

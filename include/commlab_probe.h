@@ -26,6 +26,9 @@
  *                      of it came through this iteration's completed
  *                      receives into that block and is unchanged since,
  *                      else "local" (the rank wrote it itself)
+ *     block R N H C    a block of N bytes whose hash is H, and the parts
+ *                      of it that arrived as "arrived" above: C is a list
+ *                      OFF+LEN,... of byte ranges ("-" for none)
  *     sum R S          a block, read as doubles, holds S (i % 7 + 1) in
  *                      element i for a whole number S >= 1: the sum of the
  *                      chapter 04 reductions' inputs ((r + 1)(i % 7 + 1) on
@@ -423,25 +426,56 @@ static int probe_holds(const cl_comm *c, const probe_block *b, unsigned long lon
     return memcmp(scratch, b->p, b->bytes) == 0;
 }
 
-/* Whether every byte of b came through a completed receive of this
- * iteration into it and still holds what arrived. */
-static int probe_arrived(const probe_block *b)
+/* The parts of b that came through completed receives of this iteration
+ * into it and still hold what arrived, as byte ranges from its start,
+ * merged and in order, into text ("-" for none); the bytes covered. */
+static size_t probe_arrived(const probe_block *b, char *text, size_t len)
 {
     const unsigned char *lo = b->p, *hi = lo + b->bytes;
-    const unsigned char *upto = lo; /* bytes before upto are covered */
-    int grew = 1;
-    while (upto < hi && grew) { /* few landings a block: repeat the scan */
-        grew = 0;
+    size_t covered = 0, used = 0;
+    const unsigned char *at = lo;
+    text[0] = 0;
+    while (at < hi) {
+        /* the valid landing that covers at and reaches furthest, else the
+         * one that starts soonest after it */
+        const unsigned char *next = hi, *reach = NULL;
         for (size_t i = 0; i < probe_st.nlandings; i++) {
             const probe_landing *l = &probe_st.landings[i];
-            if (l->rank != b->rank || !l->bytes || l->p > upto || l->p + l->bytes <= upto ||
-                l->p < lo || l->p + l->bytes > hi || probe_hash(l->p, l->bytes) != l->hash)
+            if (l->rank != b->rank || !l->bytes || l->p < lo || l->p + l->bytes > hi ||
+                l->p + l->bytes <= at || probe_hash(l->p, l->bytes) != l->hash)
                 continue;
-            upto = l->p + l->bytes;
-            grew = 1;
+            if (l->p <= at) {
+                if (!reach || l->p + l->bytes > reach)
+                    reach = l->p + l->bytes;
+            } else if (l->p < next) {
+                next = l->p;
+            }
         }
+        if (!reach) {
+            at = next;
+            continue;
+        }
+        const unsigned char *start = at;
+        at = reach; /* extend through landings that start inside */
+        int grew = 1;
+        while (grew) {
+            grew = 0;
+            for (size_t i = 0; i < probe_st.nlandings; i++) {
+                const probe_landing *l = &probe_st.landings[i];
+                if (l->rank == b->rank && l->bytes && l->p >= lo && l->p + l->bytes <= hi &&
+                    l->p <= at && l->p + l->bytes > at &&
+                    probe_hash(l->p, l->bytes) == l->hash)
+                    at = l->p + l->bytes, grew = 1;
+            }
+        }
+        covered += (size_t)(at - start);
+        if (used + 48 < len)
+            used += (size_t)snprintf(text + used, len - used, "%s%zu+%zu", used ? "," : "",
+                                     (size_t)(start - lo), (size_t)(at - start));
     }
-    return upto >= hi;
+    if (!used)
+        snprintf(text, len, "-");
+    return covered;
 }
 
 /* S when the block, read as doubles, holds S (i % 7 + 1) in element i
@@ -517,13 +551,19 @@ static void probe_report(cl_comm *world, int rank)
         const probe_block *b = &probe_st.blocks[i];
         if (b->rank != rank || !b->bytes)
             continue;
+        char parts[1024];
+        int arrived = probe_arrived(b, parts, sizeof parts) == b->bytes;
+        char whole[1200];
+        snprintf(whole, sizeof whole, "block %d %zu %016llx %s\n", rank, b->bytes,
+                 (unsigned long long)probe_hash(b->p, b->bytes), parts);
+        bad = probe_write(fd, whole);
         unsigned char *scratch = malloc(b->bytes);
         unsigned long long seed;
         for (int k = 0; !bad && scratch && probe_seed(cl_size(world), k, &seed); k++) {
             if (!probe_holds(world, b, seed, scratch))
                 continue;
             snprintf(line, sizeof line, "holds %d %llu %s\n", rank, seed,
-                     probe_arrived(b) ? "arrived" : "local");
+                     arrived ? "arrived" : "local");
             bad = probe_write(fd, line);
         }
         free(scratch);

@@ -1,3 +1,7 @@
+/* exercise: 4.4
+ * expect: fail
+ * why: messages
+ */
 /* Exercise 4.4, done wrong on purpose (the check must fail it): the right
  * sum, by every rank sending its buffer to every other rank (linear):
  * K (K - 1) messages where K log2 K do. */
@@ -14,7 +18,7 @@ int pattern(cl_comm *c, const cl_args *a)
     double *x = cl_alloc(c, bytes), *in[MAX_RANKS];
     cl_request *r[2 * MAX_RANKS];
     for (size_t i = 0; x && i < count; i++)
-        x[i] = rank + 1;
+        x[i] = (double)(rank + 1) * (double)(i % 7 + 1);
     int n = 0;
     for (int p = 0; p < k; p++) {
         if (p == rank)
@@ -29,7 +33,7 @@ int pattern(cl_comm *c, const cl_args *a)
             x[i] += in[p][i];
     double want = (double)k * (k + 1) / 2;
     for (size_t i = 0; x && cl_checking(c) && i < count; i++)
-        if (x[i] != want)
-            return cl_fail(c, "element %zu is %g, expected %g", i, x[i], want);
+        if (x[i] != want * (double)(i % 7 + 1))
+            return cl_fail(c, "element %zu is %g, expected %g", i, x[i], want * (double)(i % 7 + 1));
     return 0;
 }

@@ -1,3 +1,7 @@
+/* exercise: 4.2
+ * expect: fail
+ * why: messages
+ */
 /* Exercise 4.2, done wrong on purpose (the check must fail it): the right
  * data in the right tree, but every rank also acknowledges its parent with
  * an empty message: 2(K - 1) messages where K - 1 do. */

@@ -1,3 +1,7 @@
+/* exercise: 4.3
+ * expect: fail
+ * why: messages
+ */
 /* Exercise 4.3, done wrong on purpose (the check must fail it): the right
  * blocks end everywhere, but every rank sends its block straight to every
  * other rank as well as around the ring: 2 K (K - 1) messages. */

@@ -1,3 +1,7 @@
+/* exercise: 4.3
+ * expect: fail
+ * why: a data check failed
+ */
 /* Exercise 4.3, done wrong on purpose (the check must fail it): every
  * step passes on the rank's own block instead of the one it got last, so
  * each rank ends with its left neighbour's block K - 1 times over. */

@@ -1,3 +1,7 @@
+/* exercise: 4.2
+ * expect: fail
+ * why: a data check failed
+ */
 /* Exercise 4.2, done wrong on purpose (the check must fail it): the tree
  * is right, but a rank forwards its buffer before its own receive has
  * filled it, so its children get whatever the buffer held. */
