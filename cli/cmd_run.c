@@ -12,6 +12,7 @@
 #include "core/pattern.h"
 #include "cli/run_size.h"
 #include "cli/student.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/record.h"
 #include "core/table.h"
@@ -556,6 +557,11 @@ static int validate(run_opts *o)
         return cli_error("--%s records one run: give %s", o->trace ? "trace" : "timeline",
                          o->library ? "--library alone, or one --algo without it"
                                     : "one --algo, not all");
+    /* A path that would be refused is refused before the run, not after. */
+    cl_diag d = {{0}};
+    if ((o->trace && file_out_check(o->trace, "trace", &d)) ||
+        (o->timeline && file_out_check(o->timeline, "timeline", &d)))
+        return cli_diag(&d, CLI_EXIT_USAGE);
     for (size_t i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > SIZE_MAX / 4)
             return cli_error("size %llu is too large", (unsigned long long)o->sizes[i]);
