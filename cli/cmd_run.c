@@ -778,7 +778,7 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
 }
 
 
-static int run_command(int argc, char **argv, const char *secret)
+static int run_command(int argc, char **argv, char *secret)
 {
     run_opts o = {
         .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
@@ -796,6 +796,11 @@ static int run_command(int argc, char **argv, const char *secret)
         free(o.sizes);
         return rc;
     }
+    /* The key is stretched from it (find_world): its text goes now, so no
+     * rank, and no pattern reading its memory, holds it. */
+    if (secret)
+        auth_wipe(secret, strlen(secret));
+    o.wargs.secret = NULL;
     if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0) {
         student_unload(&o.student);
         free(o.sizes);
@@ -815,6 +820,7 @@ static int run_command(int argc, char **argv, const char *secret)
         unsigned char digest[AUTH_HASH_BYTES];
         run_digest(&o, digest);
         int err = boot_open(&o.boot, &o.world, digest, &d);
+        auth_wipe(o.world.secret, sizeof o.world.secret); /* the boot holds the job's key */
         if (err) {
             world_release(&o.world);
             free(o.sizes);

@@ -600,6 +600,10 @@ int boot_open(boot **out, const real_world *w, const unsigned char digest[AUTH_H
         return err;
     }
     job_key(b);
+    /* Everyone has joined: only the job's key is needed from now on (the
+     * base key would prove the secret to other jobs). */
+    auth_wipe(b->secret, sizeof b->secret);
+    auth_wipe(b->w.secret, sizeof b->w.secret);
     *out = b;
     return 0;
 }
