@@ -9,6 +9,7 @@
 
 #include "cli/calibrate.h"
 #include "cli/cli.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
@@ -351,17 +352,13 @@ static int check_writable(const char *path)
             return cli_error("cannot write the machine file '%s': cannot create its folder: "
                              "%s (choose another with --out)", path, strerror(errno));
     }
-    snprintf(probe, sizeof probe, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(probe, "w");
-    if (!f)
-        return cli_error("cannot write the machine file '%s': %s (choose another with --out)",
-                         path, strerror(errno));
-    fclose(f);
-    unlink(probe);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return cli_error("cannot write the machine file '%s': it is a folder (choose another "
-                         "with --out)", path);
+    cl_diag d = {{0}};
+    file_out o;
+    if (file_out_open(&o, path, "the machine file", &d)) {
+        fprintf(stderr, "commlab: %s (choose another with --out)\n", d.msg);
+        return CLI_EXIT_USAGE;
+    }
+    file_out_abort(&o);
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "core/pattern.h"
 #include "cli/run_size.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
@@ -595,14 +596,13 @@ static void write_csv(FILE *f, const compare_opts *co, const run_opts *sim, run_
 static int save_csv(const compare_opts *co, const run_opts *sim, run_env *env,
                     const compare_row *rows, size_t n)
 {
-    FILE *f = fopen(co->save, "w");
-    if (!f)
-        return cli_error("--save: cannot write '%s': %s", co->save, strerror(errno));
-    write_csv(f, co, sim, env, rows, n);
-    if (fclose(f) != 0) {
-        unlink(co->save);
-        return cli_error("--save: cannot write '%s'", co->save);
-    }
+    cl_diag d = {{0}};
+    file_out o;
+    if (file_out_open(&o, co->save, "the --save file", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    write_csv(o.f, co, sim, env, rows, n);
+    if (file_out_commit(&o, "the --save file", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
     return 0;
 }
 
@@ -643,6 +643,10 @@ int cmd_compare(int argc, char **argv)
     };
     run_opts *o = &co.run;
     int rc = parse(argc, argv, &co), joined = -1;
+    cl_diag d = {{0}};
+    /* A --save path that would be refused is refused before measuring. */
+    if (rc == 0 && co.save && file_out_check(co.save, "the --save file", &d))
+        rc = cli_diag(&d, CLI_EXIT_USAGE);
     /* mpi: every process of a 2-process MPI job runs the comparison (each
      * process runs every run, and the drift probe and a calibration are
      * 2-rank ping-pongs). */
@@ -669,7 +673,6 @@ int cmd_compare(int argc, char **argv)
     if ((rc = get_machine(&co, &m, path, sizeof path)))
         goto out;
     co.m = &m;
-    cl_diag d = {{0}};
     if (!o->netlab && sim_net_create_machine(&env.net, &m, o->ranks, &d)) {
         rc = cli_diag(&d, CLI_EXIT_USAGE);
         goto out;

@@ -190,14 +190,12 @@ static int write_and_draw(const char *name, write_fn *fn, const void *arg, const
     snprintf(path, sizeof path, "%s/%s.csv", DEFAULT_OUT, name);
     if (plot_dirs_make(DEFAULT_OUT, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return cli_error("cannot write '%s': %s", path, strerror(errno));
-    int err = fn(f, arg, title);
-    if (fclose(f) != 0 || err) {
-        unlink(path);
-        return cli_error("cannot write '%s'", path);
-    }
+    file_out o;
+    if (file_out_open(&o, path, "data", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    fn(o.f, arg, title); /* a write error is found again by the commit */
+    if (file_out_commit(&o, "data", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
     fprintf(report, "%s\n", path);
     const char *paths[] = {path};
     return draw(paths, 1, terms, DEFAULT_OUT, report);
@@ -279,15 +277,16 @@ int cli_timeline_write(const char *path, const rec_log *log, const char *pattern
         .title = title, .side = backend,
         .status = status == 0 ? "ok" : status == CL_EDEADLOCK ? "deadlock" : cl_errname(status),
     };
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return cli_error("cannot write '%s': %s", path, strerror(errno));
-    int err = plot_write_timeline(f, log->v, log->n, &meta);
-    if (fclose(f) != 0 && !err)
-        err = CL_EIO;
-    if (err) {
-        file_discard(path);
+    cl_diag d = {{0}};
+    file_out o;
+    if (file_out_open(&o, path, "timeline", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    int err = plot_write_timeline(o.f, log->v, log->n, &meta);
+    if (err && err != CL_EIO) {
+        file_out_abort(&o);
         return cli_error("cannot write the timeline '%s': %s", path, cl_strerror(err));
     }
+    if (file_out_commit(&o, "timeline", &d)) /* a write error is found again here */
+        return cli_diag(&d, CLI_EXIT_USAGE);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "core/pattern.h"
 #include "cli/run_size.h"
 #include "cli/student.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/record.h"
 #include "core/table.h"
@@ -556,6 +557,11 @@ static int validate(run_opts *o)
         return cli_error("--%s records one run: give %s", o->trace ? "trace" : "timeline",
                          o->library ? "--library alone, or one --algo without it"
                                     : "one --algo, not all");
+    /* A path that would be refused is refused before the run, not after. */
+    cl_diag d = {{0}};
+    if ((o->trace && file_out_check(o->trace, "trace", &d)) ||
+        (o->timeline && file_out_check(o->timeline, "timeline", &d)))
+        return cli_diag(&d, CLI_EXIT_USAGE);
     for (size_t i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > SIZE_MAX / 4)
             return cli_error("size %llu is too large", (unsigned long long)o->sizes[i]);
@@ -772,7 +778,7 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
 }
 
 
-static int run_command(int argc, char **argv, const char *secret)
+static int run_command(int argc, char **argv, char *secret)
 {
     run_opts o = {
         .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
@@ -790,6 +796,11 @@ static int run_command(int argc, char **argv, const char *secret)
         free(o.sizes);
         return rc;
     }
+    /* The key is stretched from it (find_world): its text goes now, so no
+     * rank, and no pattern reading its memory, holds it. */
+    if (secret)
+        auth_wipe(secret, strlen(secret));
+    o.wargs.secret = NULL;
     if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0) {
         student_unload(&o.student);
         free(o.sizes);
@@ -809,6 +820,7 @@ static int run_command(int argc, char **argv, const char *secret)
         unsigned char digest[AUTH_HASH_BYTES];
         run_digest(&o, digest);
         int err = boot_open(&o.boot, &o.world, digest, &d);
+        auth_wipe(o.world.secret, sizeof o.world.secret); /* the boot holds the job's key */
         if (err) {
             world_release(&o.world);
             free(o.sizes);

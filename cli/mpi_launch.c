@@ -238,7 +238,9 @@ int mpi_join(int ranks, uint64_t *eager_limit, int argc, char **argv)
     for (int i = 0; i < argc; i++)
         auth_sha256_add(&h, argv[i], strlen(argv[i]) + 1);
     auth_sha256_finish(&h, digest);
-    if (boot_open(&session.boot, &session.world, digest, &d))
+    int err = boot_open(&session.boot, &session.world, digest, &d);
+    auth_wipe(session.world.secret, sizeof session.world.secret); /* the boot holds the job's key */
+    if (err)
         return cli_diag(&d, CLI_EXIT_FAILED);
     atexit(session_close);
     uint64_t limit;

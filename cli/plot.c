@@ -672,24 +672,32 @@ int plot_render(const plot_job *job, FILE *report, cl_diag *d)
                          k->figures[1] ? "-" : "", k->figures[1] ? k->figures[f] : "",
                          terms[t].ext) >= (int)sizeof out)
                 return diag_set(d, CL_EINVAL, "the output path for '%s' is too long", base);
+            /* gnuplot writes the figure under the temporary name of a
+             * file_out, never through what may be at out. */
+            file_out fo = {.f = NULL};
+            if (out[0] && (err = file_out_open(&fo, out, "figure", d)))
+                return err;
             gp_args a = {.used = 0};
             gp_set(&a, "plotdir", job->plotdir);
             gp_set(&a, "term", terms[t].term);
-            gp_set(&a, "output", out);
+            gp_set(&a, "output", !out[0] ? "" : fo.tmp[0] ? fo.tmp : fo.path);
             gp_num(&a, "cols", job->columns ? job->columns : 110);
             panel_args(&a, "", job->path[0], job->csv[0]);
             panel_args(&a, "2", job->path[1], job->path[1] ? job->csv[1] : NULL);
-            if (a.overflow)
+            if (a.overflow) {
+                file_out_abort(&fo);
                 return diag_set(d, CL_EINVAL, "gnuplot's inputs for '%s' are too long", base);
+            }
             err = run_gnuplot(prog, a.buf, tmpl, d);
             struct stat st;
-            if (!err && out[0] && (stat(out, &st) != 0 || st.st_size == 0))
+            if (!err && fo.tmp[0] && (stat(fo.tmp, &st) != 0 || st.st_size == 0))
                 err = diag_set(d, CL_EIO, "gnuplot wrote nothing to '%s' with '%s'", out, tmpl);
             if (err) {
-                if (out[0])
-                    unlink(out);
+                file_out_abort(&fo);
                 return err;
             }
+            if (out[0] && (err = file_out_commit(&fo, "figure", d)))
+                return err;
             if (out[0])
                 fprintf(report, "%s\n", out);
         }

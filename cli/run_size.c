@@ -317,6 +317,11 @@ int run_check_pattern_args(const run_opts *o)
     if (o->pattern->group_divides && g && o->ranks % g != 0)
         return cli_error("%s: -n %d does not split into groups of %d: give -n a multiple of "
                          "--group", o->pattern->name, o->ranks, g);
+    for (size_t i = 0; o->pattern->max_pieces && o->args.chunk && i < o->nsizes; i++)
+        if ((o->sizes[i] + o->args.chunk - 1) / o->args.chunk > (uint64_t)o->pattern->max_pieces)
+            return cli_error("%s: --chunk %zu cuts %llu bytes into more than %d pieces: raise "
+                             "--chunk", o->pattern->name, o->args.chunk,
+                             (unsigned long long)o->sizes[i], o->pattern->max_pieces);
     return 0;
 }
 

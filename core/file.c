@@ -2,9 +2,11 @@
 #include "core/file.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,9 +119,127 @@ int file_read_text(const char *path, const char *what, size_t max, char **text, 
     return 0;
 }
 
-void file_discard(const char *path)
+/* ---- outputs ---- */
+
+/* Creates o->tmp beside o->path under a random name nobody could have
+ * taken beforehand (O_EXCL; O_NOFOLLOW: a link planted there is refused
+ * too).  The fd, or -1 with errno set. */
+static int create_tmp(file_out *o)
 {
+    for (int tries = 0; tries < 64; tries++) {
+        unsigned char r[8];
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+            return -1;
+        unsigned long long x = 0;
+        for (size_t i = 0; i < sizeof r; i++)
+            x = x << 8 | r[i];
+        if (snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%016llx", o->path, x) >= (int)sizeof o->tmp) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                      0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+int file_out_open(file_out *o, const char *path, const char *what, cl_diag *d)
+{
+    o->f = NULL;
+    o->tmp[0] = 0;
+    if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path)
+        return diag_set(d, CL_EINVAL, "cannot write %s '%.60s...': the path is too long", what,
+                        path);
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-        unlink(path);
+    bool exists = lstat(path, &st) == 0;
+    if (!exists && errno != ENOENT)
+        return diag_set(d, CL_EIO, "cannot write %s '%s': %s", what, path, strerror(errno));
+    if (exists && S_ISLNK(st.st_mode))
+        return diag_set(d, CL_EINVAL, "cannot write %s '%s': it is a symbolic link (name "
+                        "the file itself)", what, path);
+    if (exists && S_ISCHR(st.st_mode)) { /* /dev/null, a terminal: written in place */
+        int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        struct stat now;
+        if (fd >= 0 && (fstat(fd, &now) != 0 || !S_ISCHR(now.st_mode))) {
+            close(fd);
+            fd = -1;
+            errno = EINVAL;
+        }
+        if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return diag_set(d, CL_EIO, "cannot write %s '%s': %s", what, path, strerror(e));
+        }
+        return 0;
+    }
+    if (exists && !S_ISREG(st.st_mode))
+        return diag_set(d, CL_EINVAL, "cannot write %s '%s': %s", what, path,
+                        kind_of(st.st_mode));
+    if (exists && st.st_uid != geteuid())
+        return diag_set(d, CL_EINVAL, "cannot write %s '%s': it belongs to another user "
+                        "(uid %u, not %u)", what, path, (unsigned)st.st_uid,
+                        (unsigned)geteuid());
+    int fd = create_tmp(o);
+    if (fd < 0) {
+        int e = errno;
+        o->tmp[0] = 0;
+        return diag_set(d, CL_EIO, "cannot write %s '%s': %s", what, path, strerror(e));
+    }
+    if ((exists && fchmod(fd, st.st_mode & 07777) != 0) || !(o->f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        o->tmp[0] = 0;
+        return diag_set(d, CL_EIO, "cannot write %s '%s': %s", what, path, strerror(e));
+    }
+    return 0;
+}
+
+int file_out_commit(file_out *o, const char *what, cl_diag *d)
+{
+    if (!o->f)
+        return diag_set(d, CL_EIO, "cannot write %s '%s': it was not opened", what, o->path);
+    bool bad = fflush(o->f) != 0 || ferror(o->f);
+    int e = errno;
+    if (fclose(o->f) != 0 && !bad) {
+        bad = true;
+        e = errno;
+    }
+    o->f = NULL;
+    if (!bad && o->tmp[0] && rename(o->tmp, o->path) != 0) {
+        bad = true;
+        e = errno;
+    }
+    if (bad) {
+        if (o->tmp[0])
+            unlink(o->tmp);
+        o->tmp[0] = 0;
+        return diag_set(d, CL_EIO, "cannot write %s '%s': %s", what, o->path,
+                        e ? strerror(e) : "write error");
+    }
+    o->tmp[0] = 0;
+    return 0;
+}
+
+int file_out_check(const char *path, const char *what, cl_diag *d)
+{
+    file_out o;
+    int err = file_out_open(&o, path, what, d);
+    if (!err)
+        file_out_abort(&o);
+    return err;
+}
+
+void file_out_abort(file_out *o)
+{
+    if (o->f)
+        fclose(o->f);
+    o->f = NULL;
+    if (o->tmp[0])
+        unlink(o->tmp);
+    o->tmp[0] = 0;
 }

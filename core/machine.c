@@ -11,6 +11,7 @@
 
 #include "commlab.h"
 #include "core/config.h"
+#include "core/file.h"
 
 static int text_key(cfg_doc *c, yaml_node_t *root, const char *key, bool required, char *buf,
                     size_t len, cl_diag *d)
@@ -303,7 +304,7 @@ int machine_write(const machine *m, FILE *f)
 
 int machine_save(const machine *m, const char *path, cl_diag *d)
 {
-    char dir[4096], tmp[4200];
+    char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
@@ -312,21 +313,12 @@ int machine_save(const machine *m, const char *path, cl_diag *d)
             return diag_set(d, CL_EIO, "cannot create the folder '%s': %s", dir,
                             strerror(errno));
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return diag_set(d, CL_EIO, "cannot write '%s': %s", tmp, strerror(errno));
-    int err = machine_write(m, f);
-    if (fclose(f) != 0)
-        err = CL_EIO;
-    if (!err && rename(tmp, path) != 0)
-        err = CL_EIO;
-    if (err) {
-        int e = errno;
-        unlink(tmp);
-        return diag_set(d, CL_EIO, "cannot write '%s': %s", path, strerror(e));
-    }
-    return 0;
+    file_out o;
+    int err = file_out_open(&o, path, "the machine file", d);
+    if (err)
+        return err;
+    machine_write(m, o.f); /* a write error is found again by the commit */
+    return file_out_commit(&o, "the machine file", d);
 }
 
 static const machine_segment *segment_of(const machine_segment *seg, size_t n, uint64_t bytes)

@@ -65,8 +65,9 @@ static const pattern_info table[] = {
      .summary = "stages pass activations forward and gradients back over microbatches "
                 "(--schedule gpipe or 1f1b)",
      .min_ranks = 2, .time_divisor = 1, .schedules = "gpipe,1f1b"},
-    PATTERN("chunked", chunked, "02-point-to-point",
-            "rank 0 sends a large buffer to rank 1 in pieces, all posted at once", 1, NULL),
+    {.name = "chunked", .fn = chunked, .chapter = "02-point-to-point",
+     .summary = "rank 0 sends a large buffer to rank 1 in pieces, all posted at once",
+     .min_ranks = 2, .time_divisor = 1, .max_pieces = 1024},
     PATTERN("overlap", overlap, "02-point-to-point",
             "replicas swap gradient buckets while computing the next (isend, compute, wait)", 1,
             NULL),

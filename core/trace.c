@@ -440,19 +440,13 @@ out:
 int trace_write_file(const char *path, const cl_record *recs, size_t n,
                      const trace_meta *meta, cl_diag *d)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return diag_set(d, CL_EIO, "cannot open '%s' for writing: %s", path, strerror(errno));
-    int rc = trace_write(f, recs, n, meta);
-    int saved = errno;
-    if (fclose(f) != 0 && rc == 0) {
-        rc = CL_EIO;
-        saved = errno;
-    }
-    if (rc == 0)
-        return 0;
-    file_discard(path);
-    if (rc == CL_EIO)
-        return diag_set(d, rc, "cannot write trace '%s': %s", path, strerror(saved));
+    file_out o;
+    int rc = file_out_open(&o, path, "trace", d);
+    if (rc)
+        return rc;
+    rc = trace_write(o.f, recs, n, meta);
+    if (rc == 0 || rc == CL_EIO)
+        return file_out_commit(&o, "trace", d); /* a write error is found again there */
+    file_out_abort(&o);
     return diag_set(d, rc, "cannot write trace '%s': %s", path, cl_strerror(rc));
 }

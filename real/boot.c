@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -167,7 +168,10 @@ int boot__rdv_addr(const boot *b, struct sockaddr_storage *sa, socklen_t *len, i
 
 const char *boot__rdv_name(const boot *b, char *buf, size_t cap)
 {
-    if (b->w.rdv == WORLD_RDV_UNIX)
+    if (b->w.rdv == WORLD_RDV_UNIX && !b->w.unix_path[0])
+        snprintf(buf, cap, "the local socket %s in a folder %.*s*", b->w.unix_name,
+                 (int)strlen(b->w.unix_dir) - 6, b->w.unix_dir);
+    else if (b->w.rdv == WORLD_RDV_UNIX)
         snprintf(buf, cap, "the local socket %s", b->w.unix_path);
     else
         snprintf(buf, cap, "%s:%s", b->w.master_host, b->w.master_port);
@@ -216,6 +220,97 @@ static int private_dir(const boot *b, cl_diag *d)
     return 0;
 }
 
+/* ---- a fresh rendezvous folder (world.h: no private runtime folder) ---- */
+
+typedef struct fresh_look {
+    bool clean;                    /* rank 0: remove the sockets nobody answers on */
+    int fd;                        /* connected, or -1 */
+    char path[WORLD_UNIX_PATH];    /* the socket connected to */
+} fresh_look;
+
+/* Connects to the socket at path; a stale one (nobody listens: its rank 0
+ * was killed) is removed with its folder when l->clean. */
+static bool fresh_try(fresh_look *l, const char *path)
+{
+    struct sockaddr_un un = {.sun_family = AF_UNIX};
+    snprintf(un.sun_path, sizeof un.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    if (connect(fd, (struct sockaddr *)&un, sizeof un) == 0) {
+        l->fd = fd;
+        snprintf(l->path, sizeof l->path, "%s", path);
+        return true;
+    }
+    bool stale = errno == ECONNREFUSED;
+    close(fd);
+    if (stale && l->clean && unlink(path) == 0) {
+        char dir[WORLD_UNIX_PATH];
+        snprintf(dir, sizeof dir, "%s", path);
+        *strrchr(dir, '/') = 0;
+        rmdir(dir); /* only when empty */
+    }
+    return false;
+}
+
+/* Looks through the folders a fresh rendezvous of this world may be in
+ * (unix_dir's template: BASE/commlab-UID.??????) for its socket, and
+ * connects to the first that answers.  Only a folder of this user's that
+ * no one else may enter, holding a socket of this user's, is looked at:
+ * another user can make a folder of that name, never one of ours.  True
+ * with l->fd connected. */
+static bool fresh_find(const boot *b, fresh_look *l)
+{
+    char base[sizeof b->w.unix_dir];
+    snprintf(base, sizeof base, "%s", b->w.unix_dir);
+    char *slash = strrchr(base, '/');
+    *slash = 0;
+    const char *prefix = slash + 1;
+    size_t plen = strlen(prefix) - 6; /* up to the X's */
+    l->fd = -1;
+    DIR *dir = opendir(base);
+    if (!dir)
+        return false;
+    struct dirent *e;
+    bool found = false;
+    while (!found && (e = readdir(dir))) {
+        if (strncmp(e->d_name, prefix, plen) != 0 || strlen(e->d_name) != plen + 6)
+            continue;
+        char folder[WORLD_UNIX_PATH], path[WORLD_UNIX_PATH];
+        struct stat st;
+        if (snprintf(folder, sizeof folder, "%s/%s", base, e->d_name) >= (int)sizeof folder ||
+            snprintf(path, sizeof path, "%s/%s", folder, b->w.unix_name) >= (int)sizeof path)
+            continue;
+        if (lstat(folder, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 077))
+            continue;
+        if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        found = fresh_try(l, path);
+    }
+    closedir(dir);
+    return found;
+}
+
+/* Rank 0 of a fresh rendezvous: refuses when another run of this world's
+ * name answers, removes what killed runs left, then makes the folder. */
+static int fresh_make(boot *b, cl_diag *d)
+{
+    fresh_look l = {.clean = true};
+    if (fresh_find(b, &l)) {
+        close(l.fd);
+        return diag_set(d, CL_EIO, "rank 0: cannot hold the rendezvous on the local socket %s: "
+                        "another run is using it", l.path);
+    }
+    if (!mkdtemp(b->w.unix_dir))
+        return diag_set(d, CL_EIO, "rank 0: cannot make a rendezvous folder %s: %s",
+                        b->w.unix_dir, strerror(errno));
+    b->unix_made = true;
+    snprintf(b->w.unix_path, sizeof b->w.unix_path, "%.60s/%.46s", b->w.unix_dir,
+             b->w.unix_name);
+    return 0;
+}
+
 /* The other end of a Unix rendezvous must be a process of this user; the
  * kernel says whose it is (SO_PEERCRED). */
 static int peer_is_me(int fd, struct ucred *cred)
@@ -238,10 +333,14 @@ static void job_key(boot *b)
 
 static void master_unlisten(boot *b, int lfd)
 {
-    close(lfd); /* nobody joins later: strangers find nothing */
+    if (lfd >= 0)
+        close(lfd); /* nobody joins later: strangers find nothing */
     if (b->unix_bound)
         unlink(b->w.unix_path);
     b->unix_bound = false;
+    if (b->unix_made)
+        rmdir(b->w.unix_dir);
+    b->unix_made = false;
 }
 
 /* Rank 0 listens on the rendezvous.  A Unix socket's file left by a rank 0
@@ -253,9 +352,13 @@ static int master_listen(boot *b, int *out, cl_diag *d)
     socklen_t salen;
     int family;
     char name[300];
-    int err = boot__rdv_addr(b, &sa, &salen, &family, d);
-    if (err || (b->w.rdv == WORLD_RDV_UNIX && (err = private_dir(b, d))))
+    int err = 0;
+    if (b->w.rdv == WORLD_RDV_UNIX)
+        err = b->w.unix_fresh ? fresh_make(b, d) : private_dir(b, d);
+    if (err || (err = boot__rdv_addr(b, &sa, &salen, &family, d))) {
+        master_unlisten(b, -1);
         return err;
+    }
     int lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (lfd >= 0 && family != AF_UNIX)
@@ -275,8 +378,7 @@ static int master_listen(boot *b, int *out, cl_diag *d)
     b->unix_bound = bound && family == AF_UNIX;
     if (!bound || listen(lfd, 64) < 0) {
         int e = errno;
-        if (lfd >= 0)
-            master_unlisten(b, lfd);
+        master_unlisten(b, lfd);
         return diag_set(d, CL_EIO, "rank 0: cannot hold the rendezvous on %s: %s%s",
                         boot__rdv_name(b, name, sizeof name), strerror(e),
                         e == EADDRINUSE ? " (another run is using it?)" : "");
@@ -318,20 +420,33 @@ static int agent_connect(boot *b, int *out, cl_diag *d)
     socklen_t salen;
     int family;
     char name[300];
-    int err = boot__rdv_addr(b, &sa, &salen, &family, d);
-    if (err || (b->w.rdv == WORLD_RDV_UNIX && (err = private_dir(b, d))))
+    bool fresh = b->w.rdv == WORLD_RDV_UNIX && b->w.unix_fresh;
+    int err = fresh ? 0 : boot__rdv_addr(b, &sa, &salen, &family, d);
+    if (err || (b->w.rdv == WORLD_RDV_UNIX && !fresh && (err = private_dir(b, d))))
         return err;
+    if (fresh)
+        family = AF_UNIX;
     double deadline = job_now() + b->w.join_timeout;
     int fd = -1, last = 0;
     for (;;) {
-        fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return diag_set(d, CL_EIO, "rank %d: socket: %s", b->w.rank, strerror(errno));
-        if (connect(fd, (struct sockaddr *)&sa, salen) == 0)
-            break;
-        last = errno;
-        close(fd);
-        fd = -1;
+        if (fresh) {
+            fresh_look l = {.clean = false};
+            if (fresh_find(b, &l)) {
+                fd = l.fd;
+                snprintf(b->w.unix_path, sizeof b->w.unix_path, "%s", l.path);
+                break;
+            }
+            last = ENOENT; /* rank 0 has not made it yet */
+        } else {
+            fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (fd < 0)
+                return diag_set(d, CL_EIO, "rank %d: socket: %s", b->w.rank, strerror(errno));
+            if (connect(fd, (struct sockaddr *)&sa, salen) == 0)
+                break;
+            last = errno;
+            close(fd);
+            fd = -1;
+        }
         if (job_now() > deadline)
             return diag_set(d, CL_ETIMEOUT, "rank %d: cannot reach rank 0's rendezvous on %s "
                             "within %.0f s: %s", b->w.rank, boot__rdv_name(b, name, sizeof name),
@@ -485,6 +600,10 @@ int boot_open(boot **out, const real_world *w, const unsigned char digest[AUTH_H
         return err;
     }
     job_key(b);
+    /* Everyone has joined: only the job's key is needed from now on (the
+     * base key would prove the secret to other jobs). */
+    auth_wipe(b->secret, sizeof b->secret);
+    auth_wipe(b->w.secret, sizeof b->w.secret);
     *out = b;
     return 0;
 }

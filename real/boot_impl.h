@@ -50,6 +50,7 @@ struct boot {
     unsigned char job_id[WIRE_NONCE];      /* drawn by rank 0, sent with GO */
     unsigned char job_key[AUTH_KEY_BYTES]; /* secret bound to job_id: boot_secret() */
     bool unix_bound;                       /* rank 0 made the Unix socket's file */
+    bool unix_made;                        /* rank 0 made a fresh folder for it */
     char listen_addr[INET6_ADDRSTRLEN];
     boot_conn *conns;       /* master: size (conns[0] unused); agent: 1, the master */
     int nconns;

@@ -103,7 +103,7 @@ typedef struct tcp_rank {
     int lfd, ep;           /* listening socket, epoll set; -1: none */
     int n, me;
     int connected;         /* peers up */
-    bool setup_done;       /* every peer is connected */
+    double setup_deadline; /* job_now() seconds: every peer is connected by then */
     uint64_t eager_limit;  /* bytes */
     uint64_t next_id;      /* rendezvous ids */
     size_t icap;           /* bytes of an input buffer */

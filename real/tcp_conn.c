@@ -24,7 +24,12 @@
  * connected), a wrong MAC, or no complete answer within 2 s is closed.  The
  * first refusal of the run is logged on stderr ("commlab: rank 1: refused a
  * connection from 127.0.0.1:5555: bad magic"); later ones only count, so
- * strangers cannot flood the output.  Handshake reads are exact, never past
+ * strangers cannot flood the output.  Each incoming connection has 2 s of
+ * its own, during setup too; when more come at once than a rank keeps
+ * (its lower ranks and MAX_STRANGERS), the oldest is closed, never the
+ * newcomer, and an outgoing handshake closed by its acceptor during setup
+ * is made again (hs_again), so strangers holding connections open cannot
+ * keep a peer out.  Handshake reads are exact, never past
  * the frame awaited (what follows belongs to the connection), and the
  * header is checked before the rest is read, so an announced length is
  * never used as one.  An outgoing handshake that fails is a failed setup:
@@ -159,10 +164,10 @@ static tcp_hs *hs_new(tcp_rank *t, int fd, bool outgoing, int peer,
     hs->fd = fd;
     hs->outgoing = outgoing;
     hs->peer = peer;
-    /* Until every peer is connected a newcomer may be a peer held up by a
-     * busy machine: it gets as long as the setup does (and 2 s more once
-     * setup is over, see connect_all). */
-    hs->deadline = job_now() + (outgoing || !t->setup_done ? SETUP_SECONDS : HANDSHAKE_SECONDS);
+    /* Every newcomer gets 2 s of its own, during setup too: a peer shut
+     * out (held up by a busy machine, or pushed out by strangers, see
+     * hs_incoming) connects again (hs_again). */
+    hs->deadline = outgoing ? t->setup_deadline : job_now() + HANDSHAKE_SECONDS;
     handshake_init(&hs->auth, t->secret, PURPOSE, t->me, peer);
     tcp__addr_str(hs->from, sizeof hs->from, sa);
     hs->next = t->hs;
@@ -172,6 +177,25 @@ static tcp_hs *hs_new(tcp_rank *t, int fd, bool outgoing, int peer,
     return hs;
 }
 
+static void hs_connect(tcp_rank *t, int peer);
+
+/* The acceptor closed our connection before accepting it: it shut us out
+ * as it shuts out strangers (ours was its oldest handshake when more came
+ * than it keeps, or it ran past its 2 s).  During setup the connection is
+ * made again, until the setup's deadline; then the handshake has failed. */
+static void hs_again(tcp_rank *t, tcp_hs *hs, const char *why)
+{
+    if (job_now() > t->setup_deadline) {
+        hs_fail(t, hs, "%s", why);
+        return;
+    }
+    int peer = hs->peer;
+    hs_drop(t, hs, true);
+    struct timespec pause = {0, 1000000}; /* a flood is not fought at full speed */
+    nanosleep(&pause, NULL);
+    hs_connect(t, peer);
+}
+
 static bool hs_send(tcp_rank *t, tcp_hs *hs, const void *buf, size_t len)
 {
     /* A fresh socket's buffer holds these few bytes: a short write means
@@ -179,7 +203,10 @@ static bool hs_send(tcp_rank *t, tcp_hs *hs, const void *buf, size_t len)
     ssize_t w = send(hs->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w == (ssize_t)len)
         return true;
-    hs_fail(t, hs, "cannot send the handshake: %s", w < 0 ? strerror(errno) : "short write");
+    if (hs->outgoing && w < 0 && (errno == EPIPE || errno == ECONNRESET))
+        hs_again(t, hs, strerror(errno));
+    else
+        hs_fail(t, hs, "cannot send the handshake: %s", w < 0 ? strerror(errno) : "short write");
     return false;
 }
 
@@ -199,20 +226,16 @@ static void hs_promote(tcp_rank *t, tcp_hs *hs, int rank)
 /* A new connection on the listening socket: challenge it. */
 static void hs_incoming(tcp_rank *t, int fd, const struct sockaddr_storage *sa)
 {
-    /* Every lower rank may be in its handshake at once, and a few more. */
+    /* Every lower rank may be in its handshake at once, and a few more.
+     * Beyond that the oldest incoming handshake is shut out, never the
+     * newcomer: idle strangers cannot keep a peer out, and a peer shut out
+     * connects again (hs_again). */
     if (t->nhs_in >= t->me + MAX_STRANGERS) {
-        close(fd);
-        if (atomic_fetch_add(&t->area->refusals, 1) == 0) {
-            char from[80], line[300];
-            tcp__addr_str(from, sizeof from, sa);
-            int n = snprintf(line, sizeof line, "commlab: rank %d: refused a connection from "
-                             "%s: %d handshakes already under way\n", t->me, from,
-                             t->nhs_in);
-            if (write(STDERR_FILENO, line, (size_t)n) < 0) {
-                /* nowhere left to say it */
-            }
-        }
-        return;
+        tcp_hs *oldest = NULL;
+        for (tcp_hs *h = t->hs; h; h = h->next)
+            if (!h->outgoing)
+                oldest = h; /* the list is newest first */
+        hs_fail(t, oldest, "no handshake before %d newer connections came", t->nhs_in);
     }
     tcp_hs *hs = hs_new(t, fd, false, -1, sa);
     if (!hs) {
@@ -383,8 +406,11 @@ void tcp__hs_event(tcp_rank *t, tcp_ev *e, uint32_t events)
     /* Exact reads: what follows the handshake belongs to the connection. */
     while (hs->got < hs->want) {
         ssize_t got = recv(hs->fd, hs->buf + hs->got, hs->want - hs->got, MSG_DONTWAIT);
-        if (got == 0) {
-            hs_fail(t, hs, "it closed the connection during the handshake");
+        if (got == 0 || (got < 0 && errno == ECONNRESET)) {
+            if (hs->outgoing)
+                hs_again(t, hs, "it closed the connection during the handshake");
+            else
+                hs_fail(t, hs, "it closed the connection during the handshake");
             return;
         }
         if (got < 0) {
@@ -575,10 +601,9 @@ static int learn_addresses(tcp_rank *t, const job *j, const struct sockaddr_stor
     job_addr_publish(j, t->me, mine, len);
     memcpy(t->secret, t->area->secret, sizeof t->secret);
     t->loss_grace_ns = LOSS_GRACE_NS;
-    double deadline = job_now() + SETUP_SECONDS;
     for (int i = 0; i < t->n; i++) {
         size_t n = 0;
-        int err = job_addr_wait(j, i, &t->addrs[i], sizeof t->addrs[i], &n, deadline);
+        int err = job_addr_wait(j, i, &t->addrs[i], sizeof t->addrs[i], &n, t->setup_deadline);
         if (err == CL_ETIMEOUT)
             return diag_set(d, CL_ETIMEOUT, "rank %d: rank %d published no address within "
                             "%.0f s", t->me, i, SETUP_SECONDS);
@@ -596,9 +621,8 @@ static int connect_all(tcp_rank *t, cl_diag *d)
 {
     for (int j = t->me + 1; j < t->n && !t->x.failed; j++)
         hs_connect(t, j);
-    double deadline = job_now() + SETUP_SECONDS;
     while (t->connected < t->n - 1 && !t->x.failed) {
-        if (job_now() > deadline) {
+        if (job_now() > t->setup_deadline) {
             int missing = 0;
             while (missing < t->n && (missing == t->me || t->peers[missing].fd >= 0))
                 missing++;
@@ -610,11 +634,6 @@ static int connect_all(tcp_rank *t, cl_diag *d)
     }
     if (t->x.failed)
         return diag_set(d, t->x.failed, "rank %d: %s", t->me, t->x.base.detail.msg);
-    t->setup_done = true;
-    double now = job_now();
-    for (tcp_hs *hs = t->hs; hs; hs = hs->next)
-        if (hs->deadline > now + HANDSHAKE_SECONDS)
-            hs->deadline = now + HANDSHAKE_SECONDS;
     return 0;
 }
 
@@ -622,6 +641,7 @@ int tcp__connect(tcp_rank *t, const job *j, cl_diag *d)
 {
     struct sockaddr_storage mine;
     socklen_t len = 0;
+    t->setup_deadline = job_now() + SETUP_SECONDS;
     int err = open_listener(t, j, &mine, &len, d);
     if (!err)
         err = learn_addresses(t, j, &mine, len, d);

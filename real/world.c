@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define JOIN_TIMEOUT_DEFAULT 60.0
@@ -170,21 +171,37 @@ static int take_secret(real_world *w, const char *text, cl_diag *d)
     return 0;
 }
 
-/* The private folder and the socket's path in it, named `what` (only
- * letters, digits, '.', '-' and '_' are kept; others become '_'). */
+/* Whether dir is a folder of this user's that no one else may enter (a
+ * link is not: its target could change). */
+static bool private_folder(const char *dir)
+{
+    struct stat st;
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           !(st.st_mode & 077);
+}
+
+/* The private folder and the socket's name in it, `what` (only letters,
+ * digits, '.', '-' and '_' are kept; others become '_').  A predictable
+ * name in a folder others may write in (/tmp/commlab-UID) could be taken
+ * by another user first; a fresh mkdtemp folder cannot. */
 static void unix_place(real_world *w, world_getenv_fn *get, const char *what)
 {
-    const char *xdg = get("XDG_RUNTIME_DIR");
-    if (xdg && xdg[0] == '/' && strlen(xdg) < 48)
-        snprintf(w->unix_dir, sizeof w->unix_dir, "%s/commlab", xdg);
-    else
-        snprintf(w->unix_dir, sizeof w->unix_dir, "/tmp/commlab-%u", (unsigned)geteuid());
-    char name[48];
-    snprintf(name, sizeof name, "%s", what);
-    for (char *c = name; *c; c++)
+    snprintf(w->unix_name, sizeof w->unix_name, "%.46s", what);
+    for (char *c = w->unix_name; *c; c++)
         if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
             *c = '_';
-    snprintf(w->unix_path, sizeof w->unix_path, "%.60s/%.46s", w->unix_dir, name);
+    const char *xdg = get("XDG_RUNTIME_DIR");
+    if (xdg && xdg[0] == '/' && strlen(xdg) < 48 && private_folder(xdg)) {
+        snprintf(w->unix_dir, sizeof w->unix_dir, "%s/commlab", xdg);
+        snprintf(w->unix_path, sizeof w->unix_path, "%.60s/%.46s", w->unix_dir, w->unix_name);
+    } else {
+        const char *tmp = get("TMPDIR");
+        if (!tmp || tmp[0] != '/' || strlen(tmp) >= 32)
+            tmp = "/tmp";
+        snprintf(w->unix_dir, sizeof w->unix_dir, "%s/commlab-%u.XXXXXX", tmp,
+                 (unsigned)geteuid());
+        w->unix_fresh = true;
+    }
     w->rdv = WORLD_RDV_UNIX;
 }
 

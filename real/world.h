@@ -22,11 +22,15 @@
  * with no master under a launcher that placed every rank on this host
  * (Open MPI's local size, Slurm's node count), the rendezvous is a Unix
  * socket named after the launcher's job, or the port, in a folder only
- * this user can enter ($XDG_RUNTIME_DIR/commlab, else /tmp/commlab-UID,
- * made 0700 and checked by real/boot.c): another user can neither take
- * its name nor reach it, and each side checks the other's user id
- * (SO_PEERCRED) before anything is said.  Rank 0 then draws the job's
- * secret and hands it out there.
+ * this user can enter: $XDG_RUNTIME_DIR/commlab when $XDG_RUNTIME_DIR is
+ * a folder of this user's that no one else may enter; else a fresh folder
+ * rank 0 makes with mkdtemp ($TMPDIR or /tmp, commlab-UID.XXXXXX), which
+ * the others find by looking for a folder of that name that is theirs,
+ * closed to others and holds the socket (real/boot.c).  No name another
+ * user could make first is needed, so none can be squatted; another user
+ * can neither take the socket's name nor reach it, and each side checks
+ * the other's user id (SO_PEERCRED) before anything is said.  Rank 0 then
+ * draws the job's secret and hands it out there.
  *
  * The key.  COMMLAB_SECRET is stretched by PBKDF2-HMAC-SHA256 (real/auth.h,
  * WORLD_KDF_ROUNDS rounds) salted with the launcher's job id (Slurm's job
@@ -67,8 +71,11 @@ typedef struct real_world {
     world_rdv rdv;
     char master_host[256];
     char master_port[8];
-    char unix_dir[64];               /* the folder only this user may enter */
-    char unix_path[WORLD_UNIX_PATH]; /* the socket, a file in unix_dir */
+    char unix_dir[64];               /* the folder only this user may enter; with
+                                        unix_fresh, mkdtemp's template until made */
+    char unix_name[48];              /* the socket's name in unix_dir */
+    char unix_path[WORLD_UNIX_PATH]; /* unix_dir/unix_name; "" while not known */
+    bool unix_fresh;                 /* rank 0 makes a fresh unix_dir, the others find it */
     char job_id[96];       /* the launcher's job ("" by hand): salts the key */
     bool have_secret;      /* secret holds the key stretched from COMMLAB_SECRET (TCP) */
     unsigned char secret[AUTH_KEY_BYTES];

@@ -102,7 +102,7 @@ static void test_across_hosts_needs_a_secret(void **state)
                                  "MASTER_PORT=29500", NULL};
     assert_int_equal(detect(&w, &no_args, local, &d), 0);
     assert_int_equal(w.rdv, WORLD_RDV_UNIX);
-    assert_non_null(strstr(w.unix_path, "port-29500"));
+    assert_non_null(strstr(w.unix_name, "port-29500"));
 }
 
 static void test_open_mpi_one_host(void **state)
@@ -117,7 +117,7 @@ static void test_open_mpi_one_host(void **state)
     assert_int_equal(w.rank, 1);
     assert_int_equal(w.size, 2);
     assert_int_equal(w.rdv, WORLD_RDV_UNIX);
-    assert_non_null(strstr(w.unix_path, "1955921921"));
+    assert_non_null(strstr(w.unix_name, "1955921921"));
     assert_non_null(strstr(w.source, "Open MPI"));
     /* Over two hosts, nothing says where rank 0 is. */
     const char *const two[] = {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=4",
@@ -164,7 +164,7 @@ static void test_slurm_and_pmi(void **state)
     assert_int_equal(detect(&w, &no_args, slurm, &d), 0);
     assert_int_equal(w.rank, 2);
     assert_int_equal(w.size, 3);
-    assert_non_null(strstr(w.unix_path, "42.0"));
+    assert_non_null(strstr(w.unix_name, "42.0"));
     const char *const pmi[] = {"PMI_RANK=0", "PMI_SIZE=2", "MASTER_ADDR=127.0.0.1",
                                "MASTER_PORT=4000", NULL};
     assert_int_equal(detect(&w, &no_args, pmi, &d), 0);

@@ -11,8 +11,11 @@
 #define REAL_KILL_SIGNAL 0
 #include "tests/real_cases.h"
 
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -257,6 +260,143 @@ static void test_strangers(void **state)
     assert_no_children();
 }
 
+/* ---- strangers during setup ---- */
+
+/* The ports process pid listens on over TCP: its sockets' inodes looked up
+ * in /proc/net/tcp, as `ss -ltnp` does.  Returns how many, up to max. */
+static int listen_ports(pid_t pid, int *ports, int max)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    unsigned long inos[256];
+    int ni = 0, k = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && ni < 256) {
+        char path[320], link[64];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        ssize_t n = readlink(path, link, sizeof link - 1);
+        if (n > 0) {
+            link[n] = 0;
+            if (sscanf(link, "socket:[%lu]", &inos[ni]) == 1)
+                ni++;
+        }
+    }
+    closedir(d);
+    FILE *f = fopen("/proc/net/tcp", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned port, st;
+        unsigned long ino;
+        if (sscanf(line, " %*d: %*x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &port, &st,
+                   &ino) != 3 || st != 0x0A) /* LISTEN */
+            continue;
+        for (int i = 0; i < ni && k < max; i++)
+            if (inos[i] == ino)
+                ports[k++] = (int)port;
+    }
+    if (f)
+        fclose(f);
+    return k;
+}
+
+/* Another local user at every rank's door during setup: each rank process
+ * of launcher's is stopped as soon as it is seen, and once it listens, per
+ * idle connections are made to it (they wait in its backlog); when every
+ * rank has its strangers, all go on.  The connections stay open. */
+static void flood_setup(pid_t launcher, int nranks, int per)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    pid_t ranks[16];
+    bool flooded[16] = {false};
+    int seen = 0, done = 0;
+    for (int step = 0; step < 20000 && done < nranks; step++) {
+        DIR *proc = opendir("/proc");
+        struct dirent *e;
+        while (proc && (e = readdir(proc)) && seen < nranks) {
+            char path[300], buf[512];
+            pid_t pid = (pid_t)atoi(e->d_name);
+            if (pid <= 0 || pid == getpid())
+                continue;
+            snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+            FILE *f = fopen(path, "r");
+            if (!f)
+                continue;
+            int ppid = 0;
+            char *rp = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+            fclose(f);
+            if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1 || ppid != launcher)
+                continue;
+            bool known = false;
+            for (int i = 0; i < seen; i++)
+                known |= ranks[i] == pid;
+            if (!known) {
+                kill(pid, SIGSTOP);
+                ranks[seen++] = pid;
+            }
+        }
+        if (proc)
+            closedir(proc);
+        for (int i = 0; i < seen; i++) {
+            int port;
+            if (flooded[i])
+                continue;
+            if (listen_ports(ranks[i], &port, 1) == 1) {
+                struct sockaddr_storage ss = {0};
+                struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+                sa->sin_family = AF_INET;
+                sa->sin_port = htons((uint16_t)port);
+                sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                for (int c = 0; c < per; c++)
+                    stranger(&ss, sizeof *sa);
+                flooded[i] = true;
+                done++;
+            } else { /* let it get as far as its listening socket */
+                kill(ranks[i], SIGCONT);
+                nanosleep(&(struct timespec){0, 2000000}, NULL);
+                kill(ranks[i], SIGSTOP);
+            }
+        }
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    for (int i = 0; i < seen; i++)
+        kill(ranks[i], SIGCONT);
+    for (;;)
+        pause();
+}
+
+/* Eight ranks, each met during setup by 70 idle strangers queued before
+ * its peers (more than the handshakes a rank keeps at once: 64 beyond its
+ * lower ranks).  The run used to fail at setup (a peer refused, exit 4);
+ * the oldest strangers are shut out instead, and a peer shut out connects
+ * again. */
+static void test_strangers_at_setup(void **state)
+{
+    (void)state;
+    pid_t me = getpid();
+    pid_t attacker = fork();
+    if (attacker == 0) {
+        flood_setup(me, 8, 70);
+        _exit(0);
+    }
+    run r;
+    setup s = {.iters = 1, .check = true};
+    int rc = try_pattern(&r, ring, 8, 1 * KiB, NULL, &s);
+    kill(attacker, SIGKILL);
+    waitpid(attacker, NULL, 0);
+    if (rc || r.res.status)
+        fail_msg("%s (%s)", r.res.diag.msg, cl_errname(rc ? rc : r.res.status));
+    assert_contains(r.err, "newer connections came");
+    run_release(&r);
+    assert_no_children();
+}
+
 /* ---- where ranks listen ---- */
 
 static bool ipv6_loopback(void)
@@ -301,6 +441,7 @@ int main(void)
         REAL_CASES,
         cmocka_unit_test(test_self_and_any_source), cmocka_unit_test(test_connection_lost),
         cmocka_unit_test(test_strangers),           cmocka_unit_test(test_listen),
+        cmocka_unit_test(test_strangers_at_setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

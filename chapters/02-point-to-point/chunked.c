@@ -5,7 +5,10 @@
  * alpha + n / B rather than (pieces) x alpha + n / B for blocking sends. */
 #include "commlab.h"
 
-#define MAX_PIECES 1024 /* request handles live on the rank's small stack */
+/* Request handles live on the rank's small stack.  The registry's
+ * max_pieces (core/pattern.c) says the same, so `run` refuses a --chunk
+ * that is too small before any rank starts (a usage error, exit 2). */
+#define MAX_PIECES 1024
 
 int chunked(cl_comm *c, const cl_args *a)
 {

@@ -119,6 +119,8 @@ run 2 run ring --model flow; has "$err" "link sharing is --sharing maxmin"
 run 2 run pingpong -n 1;   has "$err" "needs at least 2 ranks"
 run 2 run ring --compute 5; has "$err" "needs a unit"
 run 2 run ring --sizes 8,16 --trace "$tmpd/x.json"; has "$err" "one size"
+# Too many pieces is a usage error, refused before any rank starts (was exit 1).
+run 2 run chunked --chunk 1 --bytes 1MiB; has "$err" "chunked: --chunk 1 cuts 1048576 bytes into more than 1024 pieces"
 run 2 run ring --topology "$tmpd/none.yaml"; has "$err" "none.yaml"
 run 2 run ring -n 64 --topology configs/topologies/pcie-4gpu.yaml; has "$err" "has 4 devices"
 # --- sizes that do not fit in memory: said before the run, or when an

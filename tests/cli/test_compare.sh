@@ -188,7 +188,7 @@ printed8=$(awk '$1 == "8" && $2 == "B" { print $NF == "%" ? $(NF-1) : $NF }' "$o
 if [ -n "$saved8" ] && [ "$(printf '%+.1f' "$saved8")" = "$printed8" ]; then ok
 else bad "--save: the file's 8 B error '$saved8' is not the table's '$printed8'"; fi
 run 2 compare pingpong --model "$m" --sizes 8 -i 3 --save /proc/none/x.csv
-has "$err" "--save: cannot write '/proc/none/x.csv'"
+has "$err" "cannot write the --save file '/proc/none/x.csv'"
 
 # --- compare: bad usage ---
 run 2 compare;                      has "$err" "which pattern?"

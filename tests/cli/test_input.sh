@@ -45,7 +45,7 @@ run 2 run pingpong --model "$tmpd/hex.yaml"; has "$err" "hex.yaml:3:14: 'eager_l
 run 2 run pingpong --bytes 0x10; has "$err" "write it in decimal"
 
 # --- exit codes ---
-run 2 run pingpong --trace /nonexistent/x.json; has "$err" "cannot open '/nonexistent/x.json' for writing"
+run 2 run pingpong --trace /nonexistent/x.json; has "$err" "cannot write trace '/nonexistent/x.json'"
 if [ -c /dev/full ]; then
     run 2 run pingpong --trace /dev/full; has "$err" "cannot write trace '/dev/full': No space left on device"
     # A failed write removes what it wrote, never a device.

@@ -101,6 +101,20 @@ for f in "$out" "$tmpd/s1.out" "$tmpd/cc.env"; do
     if grep -q "$secret" "$f"; then bad "COMMLAB_SECRET found in $f"; else ok; fi
 done
 
+# ... and no copy of its text is left in a rank's memory once the key is
+# stretched from it (a copy used to stay on the heap of every rank).
+scan=tests/data/secret/mem_scan.c
+( MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=1 WORLD_SIZE=2 \
+    COMMLAB_SECRET=sekrit-TEST-0123456789 $limit "$cl" run $scan --backend tcp -i 1 \
+    --warmup 0 >/dev/null 2>"$tmpd/m1.err" ) &
+MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=0 WORLD_SIZE=2 \
+    COMMLAB_SECRET=sekrit-TEST-0123456789 $limit "$cl" run $scan --backend tcp -i 1 \
+    --warmup 0 >/dev/null 2>"$err"
+wait
+next_port
+has "$err" "rank 0: copies of the secret: 0"
+has "$tmpd/m1.err" "rank 1: copies of the secret: 0"
+
 # --- under mpirun: rank and size from Open MPI's environment, no set-up ---
 if command -v mpirun >/dev/null 2>&1; then
     $limit mpirun --allow-run-as-root --oversubscribe -np 2 "$cl" run ring --backend tcp \
