@@ -311,10 +311,15 @@ static void check_holds(const ex_step *s, probe_data *pd, char *why, size_t len)
     size_t nw = parse_pairs(s->holds, want, MAX_PAIRS);
     for (size_t i = 0; i < nw && !why[0]; i++) {
         bool arrived = want[i].a != want[i].b;
-        if (take_held(pd->holds, pd->nholds, want[i].a, want[i].b, arrived, 1) == 0)
+        long w = count_pair(want, nw, want[i]);
+        long g = take_held(pd->holds, pd->nholds, want[i].a, want[i].b, arrived, w);
+        unuse(pd->holds, pd->nholds);
+        if (g == 0)
             why_holds(want[i].a, want[i].b, pd->nranks, arrived, why, len);
+        else if (g < w)
+            cli_textf(why, len, "rank %ld ends with the data of rank %ld in %ld of its "
+                      "buffers; the task asks for %ld", want[i].a, want[i].b, g, w);
     }
-    unuse(pd->holds, pd->nholds);
 }
 
 /* Each rank ends with the sums the task says (s->sums, "R<P+Q ..."): the
