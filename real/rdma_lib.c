@@ -20,11 +20,13 @@ int rdma__lib_load(cl_diag *d)
                         "the rdma backend (Debian package libfabric1)", d);
     if (!h)
         return CL_ENOSYS;
+    /* Filled aside and copied whole: the table is either empty or complete. */
     rdma_lib t;
-    /* fi_version last: a table is complete once it is set. */
 #define RDMA_LIB_FIND(name)                                                         \
-    if (!(t.name = (__typeof__(t.name))dlib_sym(h, RDMA_LIB_SONAME, #name, d))) \
-        return CL_ENOSYS;
+    if (!(t.name = (__typeof__(t.name))dlib_sym(h, RDMA_LIB_SONAME, #name, d))) { \
+        dlclose(h);                                                                 \
+        return CL_ENOSYS;                                                           \
+    }
     RDMA_LIB_SYMS(RDMA_LIB_FIND)
 #undef RDMA_LIB_FIND
     rdma__lib = t;

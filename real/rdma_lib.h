@@ -55,7 +55,8 @@ extern rdma_lib rdma__lib;
 
 /* Opens libfabric and fills rdma__lib, once: later calls return 0 at
  * once.  0, or CL_ENOSYS with d naming the library and why it could not
- * be loaded (the table is left empty, and a later call tries again). */
+ * be loaded (the table is left empty, the library closed, and a later
+ * call tries again). */
 int rdma__lib_load(cl_diag *d);
 
 /* The calls, through the table; not in rdma_lib.c, which fills it and

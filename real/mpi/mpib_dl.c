@@ -21,10 +21,13 @@ int mpib__load(cl_diag *d)
                         "the mpi backend (Open MPI: Debian package libopenmpi3)", d);
     if (!h)
         return CL_ENOSYS;
+    /* Filled aside and copied whole: the table is either empty or complete. */
     mpib_syms t;
 #define MPIB_SYM_FIND(name)                                                      \
-    if (!(t.name = (__typeof__(t.name))dlib_sym(h, MPIB_SONAME, #name, d))) \
-        return CL_ENOSYS;
+    if (!(t.name = (__typeof__(t.name))dlib_sym(h, MPIB_SONAME, #name, d))) { \
+        dlclose(h);                                                              \
+        return CL_ENOSYS;                                                        \
+    }
     MPIB_SYMS(MPIB_SYM_FIND)
 #undef MPIB_SYM_FIND
     mpib__lib = t;

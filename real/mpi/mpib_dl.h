@@ -53,10 +53,11 @@ typedef struct mpib_syms {
 /* The table, process-wide as the library it points into is (mpib_lib.c). */
 extern mpib_syms mpib__lib;
 
-/* Opens the MPI library (RTLD_GLOBAL: the components Open MPI opens
- * itself resolve its symbols from it) and fills mpib__lib, once: later
- * calls return 0 at once.  0, or CL_ENOSYS with d naming the library and
- * why it could not be loaded (the table is left empty). */
+/* Opens the MPI library and fills mpib__lib, once: later calls return 0
+ * at once.  RTLD_GLOBAL, as when it was linked in: components an Open MPI
+ * build opens itself may resolve its symbols from the global scope
+ * (Debian's 4.1 link libmpi themselves, and run with RTLD_LOCAL too).  0, or CL_ENOSYS with d naming the library and
+ * why it could not be loaded (the table is left empty, the library closed). */
 int mpib__load(cl_diag *d);
 
 /* The names, through the table; not in mpib_lib.c's loader, which names
