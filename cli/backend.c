@@ -18,8 +18,9 @@
 static int rdma_check(const backend_given *g)
 {
     cl_diag d = {{0}};
-    if (rdma_provider_check(g->value[BOPT_PROVIDER], &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
+    int err = rdma_provider_check(g->value[BOPT_PROVIDER], &d);
+    if (err) /* a provider not here is a usage error; no libfabric, or its failure, is not */
+        return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
     return 0;
 }
 
@@ -59,10 +60,12 @@ void backend_print_all(FILE *f)
     fprintf(f, "backends:\n");
     for (size_t k = 0; k < NTABLE; k++) {
         const backend_info *b = &table[k];
-        char lib[256] = "";
+        char lib[DIAG_MAX + 8] = "";
 #ifdef CL_HAVE_MPI
+        char name[128];
+        cl_diag d = {{0}};
         if (b->enter)
-            snprintf(lib, sizeof lib, " (%s)", mpib_library(lib + 128, 128));
+            snprintf(lib, sizeof lib, " (%s)", mpib_library(name, sizeof name, &d) ? d.msg : name);
 #endif
         fprintf(f, "  %-5s %s%s: %s\n", b->name, b->built ? "built" : "not built", lib,
                 b->summary);

@@ -7,6 +7,10 @@
 #include "commlab.h"
 #include "core/record.h"
 
+/* `commlab bench start` (cli/bench_start.c): a command's cost as a whole
+ * process; a CLI_EXIT_* code. */
+int bench_start(bool quick);
+
 /* The backend table's bench entries (cli/backend.h); each returns a
  * CLI_EXIT_* code.  `commlab bench sim`: the simulator's speed. */
 int bench_sim(bool quick);

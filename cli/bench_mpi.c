@@ -29,9 +29,12 @@ int bench_mpi(bool quick)
     if (len <= 0)
         return cli_error("bench mpi: cannot find this program");
     exe[len] = 0;
+    cl_diag d = {{0}};
+    if (mpib_library(lib, sizeof lib, &d))
+        return cli_diag(&d, CLI_EXIT_FAILED);
     const char *sizes = quick ? "8,64KiB,1MiB" : "8:4MiB:x8";
     printf("mpi: commlab's pingpong over %s (one-way time: round trip / 2), then the "
-           "library's own ping-pong\n\n", mpib_library(lib, sizeof lib));
+           "library's own ping-pong\n\n", lib);
     char cmd[PATH_MAX + 200];
     snprintf(cmd, sizeof cmd, "'%s' run pingpong --backend mpi --sizes %s --iters %d", exe,
              sizes, quick ? 20 : 200);

@@ -23,9 +23,12 @@
 #include "sim/net.h"
 
 const char cmd_bench_usage[] =
-    "usage: commlab bench sim|shm|tcp|rdma|all [--quick]\n"
+    "usage: commlab bench start|sim|shm|tcp|rdma|all [--quick]\n"
     "       commlab bench sim --profile [--quick]\n"
     "\n"
+    "start: a command as a whole process, fork to exit (--help, price, a small\n"
+    "simulated run, and fabric, which opens libfabric): what every script, test\n"
+    "and exercise check pays per command.\n"
     "sim: the context-switch cost of a rank, then simulated messages per second\n"
     "of wall time and peak memory for allreduce-ring --no-payload (1 MiB, tier\n"
     "infiniband) at 1,000, 10,000, 100,000 and 1,000,000 ranks.  Runs past\n"
@@ -56,8 +59,8 @@ const char cmd_bench_usage[] =
     "provider, next to fi_pingpong (libfabric-bin) on the same provider in the\n"
     "same run.\n"
     "\n"
-    "all: every one of them in turn: sim, shm, tcp, rdma.  Figures only: nothing\n"
-    "is asserted.\n"
+    "all: every one of them in turn: start, sim, shm, tcp, rdma.  Figures only:\n"
+    "nothing is asserted.\n"
     "\n"
     "      --quick   sim: only 1,000 and 10,000 ranks, 2 million messages at most,\n"
     "                the all-to-all at 64 ranks, not the solver alone nor SimGrid;\n"
@@ -396,9 +399,14 @@ int cmd_bench(int argc, char **argv)
     char names[128];
     backend_names(names, sizeof names, false, ", ");
     if (optind + 1 != argc)
-        return cli_error("bench: which benchmark? %s or all\ntry 'commlab help bench'", names);
+        return cli_error("bench: which benchmark? start, %s or all\ntry 'commlab help bench'",
+                         names);
     const char *what = argv[optind];
     bool all = strcmp(what, "all") == 0;
+    if ((all || strcmp(what, "start") == 0) && profile)
+        return cli_error("bench: --profile is for 'bench sim' only");
+    if (strcmp(what, "start") == 0)
+        return bench_start(quick);
     const backend_info *b = NULL;
     if (!all) {
         int rc = backend_lookup(what, "bench", false, &b);
@@ -408,12 +416,9 @@ int cmd_bench(int argc, char **argv)
             return bench_sim_run(quick, true);
         return rc ? rc : b->bench(quick);
     }
-    if (profile)
-        return cli_error("bench: --profile is for 'bench sim' only");
-    int rc = CLI_EXIT_OK;
+    int rc = bench_start(quick);
     for (size_t i = 0; rc == CLI_EXIT_OK && (b = backend_at(i)) != NULL; i++) {
-        if (i > 0)
-            printf("\n");
+        printf("\n");
         rc = b->bench(quick);
     }
     return rc;

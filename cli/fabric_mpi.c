@@ -22,9 +22,8 @@ int fabric_mpi(bool as_json)
     size_t n;
     char lib[256];
     cl_diag d = {{0}};
-    if (mpib_limits(v, sizeof v / sizeof v[0], &n, &d))
+    if (mpib_library(lib, sizeof lib, &d) || mpib_limits(v, sizeof v / sizeof v[0], &n, &d))
         return cli_diag(&d, CLI_EXIT_FAILED);
-    mpib_library(lib, sizeof lib);
     if (as_json) {
         json_writer w;
         json_init(&w, stdout, true);

@@ -113,10 +113,11 @@ static int cmd_version(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-/* Libraries loaded with libfabric (its psm provider's libinfinipath) set
- * handlers for SIGINT, SIGTERM and the crash signals in their constructors,
- * and theirs exit with status 1: a Ctrl-C would then look like a failed
- * data check.  commlab wants the default actions (exit 128+N, a core). */
+/* commlab wants the default actions of these (exit 128+N, a core), not
+ * what it inherits: a shell starts a background job with SIGINT ignored,
+ * and scripts stop runs with it.  Libraries opened later keep them
+ * (real/dlib.h: libinfinipath's constructor sets handlers that exit 1, so
+ * a Ctrl-C would look like a failed data check). */
 static void default_signals(void)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGABRT};

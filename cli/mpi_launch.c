@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,7 +290,7 @@ int run_size_mpi(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
     out.cores = env->cores;
     /* Every process goes on with rank 0's figures, so each takes the same
      * next step (the iterations of the next run, a segment measured again). */
-    if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    if (mpib_bcast(&out, sizeof out)) {
         fprintf(stderr, "commlab: --backend mpi: MPI_Bcast of a run's outcome failed\n");
         return CL_EIO;
     }

@@ -99,11 +99,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_eq.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_tagged.h>
-
 #include "real/rdma_impl.h"
 #include "real/xfer.h"
 

@@ -3,8 +3,10 @@
  * portable RDMA API (InfiniBand verbs, AWS EFA, Slingshot on a cluster; the
  * shm and tcp providers on any machine).
  *
- * Six files, one idea each (endpoint addresses go through the job's
+ * Seven files, one idea each (endpoint addresses go through the job's
  * address slots, real/job.h, like tcp's):
+ *   rdma_lib.c   libfabric itself, opened when the transport is first
+ *                asked for (commlab is not linked with it: real/dlib.h).
  *   rdma_info.c  which providers libfabric offers here, what they can do,
  *                and which one a run uses ("auto" or a name); the fi_info
  *                hints every part of commlab asks with.
@@ -25,7 +27,9 @@
  *
  * What the cli needs is the rdma_* part below; rdma__* is internal to real/.
  * Every function that talks to libfabric reports failure as a CL_E* code
- * with a diag naming the call and libfabric's words (fi_strerror).
+ * with a diag naming the call and libfabric's words (fi_strerror); the
+ * rdma_provider_* functions load libfabric first, and fail with CL_ENOSYS
+ * (d naming it) where it cannot be loaded.
  */
 #ifndef REAL_RDMA_H
 #define REAL_RDMA_H
@@ -64,18 +68,20 @@ typedef struct rdma_provider_desc {
 
 /* Every provider that offers reliable datagram endpoints here, one entry
  * per (provider, fabric, domain), in libfabric's order of preference.
- * *out is malloc'd (free it); *n may be 0.  CL_ENOMEM, or CL_EIO when
- * libfabric itself fails (d says why). */
+ * *out is malloc'd (free it); *n may be 0.  CL_ENOMEM, CL_ENOSYS (no
+ * libfabric), or CL_EIO when libfabric itself fails (d says why). */
 int rdma_providers_list(rdma_provider_desc **out, size_t *n, cl_diag *d);
 
 /* Whether `name` (auto, shm, tcp, verbs, efa, any provider name) can run
  * commlab here: 0, or CL_EINVAL with d naming it and listing the providers
- * that can ("provider 'verbs' is not available here; available: shm, tcp"). */
+ * that can ("provider 'verbs' is not available here; available: shm, tcp");
+ * CL_ENOSYS or CL_EIO as rdma_providers_list. */
 int rdma_provider_check(const char *name, cl_diag *d);
 
 /* The provider "auto" stands for on this placement: a NIC provider when
  * the ranks span hosts, shm within one.  Writes the name (at most cap
- * bytes); CL_EINVAL when none is available. */
+ * bytes); CL_EINVAL when none is available, CL_ENOSYS or CL_EIO as
+ * rdma_providers_list. */
 int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d);
 
 /* ---- what a run did (for tests and benchmarks) ---- */

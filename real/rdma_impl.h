@@ -17,13 +17,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_eq.h>
-
 #include "core/diag.h"
 #include "real/launch.h"
 #include "real/rdma.h"
+#include "real/rdma_lib.h"
 #include "real/xfer.h"
 
 #define RDMA_FI_VERSION FI_VERSION(RDMA_FI_VERSION_MAJOR, RDMA_FI_VERSION_MINOR)

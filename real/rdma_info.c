@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdma/fi_errno.h>
-
 #include "real/rdma_impl.h"
 
 int rdma__fail(cl_diag *d, int err, const char *call, int ret, const char *fmt, ...)
@@ -133,6 +131,8 @@ int rdma_providers_list(rdma_provider_desc **out, size_t *n, cl_diag *d)
 {
     *out = NULL;
     *n = 0;
+    if (rdma__lib_load(d))
+        return CL_ENOSYS;
     /* Everything with RDM endpoints, whatever it needs: the list shows
      * what there is, and says what commlab cannot use. */
     struct fi_info *hints = fi_allocinfo(), *list = NULL;
@@ -222,6 +222,8 @@ static int usable_names(char *out, size_t cap, cl_diag *d)
 
 int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d)
 {
+    if (rdma__lib_load(d))
+        return CL_ENOSYS;
     struct fi_info *list;
     int err = every_provider(&list, d);
     if (err)
@@ -260,6 +262,8 @@ int rdma_provider_auto(char *name, size_t cap, bool multi_host, cl_diag *d)
 
 int rdma_provider_check(const char *name, cl_diag *d)
 {
+    if (rdma__lib_load(d))
+        return CL_ENOSYS;
     if (!name || strcmp(name, "auto") == 0) {
         char pick[RDMA_PROV_MAX];
         return rdma_provider_auto(pick, sizeof pick, false, d);

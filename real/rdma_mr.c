@@ -22,8 +22,6 @@
  */
 #include <stdlib.h>
 
-#include <rdma/fi_errno.h>
-
 #include "real/rdma_impl.h"
 
 #define CACHE_MAX 64 /* registrations kept */

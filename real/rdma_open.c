@@ -17,11 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <rdma/fi_cm.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_errno.h>
-
 #include "real/boot.h"
 #include "real/rdma_impl.h"
 #include "real/world.h"
@@ -174,6 +169,10 @@ static int open_fail(rdma_rank *t, int err)
 
 static int open_endpoint(rdma_rank *t, cl_diag *d)
 {
+    /* The launcher loaded libfabric before it forked (rdma_shared_init);
+     * a no-op, unless this rank was started another way. */
+    if (rdma__lib_load(d))
+        return CL_ENOSYS;
     struct fi_info *hints = rdma__hints(t->area->provider, t->area->use_rma, t->own_match);
     struct fi_info *list = NULL;
     if (!hints)

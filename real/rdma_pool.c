@@ -30,9 +30,6 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
-
 #include "real/rdma_impl.h"
 
 #define POOL_BUFS 4                        /* receive buffers kept posted */

@@ -18,10 +18,6 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include <rdma/fi_errno.h>
-#include <rdma/fi_rma.h>
-#include <rdma/fi_tagged.h>
-
 #include "real/rdma_impl.h"
 #include "real/xfer.h"
 

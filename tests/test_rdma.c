@@ -24,11 +24,13 @@ static bool own_match;               /* commlab's matching even where libfabric'
 #include "tests/real_cases.h"
 
 #include "real/rdma.h"
-
-#include <rdma/fabric.h>
+#include "real/rdma_lib.h"
 
 static bool fi_version_is_1_17_or_older(void)
 {
+    cl_diag d = {{0}};
+    if (rdma__lib_load(&d))
+        fail_msg("%s", d.msg);
     return fi_version() <= FI_VERSION(1, 17);
 }
 

@@ -4,7 +4,6 @@
 #include "real/mpi/mpib.h"
 
 #include <limits.h>
-#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

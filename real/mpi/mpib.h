@@ -36,16 +36,24 @@
 #include "real/launch.h"
 
 /* Starts MPI in this process, once (later calls return at once), on the
- * calling thread, which must be the one that runs the ranks.  Its rank
+ * calling thread, which must be the one that runs the ranks, loading the
+ * library first (commlab is not linked with it: real/dlib.h).  Its rank
  * and size must be want_rank and want_size (what the launcher's
- * environment said).  0, or CL_EIO / CL_EINVAL with d saying why. */
+ * environment said).  0, or CL_ENOSYS (no library), CL_EIO or CL_EINVAL
+ * with d saying why. */
 int mpib_init(int want_rank, int want_size, cl_diag *d);
 /* MPI_Finalize if MPI was started and every run was clean; at exit. */
 void mpib_finalize(void);
 
+/* MPI_Bcast of `bytes` bytes at buf from rank 0 of the world to every
+ * process, after mpib_init.  0, or CL_EIO. */
+int mpib_bcast(void *buf, size_t bytes);
+
 /* The library's name and version (MPI_Get_library_version's first line),
- * into buf.  Cannot fail; callable before mpib_init. */
-const char *mpib_library(char *buf, size_t len);
+ * into buf, loading the library; callable before mpib_init.  0, or
+ * CL_ENOSYS with d naming the library that cannot be loaded (buf
+ * untouched). */
+int mpib_library(char *buf, size_t len, cl_diag *d);
 
 /* One of the library's eager limits, read through the MPI tool interface
  * (MPI_T control variables, readable before MPI_Init). */
@@ -55,8 +63,9 @@ typedef struct mpib_limit {
 } mpib_limit;
 
 /* The library's eager limits (every control variable whose name ends in
- * "eager_limit"), up to cap of them, into v; *n says how many.  0, or
- * CL_ENOSYS when the tool interface does not answer (d says why). */
+ * "eager_limit"), up to cap of them, into v; *n says how many, loading
+ * the library.  0, or CL_ENOSYS when it cannot be loaded or the tool
+ * interface does not answer (d says why). */
 int mpib_limits(mpib_limit *v, size_t cap, size_t *n, cl_diag *d);
 /* The eager limit of messages within one host (the shared-memory
  * transport's: btl_vader_eager_limit, or btl_sm_ in later Open MPI) or

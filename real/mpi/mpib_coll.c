@@ -16,7 +16,6 @@
 #include "real/mpi/mpib.h"
 
 #include <limits.h>
-#include <mpi.h>
 #include <string.h>
 
 #include "chapters/04-collectives/coll.h"

@@ -3,7 +3,7 @@
 #ifndef REAL_MPIB_IMPL_H
 #define REAL_MPIB_IMPL_H
 
-#include <mpi.h>
+#include "real/mpi/mpib_dl.h"
 
 #include "core/comm.h"
 

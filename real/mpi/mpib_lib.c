@@ -3,7 +3,7 @@
 #ifdef CL_HAVE_MPI
 #include "real/mpi/mpib.h"
 
-#include <mpi.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +21,9 @@ int mpib_init(int want_rank, int want_size, cl_diag *d)
 {
     if (lib.started)
         return 0;
-    int provided, rank, size;
+    int provided, rank, size, err = mpib__load(d);
+    if (err)
+        return err;
     /* Ranks call MPI from the thread that started it; the watchdog thread
      * never calls MPI. */
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
@@ -63,15 +65,25 @@ void mpib_finalize(void)
     lib.started = false;
 }
 
-const char *mpib_library(char *buf, size_t len)
+int mpib_bcast(void *buf, size_t bytes)
 {
+    if (bytes > INT_MAX || MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return CL_EIO;
+    return 0;
+}
+
+int mpib_library(char *buf, size_t len, cl_diag *d)
+{
+    int err = mpib__load(d);
+    if (err)
+        return err;
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
     int n = 0;
     MPI_Get_library_version(v, &n);
     v[n < (int)sizeof v ? n : (int)sizeof v - 1] = 0;
     v[strcspn(v, ",\n")] = 0; /* "Open MPI v4.1.4, package: ..." -> its first part */
     snprintf(buf, len, "%s", v);
-    return buf;
+    return 0;
 }
 
 /* ---- eager limits: MPI_T control variables ---- */
@@ -117,6 +129,9 @@ int mpib_limits(mpib_limit *v, size_t cap, size_t *n, cl_diag *d)
 {
     int provided, num;
     *n = 0;
+    int err = mpib__load(d);
+    if (err)
+        return err;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
         return diag_set(d, CL_ENOSYS, "the MPI library's tool interface (MPI_T) does not "
                         "start");

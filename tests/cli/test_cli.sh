@@ -276,6 +276,58 @@ else
     wait "$bg"
 fi
 
+# --- libfabric and the MPI library are opened only by what needs them
+# (real/dlib.h).  LD_DEBUG=files names on stderr every library a process
+# loads, those it opens with dlopen too, in the launcher and every rank. ---
+for c in "--help" "price" "run ring -n 4" "run ring --backend shm -n 2 --bind none -i 2" \
+    "run ring --backend tcp -n 2 --bind none -i 2"; do
+    # shellcheck disable=SC2086
+    LD_DEBUG=files $limit "$cl" $c >"$out" 2>"$err"
+    rc=$?
+    libs=$(grep -oE 'file=lib(fabric|mpi)\.so[.0-9]*' "$err" | sort -u | tr '\n' ' ')
+    if [ "$rc" -eq 0 ] && [ -z "$libs" ]; then ok; else bad "commlab $c: exit $rc, loaded: $libs"; fi
+done
+LD_DEBUG=files $limit "$cl" fabric >"$out" 2>"$err"
+has "$err" "file=libfabric.so.1" # what the loop looks for shows where it is loaded
+# A library that cannot be loaded is named, and the command that needs it
+# fails (exit 4); the others never touch it.
+mkdir "$tmpd/nolib"
+echo "not a library" >"$tmpd/nolib/libfabric.so.1"
+echo "not a library" >"$tmpd/nolib/libmpi.so.40"
+nolib() {
+    want=$1
+    shift
+    LD_LIBRARY_PATH="$tmpd/nolib" $limit "$cl" "$@" >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* without libraries exited $rc, want $want"; fi
+}
+fabric_gone="the rdma backend (Debian package libfabric1) needs libfabric.so.1, which cannot be loaded: "
+nolib 4 fabric; has "$err" "$fabric_gone"
+nolib 4 run ring --backend rdma -n 2; has "$err" "$fabric_gone"
+nolib 0 run ring -n 4 --backend shm --bind none -i 2
+if "$cl" --version | grep -q "^  mpi   built"; then
+    nolib 4 fabric --mpi; has "$err" "needs libmpi.so.40, which cannot be loaded: "
+    nolib 0 --version; has "$out" "needs libmpi.so.40, which cannot be loaded: "
+fi
+# Ctrl-C in a simulated run: the default action, exit 128 + 2 (no library's
+# handler makes it exit 1).  Started in the background, commlab inherits
+# SIGINT ignored and main takes back the default: signalled once it has.
+$limit "$cl" run ring -n 16384 --no-payload --sizes 8:1GiB:x2 >"$out" 2>"$err" &
+bg=$!
+launcher=
+kids=
+tries=0
+ignores=2
+while [ "$tries" -lt 200 ] && [ "$ignores" -ne 0 ]; do
+    [ -z "$launcher" ] && launcher=$(children "$bg" | head -n 1)
+    ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$launcher/status" 2>/dev/null)
+    [ -n "$ign" ] && ignores=$((0x$ign & 2))
+    tries=$((tries + 1))
+    [ "$ignores" -ne 0 ] && sleep 0.02
+done
+kill -INT "$launcher" 2>/dev/null
+finish_bg 130 "SIGINT to a simulated run"
+
 run 2 run ring --backend shm --tier nvlink
 has "$err" "--tier is an option of the model: it does not apply to --backend shm"
 run 2 run ring --backend shm --no-payload; has "$err" "--no-payload is an option of the model"
@@ -295,5 +347,9 @@ run 0 bench --help;        has "$out" "usage: commlab bench"
 run 2 bench;               has "$err" "which benchmark"
 run 2 bench shm --profile; has "$err" "--profile is for 'bench sim' only"
 run 2 bench all --profile; has "$err" "--profile is for 'bench sim' only"
+run 2 bench start --profile; has "$err" "--profile is for 'bench sim' only"
+# bench start: a row per command, none failed (figures only, none checked)
+run 0 bench start --quick; has "$out" "run ring -n 4"; has "$out" "fabric"
+if grep -q "failed" "$out"; then bad "bench start: a command failed"; else ok; fi
 
 finish

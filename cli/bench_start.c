@@ -1,0 +1,80 @@
+/* bench_start.c - `commlab bench start`: what a command costs as a whole
+ * process, from fork to exit, which every test, `exercise check` step and
+ * script pays per command; the goal for --help is a few milliseconds.
+ * `fabric` opens libfabric (real/dlib.h), so its row shows what a command
+ * that needs a library pays for it. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "cli/cli.h"
+
+#define START_RUNS_MAX 21
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds from fork to the exit of `exe argv...` (output to /dev/null),
+ * or -1 when it cannot start or exits non-zero. */
+static double one_start(const char *exe, char *const argv[])
+{
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execv(exe, argv);
+        _exit(127);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    double t = now() - t0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;
+}
+
+int bench_start(bool quick)
+{
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return cli_error("bench start: cannot find this program");
+    exe[len] = 0;
+    static char *const cmds[][6] = {
+        {"commlab", "--help", NULL},
+        {"commlab", "price", NULL},
+        {"commlab", "run", "ring", "-n", "4", NULL},
+        {"commlab", "fabric", NULL},
+    };
+    int runs = quick ? 5 : START_RUNS_MAX;
+    printf("start: a command as a whole process, fork to exit (median [min-max] of %d runs)\n\n",
+           runs);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        double t[START_RUNS_MAX];
+        char what[64] = "", range[3 * 32];
+        int used = 0;
+        for (int k = 1; cmds[i][k]; k++)
+            cli_appendf(what, sizeof what, &used, "%s%s", k > 1 ? " " : "", cmds[i][k]);
+        int k = 0;
+        while (k < runs && (t[k] = one_start(exe, cmds[i])) >= 0)
+            k++;
+        cl_stats s;
+        if (k < runs || stats_compute(t, (size_t)runs, &s)) {
+            printf("  %-16s failed (run `commlab %s` to see why)\n", what, what);
+            continue;
+        }
+        printf("  %-16s %s\n", what, bench_range(range, sizeof range, &s, true));
+    }
+    return CLI_EXIT_OK;
+}
