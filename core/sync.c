@@ -70,31 +70,38 @@ int sync_clock_offset(cl_comm *c, sync_state *s)
 int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start)
 {
     double arrive = c->ops->now(c) - s->offset;
-    double v[3] = {arrive + s->window, s->late, -s->late};
-    int err = comm_barrier_max(c, v, 3);
+    double v[4] = {arrive + s->window, s->late, -s->late, arrive};
+    int err = comm_barrier_max(c, v, 4);
     if (err)
         return err;
     prev->first = -v[2];
     prev->last = v[1];
     s->release = v[0];
     double left = c->ops->now(c) - s->offset;
-    if (left > s->release) {
-        /* The barrier outlasted the window: this rank starts late. */
-        double need = 2 * (left - arrive);
-        s->window = need > 2 * s->window ? need : 2 * s->window;
-        if (s->window > SYNC_WINDOW_MAX)
-            s->window = SYNC_WINDOW_MAX;
+    if (s->window == 0) {
+        /* The first barrier: what it took from the last rank's arrival. */
+        double took = left - v[3];
+        s->window = took > SYNC_WINDOW_MIN ? 2 * took : 2 * SYNC_WINDOW_MIN;
+    } else if (left > s->release) {
+        /* The barrier outlasted the window: this rank starts late.
+         * Doubling, not what this one took, so a rank taken off its core
+         * once does not make the next hundreds of starts wait as long. */
+        s->window = 2 * s->window;
     } else {
         s->window *= SYNC_SHRINK;
     }
+    if (s->window < SYNC_WINDOW_MIN)
+        s->window = SYNC_WINDOW_MIN;
+    if (s->window > SYNC_WINDOW_MAX)
+        s->window = SYNC_WINDOW_MAX;
     *start = c->ops->wait_until(c, s->release + s->offset);
     return 0;
 }
 
 int sync_finish(cl_comm *c, sync_state *s, sync_spread *prev)
 {
-    double v[3] = {0, s->late, -s->late};
-    int err = comm_barrier_max(c, v, 3);
+    double v[4] = {0, s->late, -s->late, 0};
+    int err = comm_barrier_max(c, v, 4);
     if (err)
         return err;
     prev->first = -v[2];

@@ -16,10 +16,10 @@
  * Carpen-Amarie, EuroMPI 2015; IEEE TPDS 2016) and what MPIX_Harmonize
  * proposes to MPI (Schuchart, Hunold and Bosilca, EuroMPI 2023).
  *
- * The window adapts per rank: a rank that leaves the barrier after the
- * release (the window was too short for the barrier) doubles it, at
- * least to twice what the barrier took it; otherwise it shrinks by 1% an
- * iteration, so it follows a machine that quiets down.  A late rank
+ * The window adapts per rank: it starts at twice what the first barrier
+ * took from the last rank's arrival; a rank that leaves a barrier after
+ * the release (the window was too short) doubles it; otherwise it
+ * shrinks by 1% an iteration, so it follows a machine that quiets down.  A late rank
  * starts at once; it is never dropped, and the spread of the ranks'
  * actual starts (the start skew) is measured every iteration: each
  * rank's lateness rides on the next iteration's barrier.
@@ -39,6 +39,7 @@
 
 #define SYNC_WINDOW_MAX 0.05  /* seconds: the longest window (a rank stopped for
                                  a while does not make every later start wait) */
+#define SYNC_WINDOW_MIN 50e-9 /* seconds: the shortest (a few clock readings) */
 #define SYNC_SHRINK 0.99      /* the window after an iteration whose start all made */
 #define SYNC_CLOCK_ROUNDS 24  /* ping-pongs per rank to estimate its offset */
 
