@@ -30,7 +30,7 @@ struct backend_given;
 typedef enum backend_opt {
     BOPT_MODEL,    /* --tier --topology --config --model --rendezvous-handshake
                       --no-payload --stack-size */
-    BOPT_MEASURED, /* --bind --deadlock-timeout */
+    BOPT_MEASURED, /* --bind --deadlock-timeout --sync */
     BOPT_WORLD,    /* --master --rank --world --join-timeout: processes started elsewhere */
     BOPT_SHM_COPY, /* --shm-copy */
     BOPT_LISTEN,   /* --listen */

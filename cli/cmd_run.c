@@ -69,10 +69,17 @@ const char cmd_run_usage[] =
     "                           data check points out); exit 1 with the rank, the\n"
     "                           call and the buffer.  Off by default: it hashes and\n"
     "                           copies every non-blocking message's buffer\n"
-    "measured (shm, tcp, rdma):\n"
+    "measured (shm, tcp, rdma, mpi):\n"
     "      --bind WHERE         core (one core per rank, spread; the default) or none\n"
     "      --deadlock-timeout TIME  report a deadlock after every rank has been\n"
     "                           blocked this long with no progress (default 2s)\n"
+    "      --sync WAY           when each timed iteration starts: window (every rank\n"
+    "                           at one release time the barrier hands out, a little\n"
+    "                           ahead, on the common clock; clocks of ranks started\n"
+    "                           apart are offset-corrected; the default) or barrier\n"
+    "                           (each rank when the barrier lets it go, so a rank's\n"
+    "                           time counts the others' lateness); the start skew,\n"
+    "                           the spread of the ranks' starts, is in --json\n"
     "      --shm-copy WAY       messages above the eager limit: auto (one copy with\n"
     "                           process_vm_readv, staging if refused; the default),\n"
     "                           cma (one copy or fail) or staging (through the ring);\n"
@@ -175,7 +182,7 @@ const char cmd_patterns_usage[] =
 enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
-    OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SHM_COPY, OPT_LISTEN,
+    OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SYNC, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
     OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP, OPT_LIBRARY,
     OPT_PIECES, OPT_SCHEDULE,
@@ -222,6 +229,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"sharing", required_argument, NULL, OPT_SHARING},
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
+        {"sync", required_argument, NULL, OPT_SYNC},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
         {"listen", required_argument, NULL, OPT_LISTEN},
@@ -248,7 +256,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: case OPT_STACK: case OPT_SHARING:
             backend_give(&o->given, BOPT_MODEL, name, optarg);
             break;
-        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT:
+        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SYNC:
             backend_give(&o->given, BOPT_MEASURED, name, optarg);
             break;
         case OPT_MASTER: case OPT_RANK: case OPT_WORLD: case OPT_JOIN_TIMEOUT:
@@ -314,6 +322,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
                                optarg);
             break;
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
+        case OPT_SYNC: rc = run_parse_sync(optarg, &o->sync); break;
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_NETLAB: rc = run_parse_netlab(optarg, &o->netlab); break;
@@ -631,6 +640,37 @@ static const char *run_name(const run_opts *o, bool side_by_side)
     return side_by_side ? o->pattern->collective->name : o->pattern->name;
 }
 
+/* A start skew worth a line: a tenth of the iteration's median or more. */
+static bool skew_shows(const result_line *l)
+{
+    const run_row *r = &l->row;
+    return r->skew.n && r->skew.median >= 0.1 * r->t.median * l->p->time_divisor;
+}
+
+/* Under the header, the start skew of the sizes where it is not small
+ * next to the figures, and what it costs when ranks outnumber cores. */
+static void print_skew(const run_opts *o, const run_env *env, const result_line *lines,
+                       size_t n)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const run_row *r = &lines[i].row;
+        if (!skew_shows(&lines[i]))
+            continue;
+        char b[UNITS_BUF], m[UNITS_BUF], hi[UNITS_BUF];
+        printf("%s%s %s", any ? ", " : "start skew (spread of the ranks' starts, median, max): ",
+               units_size_str(b, r->bytes), units_time_digits(m, r->skew.median, 3));
+        printf(" (%s)", units_time_digits(hi, r->skew.max, 3));
+        any = true;
+    }
+    if (any)
+        putchar('\n');
+    if (any && o->ranks > env->cores)
+        printf("%d ranks on %d cores: ranks take turns on a core, so they reach a common start "
+               "apart, and the wait for it sleeps then yields its core\n",
+               o->ranks, env->cores);
+}
+
 static void print_text(const run_opts *o, const run_env *env, const result_line *lines, size_t n,
                        bool all)
 {
@@ -639,13 +679,16 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
         netlab_rate_str(rate, sizeof rate, o->netlab);
         snprintf(lab, sizeof lab, " (netlab %s per port)", rate);
     }
-    if (o->be->measured)
+    if (o->be->measured) {
         printf("%s on %s%s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
-               "warm-up\n\n", run_name(o, all), o->backend, lab, o->ranks, env->binding,
+               "warm-up, %s\n", run_name(o, all), o->backend, lab, o->ranks, env->binding,
                env->cores,
                units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
-               o->warmup);
-    else
+               o->warmup, o->sync == RUN_SYNC_WINDOW ? "started together (--sync window)"
+                                                    : "each started by the barrier (--sync barrier)");
+        print_skew(o, env, lines, n);
+        putchar('\n');
+    } else
         printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n\n",
                run_name(o, all), o->ranks, sim_net_describe(env->net),
                run_sharing_name(o->sharing, true), units_size_str(el, o->eager_limit),
@@ -742,6 +785,7 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
         if (o->netlab)
             json_kv_number(&w, "netlab_port_Bps", o->netlab);
         json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
+        json_kv_string(&w, "sync", run_sync_name(o->sync));
     } else {
         json_kv_string(&w, "model", o->model);
         json_kv_string(&w, "network", sim_net_describe(env->net));
@@ -766,6 +810,13 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
         json_kv_number(&w, "max", r->t.max);
         json_end_object(&w);
         json_kv_number(&w, "bandwidth_Bps", r->bandwidth);
+        if (r->skew.n) {
+            json_key(&w, "start_skew_s");
+            json_begin_object(&w);
+            json_kv_number(&w, "median", r->skew.median);
+            json_kv_number(&w, "max", r->skew.max);
+            json_end_object(&w);
+        }
         if (bus_of(&lines[i], o->ranks, &algbw, &busbw)) {
             json_kv_number(&w, "algbw_Bps", algbw);
             json_kv_number(&w, "busbw_Bps", busbw);

@@ -41,11 +41,23 @@ static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
     run_job j = {
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
-        .check = o->check, .debug = o->debug, .timeout = o->timeout, .records = log,
+        .check = o->check, .debug = o->debug, .sync = o->sync, .timeout = o->timeout,
+        .records = log,
         .out = pattern_out(o), .report = report_out(o),
     };
     j.args.bytes = (size_t)bytes;
     return j;
+}
+
+int run_parse_sync(const char *text, run_sync *out)
+{
+    if (strcmp(text, "window") == 0)
+        *out = RUN_SYNC_WINDOW;
+    else if (strcmp(text, "barrier") == 0)
+        *out = RUN_SYNC_BARRIER;
+    else
+        return cli_error("--sync must be window or barrier, got '%s'", text);
+    return 0;
 }
 
 /* What to do when a size does not fit in memory. */

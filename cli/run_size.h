@@ -60,6 +60,7 @@ typedef struct run_opts {
     real_world world;       /* tcp: which rank of which world (size 0: a local run) */
     boot *boot;             /* its rendezvous, joined once for every size */
     double deadlock_timeout;
+    run_sync sync;          /* --sync: when measured iterations start (core/run.h) */
     double timeout;         /* --timeout: seconds one size may take; 0: no limit */
     backend_given given;    /* the options given that not every backend takes */
     student_pattern student; /* PATTERN given as a FILE.c */
@@ -106,6 +107,10 @@ static inline bool run_all_algos(const run_opts *o)
 /* --timeout's value (a time, or 0 or "none" for no limit) into *out; or
  * prints why and returns CLI_EXIT_USAGE. */
 int run_parse_timeout(const char *text, double *out);
+
+/* --sync's value (window or barrier) into *out; or prints why and returns
+ * CLI_EXIT_USAGE. */
+int run_parse_sync(const char *text, run_sync *out);
 
 /* --sharing's value into o; or prints why and returns CLI_EXIT_USAGE. */
 int run_parse_sharing(const char *text, run_opts *o);

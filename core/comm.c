@@ -1,6 +1,7 @@
 /* comm.c - the public cl_* calls, once for every backend. */
 #include "core/comm.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,19 +277,26 @@ int cl_recv(cl_comm *c, void *buf, size_t bytes, int src, int tag, cl_status *st
 
 /* Dissemination barrier: in round k each rank signals rank + 2^k and hears
  * from rank - 2^k; after ceil(log2(size)) rounds everyone has heard,
- * transitively, from everyone. */
-static int barrier_call(cl_comm *c)
+ * transitively, from everyone.  With n > 0 values each signal carries v,
+ * and v becomes the element-wise max of the two: a maximum taken twice is
+ * still the maximum, so every rank ends with the maximum over all ranks
+ * even when size is not a power of two.  The values' messages use tags of
+ * their own (COMM_TAG_MAX + round), so they never match a plain barrier's. */
+static int barrier_call(cl_comm *c, double *v, int n)
 {
     double start = c->ops->now(c);
+    double got[COMM_MAX_VALUES];
+    size_t bytes = (size_t)n * sizeof *v;
+    int tag0 = n ? COMM_TAG_MAX : 0;
     call_open(c, REC_BARRIER, -1, -1, 0);
     int round = 0;
     for (int k = 1; k < c->size; k <<= 1, round++) {
         cl_request *r[2] = {NULL, NULL};
         int to = comm_world_rank(c, (c->rank + k) % c->size);
         int from = comm_world_rank(c, (c->rank - k % c->size + c->size) % c->size);
-        int err = c->ops->irecv(c, NULL, 0, from, round, c->ctx + 1, &r[0]);
+        int err = c->ops->irecv(c, n ? got : NULL, bytes, from, tag0 + round, c->ctx + 1, &r[0]);
         if (!err)
-            err = c->ops->isend(c, NULL, 0, to, round, c->ctx + 1, &r[1]);
+            err = c->ops->isend(c, n ? v : NULL, bytes, to, tag0 + round, c->ctx + 1, &r[1]);
         if (!err)
             err = c->ops->wait(c, 2, r, WF_BARRIER);
         for (int i = 0; i < 2; i++)
@@ -296,6 +304,9 @@ static int barrier_call(cl_comm *c)
                 c->ops->release(c, r[i]);
         if (err)
             return err;
+        for (int i = 0; i < n; i++)
+            if (got[i] > v[i])
+                v[i] = got[i];
     }
     c->world->call.open = false;
     if (c->ops->span)
@@ -306,7 +317,14 @@ static int barrier_call(cl_comm *c)
 int cl_barrier(cl_comm *c)
 {
     const char *outer = call_enter(c, "cl_barrier");
-    return call_leave(c, outer, barrier_call(c));
+    return call_leave(c, outer, barrier_call(c, NULL, 0));
+}
+
+int comm_barrier_max(cl_comm *c, double *v, int n)
+{
+    assert(n >= 1 && n <= COMM_MAX_VALUES);
+    const char *outer = call_enter(c, "cl_barrier");
+    return call_leave(c, outer, barrier_call(c, v, n));
 }
 
 /* splitmix64's finalizer: spreads (parent ctx, group number) over the

@@ -11,7 +11,9 @@
  *
  * Context ids: user traffic of a communicator uses its even `ctx`; the
  * collectives built here (barrier) use ctx + 1, so they never match user
- * receives, wildcards included.
+ * receives, wildcards included.  On ctx + 1, tags 0..COMM_TAG_MAX-1 are
+ * the plain barrier's rounds, COMM_TAG_MAX.. the rounds of the barrier
+ * that carries values, and COMM_TAG_CLOCK.. core/sync.c's clock pings.
  */
 #ifndef CL_COMM_H
 #define CL_COMM_H
@@ -23,6 +25,10 @@
 #include "commlab.h"
 #include "core/record.h"
 #include "core/waitfor.h"
+
+#define COMM_TAG_MAX 64     /* first tag of comm_barrier_max's rounds on ctx + 1 */
+#define COMM_TAG_CLOCK 128  /* first tag of core/sync.c's clock pings on ctx + 1 */
+#define COMM_MAX_VALUES 4   /* doubles comm_barrier_max carries, at most */
 
 typedef struct debug_state debug_state; /* --debug's checks, core/debug.h */
 
@@ -52,6 +58,12 @@ typedef struct comm_ops {
     void (*release)(cl_comm *c, cl_request *req);
     int (*compute)(cl_comm *c, double seconds);
     double (*now)(const cl_comm *c);
+    /* Optional: returns once now() reads t or later, with that reading,
+     * moving no messages; sleeps while t is far and the wake-up can still
+     * make it (core/sync.h: the window's common start).  Cannot fail.
+     * NULL (the simulator): a timed iteration starts when the barrier lets
+     * the rank go. */
+    double (*wait_until)(cl_comm *c, double t);
     /* Zeroed memory that lives until the pattern returns; NULL on failure. */
     void *(*alloc)(cl_comm *c, size_t bytes);
     /* One line of pattern output (no newline), already formatted. */
@@ -112,6 +124,12 @@ struct cl_comm {
                             last, so that the fields every call reads share
                             the first cache lines */
 };
+
+/* The dissemination barrier of cl_barrier carrying n (1..COMM_MAX_VALUES)
+ * values: on return v holds, on every rank of c, the element-wise maximum
+ * of every rank's v.  A backend's error (a failed peer, a deadlock) is
+ * returned as cl_barrier's, with v half-merged. */
+int comm_barrier_max(cl_comm *c, double *v, int n);
 
 /* Sets up a world communicator for one rank of a backend. Cannot fail. */
 void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, int size,

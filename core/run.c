@@ -6,20 +6,33 @@
 
 #include "core/comm.h"
 #include "core/debug.h"
+#include "core/sync.h"
+
+const char *run_sync_name(run_sync s)
+{
+    return s == RUN_SYNC_BARRIER ? "barrier" : "window";
+}
 
 int run_result_init(run_result *res, int iters)
 {
+    size_t n = (size_t)(iters > 0 ? iters : 1);
     res->iters = iters;
-    res->iter_time = calloc((size_t)(iters > 0 ? iters : 1), sizeof(double));
-    if (!res->iter_time)
+    res->skewed = false;
+    res->iter_time = calloc(n, sizeof(double));
+    res->start_skew = calloc(n, sizeof(double));
+    if (!res->iter_time || !res->start_skew) {
+        run_result_release(res);
         return diag_set(&res->diag, CL_ENOMEM, "out of memory for %d iteration times", iters);
+    }
     return 0;
 }
 
 void run_result_release(run_result *res)
 {
     free(res->iter_time);
+    free(res->start_skew);
     res->iter_time = NULL;
+    res->start_skew = NULL;
 }
 
 void run_lines_add(run_lines *l, const char *line)
@@ -141,23 +154,41 @@ static void record_stalled(run_rank *r)
     (void)rec_log_add(log, &rec);
 }
 
+/* The window way learns iteration i's spread of starts at the barrier of
+ * iteration i + 1: only then are its times written.  end: the rank's end,
+ * seconds after i's release. */
+static void window_times(run_rank *r, int i, double end, const sync_spread *sp)
+{
+    if (i < 0)
+        return;
+    r->iter_time[i] = end - sp->first;
+    if (r->iter_skew)
+        r->iter_skew[i] = sp->last - sp->first;
+}
+
 int run_rank_iterations(run_rank *r, const char **during)
 {
     const run_job *j = r->job;
     cl_comm *c = r->comm;
+    bool window = j->sync == RUN_SYNC_WINDOW && c->ops->wait_until;
+    sync_state sync = {0};
+    double end = 0; /* window: the last iteration's end, after its release */
     c->held = j->iters > 1 ? &r->held : NULL;
+    if (window && !r->clock_shared) {
+        int err = sync_clock_offset(c, &sync);
+        if (err) {
+            record_stalled(r);
+            *during = "estimating the clock offsets between ranks failed";
+            return err;
+        }
+    }
     for (int it = -j->warmup; it < j->iters; it++) {
         r->iter = it;
         c->call.open = false;
         if (r->begin)
             r->begin(r);
-        int err = cl_barrier(c);
-        if (err) {
-            record_stalled(r);
-            *during = "the barrier before an iteration failed";
-            run_rank_print_held(r, 0);
-            return err;
-        }
+        /* Everything the iteration needs is set before its barrier, so
+         * nothing but the pattern runs between its start and its end. */
         cl_args a = j->args;
         a.iteration = it;
         c->printing = c->held ? it >= 0 : it == 0;
@@ -165,7 +196,17 @@ int run_rank_iterations(run_rank *r, const char **during)
         c->checking = r->check_all || it <= 0;
         debug_iteration(c);
         c->refused[0] = 0;
-        double t0 = cl_now(c);
+        sync_spread prev;
+        double t0 = 0; /* the window way: the start the rank's wait read */
+        int err = window ? sync_start(c, &sync, &prev, &t0) : cl_barrier(c);
+        if (err) {
+            record_stalled(r);
+            *during = "the barrier before an iteration failed";
+            run_rank_print_held(r, 0);
+            return err;
+        }
+        if (!window)
+            t0 = cl_now(c);
         r->in_pattern = true;
         err = j->fn(c, &a);
         r->in_pattern = false;
@@ -182,8 +223,26 @@ int run_rank_iterations(run_rank *r, const char **during)
             run_rank_print_held(r, 0);
             return err;
         }
-        if (it >= 0)
+        if (window) {
+            window_times(r, it - 1, end, &prev);
+            sync.late = sync_since_release(&sync, t0);
+            end = sync_since_release(&sync, t1);
+        } else if (it >= 0) {
             r->iter_time[it] = t1 - t0;
+        }
+    }
+    if (window) {
+        /* Still the last iteration's: its start skew comes from here, and
+         * the records of a run stay within its iterations. */
+        sync_spread last;
+        int err = sync_finish(c, &sync, &last);
+        if (err) {
+            record_stalled(r);
+            *during = "the barrier after the last iteration failed";
+            run_rank_print_held(r, 0);
+            return err;
+        }
+        window_times(r, j->iters - 1, end, &last);
     }
     r->iter = j->iters;
     c->held = NULL; /* lines after the iterations print at once */
@@ -210,6 +269,9 @@ int run_row_fill(run_row *row, run_result *res, const pattern_info *p, uint64_t 
         res->iter_time[i] /= p->time_divisor;
     int err = stats_compute(res->iter_time, (size_t)res->iters, &row->t);
     if (err)
+        return err;
+    row->skew = (cl_stats){0};
+    if (res->skewed && (err = stats_compute(res->start_skew, (size_t)res->iters, &row->skew)))
         return err;
     row->bytes = bytes;
     row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;

@@ -8,22 +8,34 @@
  *   run_job (a pattern, its arguments, ranks, iterations)
  *     -> a backend (sim_run: coroutines in virtual time; real_run: one
  *        process per rank) starts every rank, and each rank calls
- *        run_rank_iterations(): per iteration a barrier, then the pattern,
- *        timed on the rank's own clock (cl_now) from the moment it leaves
- *        the barrier to the moment the pattern returns;
- *     -> the backend hands every rank's durations to run_iter_times(),
- *        which makes each iteration's time (the definition below);
+ *        run_rank_iterations(): per iteration a barrier, then the pattern;
+ *     -> the backend hands every rank's times to run_iter_times(), which
+ *        makes each iteration's time (the definition below);
  *     -> run_result, which run_row_fill() turns into a table row (the
- *        pattern's divisor, median/min/max, bandwidth, messages).
+ *        pattern's divisor, median/min/max, bandwidth, messages, and the
+ *        start skew of a measured run).
+ *
+ * When an iteration starts (run_job.sync).  The window way, the default
+ * on every measured backend (core/sync.h): the barrier hands every rank a
+ * release time a little in the future and every rank starts the pattern
+ * at that instant of the common clock (offset-corrected across hosts).
+ * The barrier way: each rank starts when the barrier lets it go.  Ranks
+ * leave a barrier up to a message apart, so there the rank that left
+ * first counts the others' lateness in its time, which at small sizes is
+ * most of it (chapter 06 shows both).  The simulator has no wait_until
+ * (core/comm.h): its ranks leave the barrier at one instant wherever the
+ * barrier's routes are alike (a --tier mesh), so it starts them there.
  *
  * What an iteration's time is.  The time of iteration i is the largest,
- * over ranks, of each rank's own time for it (end_r - start_r): what OSU's
- * and IMB's benchmarks report for a collective (the slowest rank's time).
- * The span from the earliest start to the latest end would also count the
- * skew with which ranks leave the barrier before the iteration, which is
- * an artefact of the barrier (dissemination rounds of unequal routes
- * modeled; scheduling measured), not of the pattern.  Both worlds use this
- * one definition, so `commlab compare` sets like against like.
+ * over ranks, of each rank's time for it, from the iteration's start to
+ * the rank's return from the pattern.  The barrier way: the start is the
+ * rank's own, and this is what OSU's and IMB's benchmarks report for a
+ * collective (the slowest rank's time).  The window way: the start is the
+ * earliest rank's actual start, so the time is the latest end minus the
+ * common start (a rank that reached the release late is counted from
+ * when the first rank started, and the start skew says how far apart
+ * they started).  Both worlds use this one definition, so `commlab
+ * compare` sets like against like.
  */
 #ifndef CL_RUN_H
 #define CL_RUN_H
@@ -37,6 +49,15 @@
 #include "core/pattern.h"
 #include "core/record.h"
 
+/* When a timed iteration starts (see above). */
+typedef enum run_sync {
+    RUN_SYNC_WINDOW,  /* every rank at one release time (the default) */
+    RUN_SYNC_BARRIER, /* each rank when the barrier lets it go */
+} run_sync;
+
+/* "window" or "barrier". */
+const char *run_sync_name(run_sync s);
+
 /* What every backend needs to run a pattern.  The caller owns everything
  * it points to. */
 typedef struct run_job {
@@ -48,6 +69,8 @@ typedef struct run_job {
     bool payload;         /* buffers are real (false: --no-payload, modeled only) */
     bool check;           /* --check: data checks on every iteration, checksums */
     bool debug;           /* --debug: buffer misuse checks (core/debug.h) */
+    run_sync sync;        /* when timed iterations start; a backend without
+                             wait_until (core/comm.h) starts at the barrier */
     double timeout;       /* seconds of wall-clock time the run may take; 0: no
                              limit.  Past it the run fails with CL_ETIMEOUT,
                              saying which rank made no progress and where */
@@ -61,6 +84,9 @@ typedef struct run_result {
     int status;          /* 0, CL_EDEADLOCK, CL_ECHECK, CL_EPEER (a rank died), ... */
     cl_diag diag;        /* what failed (status != 0) */
     double *iter_time;   /* iters entries, seconds: run_iter_times' definition */
+    double *start_skew;  /* iters entries, seconds: the spread of the ranks' starts
+                            of each iteration (window way) */
+    bool skewed;         /* start_skew was measured (a measured run the window way) */
     int iters;           /* entries in iter_time */
     uint64_t messages;   /* pattern messages sent, all iterations and ranks */
     uint64_t bytes;      /* pattern bytes sent, idem */
@@ -72,9 +98,10 @@ typedef struct run_result {
     char binding[160];   /* how ranks were bound, for the report */
 } run_result;
 
-/* Room for iters iteration times; CL_ENOMEM (res->diag says so) or 0. */
+/* Room for iters iteration times and start skews; CL_ENOMEM (res->diag
+ * says so) or 0. */
 int run_result_init(run_result *res, int iters);
-/* Frees the iteration times; res may be zeroed or half set up. */
+/* Frees them; res may be zeroed or half set up. */
 void run_result_release(run_result *res);
 
 /* ---- cl_printf's lines, held for the median iteration ----
@@ -118,7 +145,12 @@ int run_median_iter(const double *t, int iters);
 typedef struct run_rank {
     cl_comm *comm;         /* the rank's world communicator */
     const run_job *job;
-    double *iter_time;     /* job->iters entries: this rank's own time per timed iteration */
+    double *iter_time;     /* job->iters entries: this rank's time per timed iteration,
+                              from the iteration's start (see the top) to its end */
+    double *iter_skew;     /* job->iters entries, or NULL: where the start skew of each
+                              timed iteration goes (the window way; one rank keeps it) */
+    bool clock_shared;     /* every rank reads one clock (one launcher's processes):
+                              the window way estimates no offsets */
     bool check_all;        /* data checks on every iteration, not only the warm-up
                               and the first timed one */
     int iter;              /* running iteration: warm-up negative; job->iters once done */
@@ -138,11 +170,12 @@ typedef struct run_rank {
 } run_rank;
 
 /* Runs the warm-up and timed iterations of r->job: per iteration a
- * barrier, then the pattern, timed from the barrier's end to the
- * pattern's return on cl_now(), with a REC_ITER span recorded.  Returns 0,
- * or the first error with *during saying where it happened ("the barrier
- * before an iteration", "the pattern"); the iteration times already
- * written stay.  A blocking call the rank never came back from (its wait
+ * barrier (the window way: core/sync.h's, after estimating the clock
+ * offsets unless r->clock_shared), then the pattern, timed on cl_now() as
+ * the top of this file says, with a REC_ITER span recorded from the
+ * rank's start.  Returns 0, or the first error with *during saying where
+ * it happened ("the barrier before an iteration", "the pattern"); the
+ * iteration times already written stay.  A blocking call the rank never came back from (its wait
  * failed: a deadlock, a failed peer) is recorded as `stalled` up to the
  * moment it failed, unless r->records_elsewhere. */
 int run_rank_iterations(run_rank *r, const char **during);
@@ -161,6 +194,7 @@ void run_iter_times(const double *per_rank, int nranks, int iters, double *out);
 typedef struct run_row {
     uint64_t bytes;
     cl_stats t;        /* per-iteration times, divided by the pattern's divisor */
+    cl_stats skew;     /* the start skew, seconds, not divided; n == 0: not measured */
     double bandwidth;  /* bytes / median time */
     uint64_t messages; /* per iteration, warm-up included in the count */
 } run_row;

@@ -76,9 +76,16 @@ typedef struct job {
     int warmup, iters;
     int print_fd;       /* where cl_printf's lines go */
     double t_base;      /* CLOCK_MONOTONIC seconds at launch: records start near 0 */
+    double clock_shift; /* seconds added to this launcher's ranks' clock: the
+                           debug variable COMMLAB_CLOCK_SHIFT, which stands in
+                           for another host's clock (tests/cli/test_netns.sh);
+                           0 unless set */
     size_t rec_cap;     /* records each rank has room for (0: none kept) */
     job_slot *slots;    /* nranks */
     double *iter_time;  /* nranks * iters: rank r's time of iteration i at r * iters + i */
+    double *iter_skew;  /* iters: the spread of the ranks' starts of each timed
+                           iteration (core/sync.h), written by rank 0 when the
+                           ranks start together */
     cl_record *recs;    /* nranks * rec_cap */
     job_addr *addrs;    /* nranks */
     void *transport;    /* the transport's shared area */

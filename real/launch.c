@@ -52,6 +52,18 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->nranks = o->job.nranks;
     j->warmup = o->job.warmup;
     j->iters = o->job.iters;
+    /* A debug variable: this launcher's ranks read a clock shifted by so
+     * many seconds, as another host's would be (core/sync.h corrects it). */
+    const char *shift = getenv("COMMLAB_CLOCK_SHIFT");
+    if (shift && *shift) {
+        char *end;
+        errno = 0;
+        j->clock_shift = strtod(shift, &end);
+        if (*end || errno || !(j->clock_shift >= -1e6 && j->clock_shift <= 1e6))
+            return diag_set(d, CL_EINVAL,
+                            "COMMLAB_CLOCK_SHIFT must be seconds between -1e6 and 1e6, got '%s'",
+                            shift);
+    }
     if (o->job.records) {
         j->rec_cap = RECORDS_PER_RUN / n;
         if (j->rec_cap < 4096)
@@ -59,10 +71,11 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     }
     size_t slots = line_up(n * sizeof(job_slot));
     size_t times = line_up(n * (size_t)o->job.iters * sizeof(double));
+    size_t skews = line_up((size_t)o->job.iters * sizeof(double));
     size_t recs = line_up(n * j->rec_cap * sizeof(cl_record));
     size_t addrs = line_up(n * sizeof(job_addr));
     size_t area = t->shared_bytes ? t->shared_bytes(o) : 0;
-    j->map_bytes = slots + times + recs + addrs + area;
+    j->map_bytes = slots + times + skews + recs + addrs + area;
     j->only = o->boot ? boot_rank(o->boot) : -1;
     /* Anonymous and shared: the ranks inherit it through fork, nothing is
      * named, and it is gone when the last process unmaps or exits.  Not
@@ -80,6 +93,8 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->map = m;
     j->slots = (job_slot *)p;
     j->iter_time = (double *)(p + slots);
+    j->iter_skew = (double *)(p + slots + times);
+    p += skews;
     j->recs = (cl_record *)(p + slots + times);
     j->addrs = (job_addr *)(p + slots + times + recs);
     j->transport = p + slots + times + recs + addrs;
@@ -523,8 +538,13 @@ static int gather(launcher *l)
 {
     const job *j = l->j;
     run_result *res = l->res;
-    if (!res->status)
+    if (!res->status) {
         run_iter_times(j->iter_time, j->nranks, j->iters, res->iter_time);
+        /* Rank 0 keeps the start skews: this launcher has them if it runs rank 0. */
+        res->skewed = l->o->job.sync == RUN_SYNC_WINDOW && j->only <= 0;
+        if (res->skewed)
+            memcpy(res->start_skew, j->iter_skew, (size_t)j->iters * sizeof *j->iter_skew);
+    }
     for (int r = 0; r < j->nranks; r++) {
         res->messages += j->slots[r].messages;
         res->bytes += j->slots[r].bytes;

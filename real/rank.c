@@ -1,11 +1,13 @@
 /* rank.c - the part of a measured rank that does not move messages. */
 #include "real/rank.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/debug.h"
@@ -40,6 +42,8 @@ void rank_init(real_rank *r, const comm_ops *ops, const job *j, int rank, bool c
     pages_populate(r->slot, sizeof *r->slot);
     pages_populate(&j->iter_time[(size_t)rank * (size_t)j->iters],
                    (size_t)j->iters * sizeof *j->iter_time);
+    if (rank == 0)
+        pages_populate(j->iter_skew, (size_t)j->iters * sizeof *j->iter_skew);
     if (r->recs)
         pages_populate(r->recs, j->rec_cap * sizeof *r->recs);
     pages_warm_heap();
@@ -59,7 +63,7 @@ void rank_release(real_rank *r)
 
 double rank_now(const real_rank *r)
 {
-    return job_now() - r->job->t_base;
+    return job_now() - r->job->t_base + r->job->clock_shift;
 }
 
 void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uint64_t msg,
@@ -278,6 +282,38 @@ double rank_op_now(const cl_comm *c)
     return rank_now(rank_of(c));
 }
 
+/* Waiting for the window's start (core/sync.h).  A sleeping wake-up is
+ * late by tens of microseconds, more on a busy machine, so a rank sleeps
+ * only until WAKE_EARLY before t and spins the rest.  The last stretch
+ * reads the clock and nothing else, so the rank leaves within one reading
+ * of t (a pause between readings would make it later, and the ranks'
+ * starts further apart).  Where ranks outnumber cores the spin yields: a
+ * rank spinning on a core another rank needs to reach the start would
+ * only make it later.  A start already past on arrival returns at once
+ * (the rank starts late, and the start skew says so). */
+#define WAKE_EARLY 200e-6 /* seconds */
+
+double rank_op_wait_until(cl_comm *c, double t)
+{
+    real_rank *r = rank_of(c);
+    double now = rank_now(r);
+    if (t - now > 2 * WAKE_EARLY) {
+        double at = t - WAKE_EARLY + r->job->t_base - r->job->clock_shift;
+        struct timespec ts = {.tv_sec = (time_t)at};
+        ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        now = rank_now(r);
+    }
+    if (r->oversubscribed)
+        for (; now < t; now = rank_now(r))
+            sched_yield();
+    else
+        while (now < t)
+            now = rank_now(r);
+    return now;
+}
+
 /* Where a block of bytes starts: on a cache line, and on a page from a
  * page up.  The kernel pins a buffer it copies between processes
  * (process_vm_readv: shm's and rdma's large messages) page by page, and a
@@ -399,6 +435,8 @@ int rank_main(real_rank *r, const run_job *rj)
     r->run.comm = &r->comm;
     r->run.job = rj;
     r->run.iter_time = &j->iter_time[(size_t)r->rank * (size_t)j->iters];
+    r->run.iter_skew = r->rank == 0 ? j->iter_skew : NULL;
+    r->run.clock_shared = j->only < 0; /* one launcher forked every rank */
     r->run.begin = iteration_begin;
     r->run.end = iteration_end;
     r->run.backend = r;

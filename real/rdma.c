@@ -674,6 +674,6 @@ int rdma__progress(rdma_rank *t, bool block)
 const comm_ops rdma__ops = {
     .isend = rdma_isend, .irecv = rdma__irecv, .wait = rank_op_wait, .test = rank_op_test,
     .release = xfer_op_release, .compute = rank_op_compute, .now = rank_op_now,
-    .alloc = rank_op_alloc, .print = rank_op_print, .fail = rank_op_fail, .span = rank_op_span,
+    .wait_until = rank_op_wait_until, .alloc = rank_op_alloc, .print = rank_op_print, .fail = rank_op_fail, .span = rank_op_span,
     .misuse = rank_op_misuse,
 };

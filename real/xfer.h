@@ -171,8 +171,9 @@ void xfer_describe(const cl_request *req, wf_pending *out);
     {                                                                                   \
         .isend = (isend_fn), .irecv = xfer_op_irecv, .wait = rank_op_wait,              \
         .test = rank_op_test, .release = xfer_op_release, .compute = rank_op_compute,   \
-        .now = rank_op_now, .alloc = rank_op_alloc, .print = rank_op_print,             \
-        .fail = rank_op_fail, .misuse = rank_op_misuse, .span = rank_op_span,           \
+        .now = rank_op_now, .wait_until = rank_op_wait_until, .alloc = rank_op_alloc,   \
+        .print = rank_op_print, .fail = rank_op_fail, .misuse = rank_op_misuse,         \
+        .span = rank_op_span,                                                           \
     }
 
 #endif

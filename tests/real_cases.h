@@ -64,6 +64,7 @@ typedef struct setup {
     const char *listen;      /* tcp */
     double deadlock_timeout; /* default 5 s: long, so only a real deadlock reports */
     rec_log *records;
+    run_sync sync;           /* default: the window way */
 } setup;
 
 /* The whole content of f, NUL-terminated; closes f. */
@@ -107,7 +108,7 @@ static int try_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const c
                 .warmup = s->warmup < 0 ? 0 : s->warmup ? s->warmup : 1,
                 .iters = s->iters ? s->iters : 2,
                 .eager_limit = s->eager_limit ? s->eager_limit : 64 * KiB, .payload = true,
-                .check = s->check, .records = s->records, .report = rep},
+                .check = s->check, .sync = s->sync, .records = s->records, .report = rep},
         .backend = REAL_BACKEND, .bind = s->bind, .copy = s->copy, .listen = s->listen,
         .deadlock_timeout = s->deadlock_timeout > 0 ? s->deadlock_timeout : 5.0,
         .warn = NULL, REAL_OPTS_EXTRA
@@ -722,36 +723,84 @@ static int compute_1ms(cl_comm *c, const cl_args *a)
     return cl_compute(c, 1e-3);
 }
 
-/* The iteration time measured is core/run.h's definition, as modeled
- * (test_run.c): the largest of the ranks' own times, each from the
- * moment the rank left the barrier; the ranks' REC_ITER records carry
- * those times.  Checked for equality, not for speed. */
-static void test_iteration_definition(void **state)
+/* The iteration time measured is core/run.h's definition, both ways,
+ * checked against the ranks' REC_ITER records (each rank's start and end
+ * on the one clock the ranks of a launcher share).  The barrier way: the
+ * largest of the ranks' own times, as modeled (test_run.c).  The window
+ * way: the latest end minus the earliest start, and the start skew the
+ * latest start minus the earliest.  Checked for equality (to rounding),
+ * not for speed. */
+static void check_definition(run_sync way)
 {
-    (void)state;
     rec_log log;
     rec_log_init(&log, 1u << 16);
-    setup s = {.iters = 3, .records = &log};
+    setup s = {.iters = 3, .records = &log, .sync = way};
     run r;
     run_pattern(&r, compute_1ms, 3, 8, NULL, &s);
     assert_int_equal(r.res.status, 0);
+    assert_int_equal(r.res.skewed, way == RUN_SYNC_WINDOW);
     for (int i = 0; i < 3; i++) {
-        double longest = 0;
+        double longest = 0, first = INFINITY, last = -INFINITY, end = -INFINITY;
         int seen = 0;
         for (size_t k = 0; k < log.n; k++) {
             const cl_record *x = &log.v[k];
             if (x->op == REC_ITER && x->iter == i) {
                 seen++;
                 longest = fmax(longest, x->finished - x->started);
+                first = fmin(first, x->started);
+                last = fmax(last, x->started);
+                end = fmax(end, x->finished);
             }
         }
         assert_int_equal(seen, 3);
-        if (r.res.iter_time[i] != longest)
-            fail_msg("iteration %d: %.9g s, the longest rank's own time is %.9g s", i,
-                     r.res.iter_time[i], longest);
+        double want = way == RUN_SYNC_WINDOW ? end - first : longest;
+        if (fabs(r.res.iter_time[i] - want) > 1e-12)
+            fail_msg("iteration %d (%s way): %.9g s, the definition says %.9g s", i,
+                     run_sync_name(way), r.res.iter_time[i], want);
+        if (way == RUN_SYNC_WINDOW && fabs(r.res.start_skew[i] - (last - first)) > 1e-12)
+            fail_msg("iteration %d: start skew %.9g s, the records' starts span %.9g s", i,
+                     r.res.start_skew[i], last - first);
         assert_true(r.res.iter_time[i] >= 1e-3); /* cl_compute busy-waits 1 ms at least */
     }
     rec_log_release(&log);
+    run_release(&r);
+}
+
+static void test_iteration_definition(void **state)
+{
+    (void)state;
+    check_definition(RUN_SYNC_BARRIER);
+    check_definition(RUN_SYNC_WINDOW);
+}
+
+/* One rank computes 20 ms, the others nothing: the pattern's true time
+ * is the 20 ms (cl_compute busy-waits at least that long).  The window
+ * way times it from the common start, so it comes to 20 ms plus how much
+ * later than the earliest that rank started, with the start skew
+ * measured, and every rank's start is the release or later.  The bound
+ * is wide on purpose (a loaded 2-core machine can take a rank off its
+ * core for milliseconds): the time is at least the 20 ms and less than
+ * 20 ms plus the iteration's start skew plus 200 ms. */
+static int compute_rank0_20ms(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    return cl_rank(c) == 0 ? cl_compute(c, 20e-3) : 0;
+}
+
+static void test_window_known_time(void **state)
+{
+    (void)state;
+    setup s = {.iters = 4};
+    run r;
+    run_pattern(&r, compute_rank0_20ms, 3, 8, NULL, &s);
+    assert_int_equal(r.res.status, 0);
+    assert_true(r.res.skewed);
+    for (int i = 0; i < 4; i++) {
+        double t = r.res.iter_time[i], skew = r.res.start_skew[i];
+        if (!(skew >= 0 && t >= 20e-3 && t < 20e-3 + skew + 0.2))
+            fail_msg("iteration %d: %.9g s with a start skew of %.9g s; the pattern takes 20 ms",
+                     i, t, skew);
+    }
     run_release(&r);
 }
 
@@ -783,6 +832,7 @@ static void test_bad_opts(void **state)
         cmocka_unit_test(test_alloc_aligned),                                           \
         cmocka_unit_test(test_pattern_error), cmocka_unit_test(test_records),           \
         cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_iteration_definition), \
+        cmocka_unit_test(test_window_known_time),                                       \
         cmocka_unit_test(test_bad_opts)
 
 #endif

@@ -480,7 +480,7 @@ static void mpib_group_free(cl_comm *c, uint32_t ctx)
 static const comm_ops mpib_ops = {
     .isend = mpib_isend, .irecv = mpib_irecv, .wait = rank_op_wait, .test = rank_op_test,
     .release = mpib_release, .compute = rank_op_compute, .now = rank_op_now,
-    .alloc = rank_op_alloc, .print = rank_op_print, .fail = rank_op_fail,
+    .wait_until = rank_op_wait_until, .alloc = rank_op_alloc, .print = rank_op_print, .fail = rank_op_fail,
     .misuse = rank_op_misuse, .span = rank_op_span, .group = mpib_group,
     .group_free = mpib_group_free,
 };

@@ -221,6 +221,24 @@ run 0 run allreduce-ring --backend shm -n 4 --bind none --bytes 1MiB --check --i
 run 0 run chunked --backend shm --bytes 1MiB --shm-copy staging --check --iters 3
 run 0 run exchange --backend shm --bytes 100KiB --bind none --shm-copy auto --eager-limit 1KiB
 
+# --sync: window (the default) or barrier, measured only; the JSON says
+# which, and the window way gives each size's start skew.
+run 0 run pingpong --backend shm --sizes 8,64KiB --iters 20 --json
+json "run --sync window"; has "$out" '"sync": "window"'; has "$out" '"start_skew_s"'
+run 0 run pingpong --backend shm --sizes 8 --iters 20 --sync barrier --json
+json "run --sync barrier"; has "$out" '"sync": "barrier"'
+if grep -q start_skew "$out"; then bad "a start skew the barrier way did not measure"; else ok; fi
+run 0 run pingpong --backend shm --sizes 8 --iters 20 --sync barrier
+has "$out" "each started by the barrier (--sync barrier)"
+# 4 ranks on this machine's cores or more: the window way still runs.
+run 0 run allreduce-ring --backend shm -n 4 --bind none --sizes 8,64KiB --iters 20 --check
+has "$out" "started together (--sync window)"
+run 2 run pingpong --backend shm --sync both
+has "$err" "--sync must be window or barrier, got 'both'"
+run 2 run pingpong --sync barrier
+has "$err" "--sync"
+run 0 run --help; has "$out" "--sync WAY"
+
 run 3 run deadlock --backend shm --bytes 1MiB --deadlock-timeout 200ms
 has "$err" "rank 0: blocked in send(dst=1, tag=0, 1 MiB)"
 has "$err" "rank 1: blocked in send(dst=0, tag=0, 1 MiB)"

@@ -86,6 +86,36 @@ for prov in tcp auto; do
     has "$tmpd/rdma-$prov.0.out" "ring on rdma: 2 ranks"
 done
 
+# Clocks that disagree: rank 1 reads its clock 5 s ahead (the debug
+# variable COMMLAB_CLOCK_SHIFT), as another host's may.  The window way
+# (the default) estimates each rank's offset to rank 0 before the first
+# iteration, so the ranks still start together: uncorrected, every
+# iteration would wait the 5 s for rank 1's proposed start, or count them.
+# The bounds are wide (a loopback round trip is tens of microseconds; a
+# busy machine may add milliseconds): the point is seconds against less
+# than a tenth of one.
+for b in tcp rdma; do
+    pre="$tmpd/shift-$b"
+    ( ip netns exec "$nsb" env COMMLAB_CLOCK_SHIFT=5 $limit "$cl" run pingpong --backend $b \
+        --sizes 8,64KiB -i 20 --json --rank 1 --world 2 --master "$net.1:$port" \
+        >"$pre.1.out" 2>"$pre.1.err"; echo $? >"$pre.1.rc" ) &
+    ip netns exec "$nsa" $limit "$cl" run pingpong --backend $b --sizes 8,64KiB -i 20 --json \
+        --rank 0 --world 2 --master "$net.1:$port" >"$pre.0.out" 2>"$pre.0.err"
+    echo $? >"$pre.0.rc"
+    wait
+    port=$((port + 1))
+    both "$pre" 0
+    # Every median time and start skew, in seconds, under 0.1 s.
+    worst=$(awk '/"median"/ { gsub(/[",]/, ""); if ($2 + 0 > m) m = $2 + 0 } END { print m + 0 }' \
+        "$pre.0.out")
+    if awk -v m="$worst" 'BEGIN { exit !(m > 0 && m < 0.1) }'; then ok
+    else
+        cp "$pre.0.out" "$out"
+        bad "$b with rank 1's clock 5 s ahead: a median of $worst s, want under 0.1 s"
+    fi
+    has "$pre.0.out" '"start_skew_s"'
+done
+
 # A master nobody can reach (namespace b has no route to it): the join
 # gives up at its timeout, naming the address.
 ip netns exec "$nsb" $limit "$cl" run ring --backend tcp --rank 1 --world 2 \
