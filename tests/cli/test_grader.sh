@@ -8,7 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cases="$root/tests/grader"
-# The student's record (passes, tries) goes to a folder of this test's own.
+# The student's record (passes, tries) goes to a folder of this test's own,
+# kept from one command to the next where a check needs it.
+export CL_KEEP_STATE=1
 export XDG_STATE_HOME="$tmpd/state"
 
 field() { sed -n "s/^[/ ]\*[ ]*$2: *\([^ ]*\).*/\1/p" "$1" | head -n 1; }
