@@ -1,6 +1,6 @@
 /* exercise: 4.2
  * expect: fail
- * why: in the task's schedule
+ * why: the task's schedule
  * kind: special-casing what is checked - the binomial tree at the K the
  * steps announce (5, 7 and 8), rank 0 sending to everyone elsewhere. */
 #include "commlab.h"
