@@ -291,6 +291,7 @@ static int check_code(check_ctx *k, const char *file, bool solution)
         cli_textf(label, sizeof label, "chapters/%s/%s", e->chapter, e->solution);
     k->file = path;
     k->label = solution ? label : path;
+    k->is_solution = solution;
     printf("exercise %s: %s (%s, %s)\n", e->id, e->title, k->label, k->backend);
     if (!file_builds(path)) {
         printf("  FAIL  %s does not compile or load (the compiler's messages are above); "

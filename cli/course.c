@@ -140,6 +140,18 @@ static int check_items(cfg_doc *d, yaml_node_t *map, const char *key, const char
     return 0;
 }
 
+bool ex_draw_fits(const ex_draw *d, long v)
+{
+    switch (d->only) {
+    case DRAW_ODD: return v % 2 == 1;
+    case DRAW_EVEN: return v % 2 == 0;
+    case DRAW_POW2: return (v & (v - 1)) == 0;
+    case DRAW_X8: return v % 8 == 0;
+    case DRAW_NOT_X8: return v % 8 != 0;
+    default: return true;
+    }
+}
+
 int ex_draw_parse(const char *text, bool times, ex_draw *out)
 {
     static const char *const only[] = {"", "odd", "even", "pow2", "x8", "notx8"};
@@ -157,11 +169,22 @@ int ex_draw_parse(const char *text, bool times, ex_draw *out)
         return -1;
     while (*end == ' ')
         end++;
-    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
-        if (strcmp(end, only[i]) == 0) {
-            out->only = i;
+    size_t i = 0;
+    while (i < sizeof only / sizeof only[0] && strcmp(end, only[i]) != 0)
+        i++;
+    if (i == sizeof only / sizeof only[0])
+        return -1;
+    out->only = i;
+    if (out->only == DRAW_POW2) { /* a power of two anywhere in the range */
+        for (long v = 1; v <= out->hi; v *= 2)
+            if (v >= out->lo)
+                return 0;
+        return -1;
+    }
+    for (long v = out->lo; v <= out->hi && v < out->lo + 16; v++) /* every filter but
+                                                                     pow2 repeats by 8 */
+        if (ex_draw_fits(out, v))
             return 0;
-        }
     return -1;
 }
 
@@ -177,7 +200,7 @@ static int opt_draw(cfg_doc *d, yaml_node_t *map, const char *key, bool times, e
     yaml_node_t *n;
     cfg_get(d, map, key, true, &n, g);
     return cfg_error(d, n, g, "'%s' is a range LO..HI with at most one of odd, even, pow2, "
-                     "x8, notx8%s, got '%s'", key, times ? " (and a leading * for times the "
+                     "x8, notx8, and a value that fits%s, got '%s'", key, times ? " (and a leading * for times the "
                      "group)" : "", text);
 }
 

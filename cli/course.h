@@ -40,8 +40,11 @@ typedef struct ex_draw {
 } ex_draw;
 
 /* "LO..HI [odd|even|pow2|x8|notx8]", with a leading '*' when times is
- * allowed, into *out.  0, or -1 when the text is not such a range. */
+ * allowed, into *out.  0, or -1 when the text is not such a range or no
+ * value of it fits. */
 int ex_draw_parse(const char *text, bool times, ex_draw *out);
+/* Whether v passes d's filter (odd, even, ...); cannot fail. */
+bool ex_draw_fits(const ex_draw *d, long v);
 
 typedef struct ex_step {
     const char *run;          /* commlab arguments: {file}, {backend} substituted */

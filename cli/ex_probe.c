@@ -27,7 +27,6 @@ void ex_probe_release(probe_data *d)
 {
     free(d->blocks);
     free(d->sends);
-    free(d->lands);
     free(d->holds);
     free(d->sums);
     free(d->calls);
@@ -36,57 +35,53 @@ void ex_probe_release(probe_data *d)
     memset(d, 0, sizeof *d);
 }
 
+/* The room of d's growing arrays while it is read. */
+typedef struct probe_room {
+    size_t blocks, sends, holds, sums, calls, calls_used;
+} probe_room;
+
+#define PUSH(d, room, name, value)                                                       \
+    (grow((void **)&(d)->name, (d)->n##name, &(room)->name, sizeof *(d)->name)           \
+         ? CL_ENOMEM                                                                      \
+         : ((d)->name[(d)->n##name++] = (value), 0))
+
 /* One line of the report into d; lines of other shapes (and ranks out of
  * range) are ignored: the checks then find what is missing. */
-static int read_line(probe_data *d, const char *line, size_t *cap_blocks, size_t *cap_sends,
-                     size_t *cap_lands,
-                     size_t *cap_holds, size_t *cap_sums, size_t *len_calls,
-                     size_t *cap_calls)
+static int read_line(probe_data *d, probe_room *room, const char *line)
 {
     probe_msg m = {0};
+    probe_block_seen b = {0};
     long rank, a;
     unsigned long long bytes, hash;
-    char word[16], how[16];
-    probe_block_seen b = {0};
+    char word[16];
     if (sscanf(line, "block %ld %llu %llx %1023s", &b.rank, &bytes, &hash, b.parts) == 4) {
         b.bytes = bytes, b.hash = hash;
-        if (grow((void **)&d->blocks, d->nblocks, cap_blocks, sizeof *d->blocks))
-            return CL_ENOMEM;
-        d->blocks[d->nblocks++] = b;
-    } else if (sscanf(line, "send %ld %ld %ld %llu %llx", &m.rank, &m.k, &m.peer, &bytes, &hash) == 5) {
+        return PUSH(d, room, blocks, b);
+    }
+    if (sscanf(line, "send %ld %ld %llu %llx", &m.rank, &m.peer, &bytes, &hash) == 4) {
         m.bytes = bytes, m.hash = hash;
-        if (grow((void **)&d->sends, d->nsends, cap_sends, sizeof *d->sends))
-            return CL_ENOMEM;
-        d->sends[d->nsends++] = m;
-    } else if (sscanf(line, "land %ld %ld %llu %llx", &m.rank, &m.peer, &bytes, &hash) == 4) {
-        m.k = -1, m.bytes = bytes, m.hash = hash;
-        if (grow((void **)&d->lands, d->nlands, cap_lands, sizeof *d->lands))
-            return CL_ENOMEM;
-        d->lands[d->nlands++] = m;
-    } else if (sscanf(line, "holds %ld %ld %15s", &rank, &a, how) == 3) {
-        if (grow((void **)&d->holds, d->nholds, cap_holds, sizeof *d->holds))
-            return CL_ENOMEM;
-        d->holds[d->nholds++] = (probe_held){rank, a, strcmp(how, "arrived") == 0, false};
-    } else if (sscanf(line, "sum %ld %ld", &rank, &a) == 2) {
-        if (grow((void **)&d->sums, d->nsums, cap_sums, sizeof *d->sums))
-            return CL_ENOMEM;
-        d->sums[d->nsums++] = (probe_held){rank, a, false, false};
-    } else if (sscanf(line, "call %ld %15s", &rank, word) == 2) {
-        size_t need = *len_calls + strlen(line) + 2;
-        while (need > *cap_calls) {
-            char *more = realloc(d->calls, *cap_calls * 2);
+        return PUSH(d, room, sends, m);
+    }
+    if (sscanf(line, "holds %ld %ld %15s", &rank, &a, word) == 3)
+        return PUSH(d, room, holds, ((probe_held){rank, a, strcmp(word, "arrived") == 0, false}));
+    if (sscanf(line, "sum %ld %ld", &rank, &a) == 2)
+        return PUSH(d, room, sums, ((probe_held){rank, a, false, false}));
+    if (sscanf(line, "call %ld %15s", &rank, word) == 2) {
+        char entry[48];
+        size_t len = (size_t)snprintf(entry, sizeof entry, "%ld %s\n", rank, word);
+        if (room->calls_used + len + 1 > room->calls) {
+            char *more = realloc(d->calls, 2 * (room->calls + len + 1));
             if (!more)
                 return CL_ENOMEM;
             d->calls = more;
-            *cap_calls *= 2;
+            room->calls = 2 * (room->calls + len + 1);
         }
-        *len_calls += (size_t)sprintf(d->calls + *len_calls, "%ld %s\n", rank, word);
-    } else if (sscanf(line, "leak %ld %ld", &rank, &a) == 2) {
-        if (rank >= 0 && rank < d->nranks)
-            d->leaks[rank] = a;
-    } else if (sscanf(line, "done %ld", &rank) == 1) {
-        if (rank >= 0 && rank < d->nranks)
-            d->done[rank] = true;
+        memcpy(d->calls + room->calls_used, entry, len + 1);
+        room->calls_used += len;
+    } else if (sscanf(line, "leak %ld %ld", &rank, &a) == 2 && rank >= 0 && rank < d->nranks) {
+        d->leaks[rank] = a;
+    } else if (sscanf(line, "done %ld", &rank) == 1 && rank >= 0 && rank < d->nranks) {
+        d->done[rank] = true;
     }
     return 0;
 }
@@ -95,10 +90,9 @@ int ex_probe_read(const char *path, long nranks, probe_data *d)
 {
     memset(d, 0, sizeof *d);
     d->nranks = nranks > 0 ? nranks : 1;
-    size_t cap_calls = 256, len_calls = 0;
     d->leaks = calloc((size_t)d->nranks, sizeof *d->leaks);
     d->done = calloc((size_t)d->nranks, sizeof *d->done);
-    d->calls = calloc(cap_calls, 1);
+    d->calls = calloc(1, 1);
     if (!d->leaks || !d->done || !d->calls) {
         ex_probe_release(d);
         return CL_ENOMEM;
@@ -106,11 +100,11 @@ int ex_probe_read(const char *path, long nranks, probe_data *d)
     FILE *f = fopen(path, "r");
     if (!f)
         return 0; /* no report: every rank is "not done" */
-    size_t cb = 0, cs = 0, cl = 0, ch = 0, cu = 0;
+    probe_room room = {.calls = 1};
     char line[1400];
     int err = 0;
     while (!err && fgets(line, sizeof line, f))
-        err = read_line(d, line, &cb, &cs, &cl, &ch, &cu, &len_calls, &cap_calls);
+        err = read_line(d, &room, line);
     fclose(f);
     if (err)
         ex_probe_release(d);

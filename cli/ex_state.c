@@ -8,12 +8,11 @@
  *
  * It lets `exercise check` print an exercise's explanation only once the
  * student passed it, and stop telling the direction of a wrong answer
- * after a few tries.  It is rewritten whole through a new file renamed
- * into place, never through a link.  Without a home or a writable place
+ * after a few tries.  It is rewritten whole through core/file.h's
+ * file_out (a new file renamed into place, never through a link).  Without a home or a writable place
  * nothing is kept, and every check counts as a first try.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/exercise.h"
+#include "core/file.h"
 
 #define STATE_MAX 256 /* exercises kept */
 
@@ -51,13 +51,10 @@ static size_t state_read(state_line *v, size_t max)
     if (!state_dir(dir, sizeof dir))
         return 0;
     cli_textf(path, sizeof path, "%s/exercises", dir);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
+    FILE *f;
+    cl_diag d = {{0}};
+    if (file_open_read(path, "the exercise record", &f, &d))
+        return 0; /* none yet, or not a file: nothing kept */
     size_t n = 0;
     char line[128], word[16];
     while (n < max && fgets(line, sizeof line, f)) {
@@ -89,22 +86,17 @@ static int make_dirs(char *dir)
 
 static void state_write(const state_line *v, size_t n)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+    char dir[PATH_MAX], path[PATH_MAX + 16];
     if (!state_dir(dir, sizeof dir) || make_dirs(dir))
         return;
     cli_textf(path, sizeof path, "%s/exercises", dir);
-    cli_textf(tmp, sizeof tmp, "%s/exercises.%ld.new", dir, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd), unlink(tmp);
+    file_out o;
+    cl_diag d = {{0}};
+    if (file_out_open(&o, path, "the exercise record", &d))
         return;
-    }
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s %s %ld\n", v[i].id, v[i].passed ? "passed" : "tries", v[i].tries);
-    if (fclose(f) != 0 || rename(tmp, path) != 0)
-        unlink(tmp);
+        fprintf(o.f, "%s %s %ld\n", v[i].id, v[i].passed ? "passed" : "tries", v[i].tries);
+    file_out_commit(&o, "the exercise record", &d);
 }
 
 static const state_line *state_find(const state_line *v, size_t n, const char *id)

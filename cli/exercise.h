@@ -74,6 +74,7 @@ typedef struct check_ctx {
     const char *file;    /* the student's file, or the solution */
     const char *label;   /* file as shown: as given, or chapters/NN/solutions/x.c */
     const char *backend; /* for steps with {backend} */
+    bool is_solution;    /* file is the reference solution (--solution) */
     bool debug;          /* runs of the steps get --debug (--no-debug: not) */
     double budget;       /* --timeout: seconds a step may take; 0: no limit */
     bool directions;     /* answers: a wrong number may be told too low or too high */
@@ -88,9 +89,8 @@ void ex_verdict(check_ctx *k, const char *shown, const char *what, const char *w
 /* ---- the probe's report (ex_probe.c) ---- */
 
 typedef struct probe_msg {
-    long rank;     /* world rank that sent (send) or received (land) */
-    long k;        /* send: its place among the rank's sends; land: -1 */
-    long peer;     /* the other world rank */
+    long rank;     /* world rank that sent it */
+    long peer;     /* world rank it goes to */
     uint64_t bytes;
     uint64_t hash; /* of the bytes (include/commlab_probe.h) */
 } probe_msg;
@@ -112,8 +112,8 @@ typedef struct probe_block_seen {
 typedef struct probe_data {
     probe_block_seen *blocks;
     size_t nblocks;
-    probe_msg *sends, *lands;
-    size_t nsends, nlands;
+    probe_msg *sends;
+    size_t nsends;
     probe_held *holds, *sums;
     size_t nholds, nsums;
     char *calls;   /* "RANK NAME\n" lines */

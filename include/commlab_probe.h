@@ -11,11 +11,9 @@
  * tests).  In the first timed iteration of a run that moves real bytes it
  * records, per rank, in the order they happen:
  *
- *     send R K D N H   rank R's K-th send (from 0) goes to world rank D with
- *                      N bytes whose hash is H (the bytes when posted)
- *     land R S N H     a receive of rank R completed (cl_recv returned, or a
- *                      wait or test reported it done) with N bytes from
- *                      world rank S, hash H (the bytes at completion)
+ *     send R D N H     a send of rank R goes to world rank D with N bytes
+ *                      whose hash is H (the bytes when posted); a rank's
+ *                      sends are listed in the order it posted them
  *
  * and when the pattern returns, for every rank:
  *
@@ -84,7 +82,6 @@ typedef struct probe_comm {
 
 typedef struct probe_pending {
     int rank;          /* world rank that posted it */
-    const cl_comm *c;  /* through which communicator */
     cl_request *req;   /* the request, as cl_isend/cl_irecv set it */
     const void *buf;   /* receive: where the data lands; send: NULL */
 } probe_pending;
@@ -98,13 +95,12 @@ typedef struct probe_landing {
 
 typedef struct probe_line {
     int rank;      /* whose event */
-    char text[96]; /* "send ...\n" or "land ...\n" */
+    char text[96]; /* "send ...\n" */
 } probe_line;
 
 typedef struct probe_rank {
     int rank;       /* world rank */
     int recording;  /* 1 in the checked iteration */
-    int sends;      /* sends posted in it so far */
     unsigned calls; /* bit per name of probe_call_names */
 } probe_rank;
 
@@ -173,7 +169,7 @@ static probe_rank *probe_rank_at(int rank)
     for (size_t i = 0; i < probe_st.nranks; i++)
         if (probe_st.ranks[i].rank == rank)
             return &probe_st.ranks[i];
-    PROBE_PUSH(ranks, (probe_rank){rank, 0, 0, 0});
+    PROBE_PUSH(ranks, (probe_rank){rank, 0, 0});
     return probe_st.nranks && probe_st.ranks[probe_st.nranks - 1].rank == rank
                ? &probe_st.ranks[probe_st.nranks - 1] : NULL;
 }
@@ -278,23 +274,18 @@ static void probe_sent(cl_comm *c, const void *buf, size_t bytes, int dst)
     int rank;
     if (!probe_recording(c, &rank))
         return;
-    probe_rank *r = probe_rank_at(rank);
     char text[96];
-    snprintf(text, sizeof text, "send %d %d %d %zu %016llx\n", rank, r->sends,
-             probe_world_of(c, dst), bytes, (unsigned long long)probe_hash(buf, bytes));
-    r->sends++;
+    snprintf(text, sizeof text, "send %d %d %zu %016llx\n", rank, probe_world_of(c, dst),
+             bytes, (unsigned long long)probe_hash(buf, bytes));
     probe_line_add(rank, text);
 }
 
-/* A receive of rank's through c completed into buf with what st says. */
-static void probe_landed(const cl_comm *c, int rank, const void *buf, const cl_status *st)
+/* A receive of rank's completed into buf with what st says (cl_recv
+ * returned, or a wait or test reported it done): where the data landed,
+ * and its hash then, for the blocks' report. */
+static void probe_landed(int rank, const void *buf, const cl_status *st)
 {
-    uint64_t h = probe_hash(buf, st->bytes);
-    char text[96];
-    snprintf(text, sizeof text, "land %d %d %zu %016llx\n", rank, probe_world_of(c, st->source),
-             st->bytes, (unsigned long long)h);
-    probe_line_add(rank, text);
-    PROBE_PUSH(landings, (probe_landing){rank, buf, st->bytes, h});
+    PROBE_PUSH(landings, (probe_landing){rank, buf, st->bytes, probe_hash(buf, st->bytes)});
 }
 
 static PROBE_UNUSED int probe_send(cl_comm *c, const void *buf, size_t bytes, int dst, int tag)
@@ -308,13 +299,11 @@ static PROBE_UNUSED int probe_recv(cl_comm *c, void *buf, size_t bytes, int src,
                                    cl_status *st)
 {
     probe_called(c, PROBE_RECV);
-    cl_status mine;
-    int err = cl_recv(c, buf, bytes, src, tag, &mine);
+    cl_status mine, *use = st ? st : &mine;
+    int err = cl_recv(c, buf, bytes, src, tag, use);
     int rank;
     if (!err && probe_recording(c, &rank))
-        probe_landed(c, rank, buf, &mine);
-    if (st)
-        *st = mine;
+        probe_landed(rank, buf, use);
     return err;
 }
 
@@ -322,7 +311,7 @@ static void probe_posted(cl_comm *c, cl_request *req, const void *buf)
 {
     int rank;
     if (req && probe_recording(c, &rank))
-        PROBE_PUSH(pending, (probe_pending){rank, c, req, buf});
+        PROBE_PUSH(pending, (probe_pending){rank, req, buf});
 }
 
 static PROBE_UNUSED int probe_isend(cl_comm *c, const void *buf, size_t bytes, int dst,
@@ -359,7 +348,7 @@ static void probe_completed(const cl_comm *c, const cl_request *req, const cl_st
         probe_pending done = *p;
         probe_st.pending[i] = probe_st.pending[--probe_st.npending];
         if (done.buf)
-            probe_landed(done.c, rank, done.buf, st);
+            probe_landed(rank, done.buf, st);
         return;
     }
 }
@@ -368,12 +357,10 @@ static PROBE_UNUSED int probe_wait(cl_comm *c, cl_request **req, cl_status *st)
 {
     probe_called(c, PROBE_WAIT);
     cl_request *r = req ? *req : NULL;
-    cl_status mine = {0, 0, 0};
-    int err = cl_wait(c, req, &mine);
+    cl_status mine, *use = st ? st : &mine;
+    int err = cl_wait(c, req, use);
     if (!err)
-        probe_completed(c, r, &mine);
-    if (st)
-        *st = mine;
+        probe_completed(c, r, use);
     return err;
 }
 
@@ -381,14 +368,13 @@ static PROBE_UNUSED int probe_waitall(cl_comm *c, int n, cl_request **reqs, cl_s
 {
     probe_called(c, PROBE_WAITALL);
     cl_request **saved = n > 0 && reqs ? malloc((size_t)n * sizeof *saved) : NULL;
-    cl_status *mine = n > 0 ? calloc((size_t)n, sizeof *mine) : NULL;
+    cl_status *mine = n > 0 && !sts ? calloc((size_t)n, sizeof *mine) : NULL;
+    cl_status *use = sts ? sts : mine;
     if (saved)
         memcpy(saved, reqs, (size_t)n * sizeof *saved);
-    int err = cl_waitall(c, n, reqs, mine ? mine : sts);
-    for (int i = 0; !err && saved && mine && i < n; i++)
-        probe_completed(c, saved[i], &mine[i]);
-    if (mine && sts)
-        memcpy(sts, mine, (size_t)n * sizeof *sts);
+    int err = cl_waitall(c, n, reqs, use);
+    for (int i = 0; !err && saved && use && i < n; i++)
+        probe_completed(c, saved[i], &use[i]);
     free(saved);
     free(mine);
     return err;
@@ -398,12 +384,10 @@ static PROBE_UNUSED int probe_test(cl_comm *c, cl_request **req, bool *done, cl_
 {
     probe_called(c, PROBE_TEST);
     cl_request *r = req ? *req : NULL;
-    cl_status mine = {0, 0, 0};
-    int err = cl_test(c, req, done, &mine);
+    cl_status mine, *use = st ? st : &mine;
+    int err = cl_test(c, req, done, use);
     if (!err && done && *done)
-        probe_completed(c, r, &mine);
-    if (st)
-        *st = mine;
+        probe_completed(c, r, use);
     return err;
 }
 
@@ -426,53 +410,44 @@ static int probe_holds(const cl_comm *c, const probe_block *b, unsigned long lon
     return memcmp(scratch, b->p, b->bytes) == 0;
 }
 
+typedef struct probe_span {
+    size_t from, to; /* byte offsets in a block, to excluded */
+} probe_span;
+
+static int probe_span_cmp(const void *x, const void *y)
+{
+    const probe_span *a = x, *b = y;
+    return a->from < b->from ? -1 : a->from > b->from;
+}
+
 /* The parts of b that came through completed receives of this iteration
  * into it and still hold what arrived, as byte ranges from its start,
- * merged and in order, into text ("-" for none); the bytes covered. */
+ * merged and in order, into text ("-" for none); the bytes covered.  Each
+ * landing inside b is hashed once. */
 static size_t probe_arrived(const probe_block *b, char *text, size_t len)
 {
     const unsigned char *lo = b->p, *hi = lo + b->bytes;
-    size_t covered = 0, used = 0;
-    const unsigned char *at = lo;
+    probe_span *spans = malloc((probe_st.nlandings ? probe_st.nlandings : 1) * sizeof *spans);
+    size_t n = 0, covered = 0, used = 0;
+    for (size_t i = 0; spans && i < probe_st.nlandings; i++) {
+        const probe_landing *l = &probe_st.landings[i];
+        if (l->rank == b->rank && l->bytes && l->p >= lo && l->p + l->bytes <= hi &&
+            probe_hash(l->p, l->bytes) == l->hash)
+            spans[n++] = (probe_span){(size_t)(l->p - lo), (size_t)(l->p - lo) + l->bytes};
+    }
+    if (n)
+        qsort(spans, n, sizeof *spans, probe_span_cmp);
     text[0] = 0;
-    while (at < hi) {
-        /* the valid landing that covers at and reaches furthest, else the
-         * one that starts soonest after it */
-        const unsigned char *next = hi, *reach = NULL;
-        for (size_t i = 0; i < probe_st.nlandings; i++) {
-            const probe_landing *l = &probe_st.landings[i];
-            if (l->rank != b->rank || !l->bytes || l->p < lo || l->p + l->bytes > hi ||
-                l->p + l->bytes <= at || probe_hash(l->p, l->bytes) != l->hash)
-                continue;
-            if (l->p <= at) {
-                if (!reach || l->p + l->bytes > reach)
-                    reach = l->p + l->bytes;
-            } else if (l->p < next) {
-                next = l->p;
-            }
-        }
-        if (!reach) {
-            at = next;
-            continue;
-        }
-        const unsigned char *start = at;
-        at = reach; /* extend through landings that start inside */
-        int grew = 1;
-        while (grew) {
-            grew = 0;
-            for (size_t i = 0; i < probe_st.nlandings; i++) {
-                const probe_landing *l = &probe_st.landings[i];
-                if (l->rank == b->rank && l->bytes && l->p >= lo && l->p + l->bytes <= hi &&
-                    l->p <= at && l->p + l->bytes > at &&
-                    probe_hash(l->p, l->bytes) == l->hash)
-                    at = l->p + l->bytes, grew = 1;
-            }
-        }
-        covered += (size_t)(at - start);
+    for (size_t i = 0; i < n;) {
+        probe_span m = spans[i++];
+        while (i < n && spans[i].from <= m.to) /* overlapping or adjacent: one range */
+            m.to = spans[i].to > m.to ? spans[i].to : m.to, i++;
+        covered += m.to - m.from;
         if (used + 48 < len)
             used += (size_t)snprintf(text + used, len - used, "%s%zu+%zu", used ? "," : "",
-                                     (size_t)(start - lo), (size_t)(at - start));
+                                     m.from, m.to - m.from);
     }
+    free(spans);
     if (!used)
         snprintf(text, len, "-");
     return covered;
@@ -588,7 +563,7 @@ int pattern(cl_comm *c, const cl_args *a)
     probe_rank *r = probe_rank_at(rank);
     int checked = a->iteration == 0 && cl_payload(c) && cl_checking(c);
     if (r)
-        *r = (probe_rank){rank, checked, 0, 0};
+        *r = (probe_rank){rank, checked, 0};
     int err = probe_student(c, a);
     if (!err && checked)
         probe_report(c, rank);
