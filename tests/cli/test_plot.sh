@@ -90,10 +90,16 @@ rows pp.csv 8
 run 0 plot pp.csv --term dumb --out "$tmpd/unused"  # the file reads back
 # Measured, 3 iterations: only the last (iteration 2) is kept; each rank
 # a barrier, the iteration, a send and a receive: 8 records.
+# The last iteration's rows: per rank its barrier, the iteration, a send
+# and a receive, and (--sync window, the default) the barrier after it
+# that carries the last start's spread.
 run 0 run pingpong --backend shm --bind none --iters 3 --warmup 1 --bytes 4KiB --timeline ps.csv
-has ps.csv "# side: shm"; has ps.csv "# iteration: 2"; rows ps.csv 8
+has ps.csv "# side: shm"; has ps.csv "# iteration: 2"; rows ps.csv 10
+run 0 run pingpong --backend shm --bind none --iters 3 --warmup 1 --bytes 4KiB --sync barrier \
+    --timeline pb.csv
+rows pb.csv 8
 run 0 run pingpong --backend tcp --bind none --iters 2 --warmup 0 --bytes 4KiB --timeline pt.csv
-has pt.csv "# side: tcp"; has pt.csv "# iteration: 1"; rows pt.csv 8
+has pt.csv "# side: tcp"; has pt.csv "# iteration: 1"; rows pt.csv 10
 # A deadlock's records are written too: the barrier each rank finished,
 # the iteration each ran until the deadlock ended it, and the sends that
 # never completed (stalled: 1), modeled and measured.
