@@ -10,6 +10,7 @@
 #include "cli/near.h"
 #include "cli/run_size.h"
 #include "core/units.h"
+#include "real/job.h"
 #include "real/rdma.h"
 #ifdef CL_HAVE_MPI
 #include "real/mpi/mpib.h"
@@ -172,6 +173,13 @@ int backend_check_options(const backend_info *b, const backend_given *g)
             takers(who, sizeof who, (backend_opt)grp);
         return cli_error("--%s is an option of %s: it does not apply to --backend %s", opt, who,
                          b->name);
+    }
+    if (b->measured) {
+        /* The clock debug variables (real/job.h): a typo is a usage error. */
+        double shift, drift;
+        cl_diag d = {{0}};
+        if (job_clock_debug(&shift, &drift, &d))
+            return cli_diag(&d, CLI_EXIT_USAGE);
     }
     return b->check ? b->check(g) : 0;
 }

@@ -740,10 +740,21 @@ static void print_csv(const run_opts *o, const result_line *lines, size_t n)
 {
     double algbw, busbw;
     bool bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
-    const char *h[] = {"bytes", "iters", "time_median_s", "time_min_s", "time_max_s",
-                       "bandwidth_Bps", "messages", "algorithm", "algbw_Bps", "busbw_Bps"};
+    bool skew = n > 0 && lines[0].row.skew.n;
+    const char *h[12] = {"bytes", "iters", "time_median_s", "time_min_s", "time_max_s",
+                         "bandwidth_Bps", "messages"};
+    int cols = 7;
+    if (bus) {
+        h[cols++] = "algorithm";
+        h[cols++] = "algbw_Bps";
+        h[cols++] = "busbw_Bps";
+    }
+    if (skew) { /* measured, started together: the spread of the starts */
+        h[cols++] = "start_skew_median_s";
+        h[cols++] = "start_skew_max_s";
+    }
     table t;
-    if (table_init(&t, bus ? 10 : 7, h))
+    if (table_init(&t, cols, h))
         return;
     for (size_t i = 0; i < n; i++) {
         const run_row *r = &lines[i].row;
@@ -754,12 +765,16 @@ static void print_csv(const run_opts *o, const result_line *lines, size_t n)
         table_add(&t, "%.12g", r->t.max);
         table_add(&t, "%.12g", r->bandwidth);
         table_add(&t, "%llu", (unsigned long long)r->messages);
-        if (!bus)
-            continue;
-        bus_of(&lines[i], o->ranks, &algbw, &busbw);
-        table_add(&t, "%s", lines[i].p->algo);
-        table_add(&t, "%.12g", algbw);
-        table_add(&t, "%.12g", busbw);
+        if (bus) {
+            bus_of(&lines[i], o->ranks, &algbw, &busbw);
+            table_add(&t, "%s", lines[i].p->algo);
+            table_add(&t, "%.12g", algbw);
+            table_add(&t, "%.12g", busbw);
+        }
+        if (skew) {
+            table_add(&t, "%.12g", r->skew.median);
+            table_add(&t, "%.12g", r->skew.max);
+        }
     }
     table_print_csv(&t, stdout);
     table_release(&t);

@@ -28,7 +28,7 @@
 
 #define COMM_TAG_MAX 64     /* first tag of comm_barrier_max's rounds on ctx + 1 */
 #define COMM_TAG_CLOCK 128  /* first tag of core/sync.c's clock pings on ctx + 1 */
-#define COMM_MAX_VALUES 4   /* doubles comm_barrier_max carries, at most */
+#define COMM_MAX_VALUES 5   /* doubles comm_barrier_max carries, at most */
 
 typedef struct debug_state debug_state; /* --debug's checks, core/debug.h */
 

@@ -49,9 +49,11 @@ int sync_clock_offset(cl_comm *c, sync_state *s)
                     return err;
             }
         s->offset = 0;
+        s->at = c->ops->now(c);
+        s->estimating = true;
         return 0;
     }
-    double best_rtt = -1, offset = 0;
+    double best_rtt = -1, offset = 0, at = 0;
     for (int k = 0; k < SYNC_CLOCK_ROUNDS; k++) {
         double t0 = 0, ta = c->ops->now(c);
         int err = exchange(c, 0, &t0, sizeof t0, pong, NULL, 0, ping);
@@ -60,24 +62,46 @@ int sync_clock_offset(cl_comm *c, sync_state *s)
         double tb = c->ops->now(c);
         if (best_rtt < 0 || tb - ta < best_rtt) {
             best_rtt = tb - ta;
-            offset = (ta + tb) / 2 - t0;
+            at = (ta + tb) / 2;
+            offset = at - t0;
         }
     }
+    /* The rate since the first estimate, once that is long enough ago
+     * that the estimates' own errors (half a round trip each) are small
+     * next to what the clocks drifted apart in between. */
+    if (!s->estimating) {
+        s->first_offset = offset;
+        s->first_at = at;
+    } else if (at - s->first_at >= SYNC_REESTIMATE / 2) {
+        s->drift = (offset - s->first_offset) / (at - s->first_at);
+    }
     s->offset = offset;
+    s->at = at;
+    s->estimating = true;
     return 0;
 }
 
 int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start)
 {
-    double arrive = c->ops->now(c) - s->offset;
-    double v[4] = {arrive + s->window, s->late, -s->late, arrive};
-    int err = comm_barrier_max(c, v, 4);
+    if (s->again) {
+        int err = sync_clock_offset(c, s);
+        if (err)
+            return err;
+        s->again = false;
+    }
+    double now = c->ops->now(c), arrive = now - sync_offset_at(s, now);
+    /* Rank 0 asks for a new estimate of the offsets when its own is old. */
+    bool old = c->rank == 0 && s->estimating && now - s->at > SYNC_REESTIMATE;
+    double v[5] = {arrive + s->window, s->late, -s->late, arrive, old};
+    int err = comm_barrier_max(c, v, 5);
     if (err)
         return err;
     prev->first = -v[2];
     prev->last = v[1];
     s->release = v[0];
-    double left = c->ops->now(c) - s->offset;
+    s->again = v[4] > 0;
+    now = c->ops->now(c);
+    double left = now - sync_offset_at(s, now);
     if (s->window == 0) {
         /* The first barrier: what it took from the last rank's arrival. */
         double took = left - v[3];
@@ -94,14 +118,14 @@ int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start)
         s->window = SYNC_WINDOW_MIN;
     if (s->window > SYNC_WINDOW_MAX)
         s->window = SYNC_WINDOW_MAX;
-    *start = c->ops->wait_until(c, s->release + s->offset);
+    *start = c->ops->wait_until(c, s->release + sync_offset_at(s, s->release + s->offset));
     return 0;
 }
 
 int sync_finish(cl_comm *c, sync_state *s, sync_spread *prev)
 {
-    double v[4] = {0, s->late, -s->late, 0};
-    int err = comm_barrier_max(c, v, 4);
+    double v[3] = {0, s->late, -s->late};
+    int err = comm_barrier_max(c, v, 3);
     if (err)
         return err;
     prev->first = -v[2];

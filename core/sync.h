@@ -28,9 +28,12 @@
  * started apart (other hosts, mpirun's processes) estimate their offset
  * to rank 0 first, by ping-pong: the offset whose round trip was the
  * shortest, taken at its midpoint (the error is at most half that round
- * trip, and less when the two ways cost alike).  Drift is not corrected:
- * one run of one size is seconds, where clocks that drift 10 ppm move
- * 10 us a second -- long runs across hosts show it as start skew.
+ * trip, and less when the two ways cost alike).  Clocks also drift
+ * apart (crystals differ by tens of parts per million: 10 us a second),
+ * so where they are not shared the offset is estimated again every
+ * SYNC_REESTIMATE seconds of rank 0's clock, outside the timed
+ * iterations, and the rate from the first estimate to the latest (the
+ * drift) carries the offset forward between them.
  */
 #ifndef CL_SYNC_H
 #define CL_SYNC_H
@@ -42,10 +45,19 @@
 #define SYNC_WINDOW_MIN 50e-9 /* seconds: the shortest (a few clock readings) */
 #define SYNC_SHRINK 0.99      /* the window after an iteration whose start all made */
 #define SYNC_CLOCK_ROUNDS 24  /* ping-pongs per rank to estimate its offset */
+#define SYNC_REESTIMATE 1.0   /* seconds between two estimates of the offsets */
 
 /* One rank's view of the window way, zeroed before the first iteration. */
 typedef struct sync_state {
-    double offset;  /* seconds: this rank's clock minus rank 0's (0: one clock) */
+    bool estimating; /* the clocks are not shared: offsets are estimated */
+    bool again;      /* the last barrier asked for a new estimate */
+    double offset;   /* seconds: this rank's clock minus rank 0's at .at (0: one clock) */
+    double drift;    /* seconds the offset grows a second of this rank's clock */
+    double at;       /* this rank's clock when .offset was estimated (rank 0: its
+                        clock then, which decides when to estimate again) */
+    double first_offset, first_at; /* the first estimate: the drift is measured
+                                      over the whole run, so the estimates'
+                                      own errors shrink as it goes on */
     double window;  /* seconds: how far past its arrival this rank proposes the start */
     double release; /* the running iteration's start, seconds on rank 0's clock */
     double late;    /* seconds after the release this rank started the last iteration */
@@ -57,9 +69,10 @@ typedef struct sync_spread {
     double last;  /* idem, the latest: last - first is the start skew */
 } sync_spread;
 
-/* Estimates s->offset by ping-pong with rank 0 (rank 0's is 0).  Every
- * rank of the world communicator c calls it, in the same place.  0, or
- * the backend's error (a failed peer), with s->offset unchanged. */
+/* Estimates s->offset by ping-pong with rank 0 (rank 0's is 0), and the
+ * drift since the first estimate, if any; sets s->estimating.  Every rank
+ * of the world communicator c calls it, in the same place.  0, or the
+ * backend's error (a failed peer), with s unchanged. */
 int sync_clock_offset(cl_comm *c, sync_state *s);
 
 /* The barrier before an iteration, the window way: agrees on the release,
@@ -73,10 +86,16 @@ int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start);
  * starts nothing.  0, or the barrier's error. */
 int sync_finish(cl_comm *c, sync_state *s, sync_spread *prev);
 
+/* This rank's clock minus rank 0's, at this rank's clock reading t. */
+static inline double sync_offset_at(const sync_state *s, double t)
+{
+    return s->offset + s->drift * (t - s->at);
+}
+
 /* This rank's clock reading t as seconds after the release. */
 static inline double sync_since_release(const sync_state *s, double t)
 {
-    return t - s->offset - s->release;
+    return t - sync_offset_at(s, t) - s->release;
 }
 
 #endif

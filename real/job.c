@@ -2,6 +2,8 @@
 #include "real/job.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,6 +14,30 @@ double job_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One debug variable's seconds (or seconds a second) within +-limit;
+ * unset or empty leaves *out 0. */
+static int clock_var(const char *name, double limit, double *out, cl_diag *d)
+{
+    const char *v = getenv(name);
+    *out = 0;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (*end || errno || !(x >= -limit && x <= limit))
+        return diag_set(d, CL_EINVAL, "%s must be a number between %g and %g, got '%s'", name,
+                        -limit, limit, v);
+    *out = x;
+    return 0;
+}
+
+int job_clock_debug(double *shift, double *drift, cl_diag *d)
+{
+    int err = clock_var("COMMLAB_CLOCK_SHIFT", 1e6, shift, d);
+    return err ? err : clock_var("COMMLAB_CLOCK_DRIFT", 0.1, drift, d);
 }
 
 /* ---- the seqlock: seq is odd while the wait is written ---- */

@@ -76,10 +76,11 @@ typedef struct job {
     int warmup, iters;
     int print_fd;       /* where cl_printf's lines go */
     double t_base;      /* CLOCK_MONOTONIC seconds at launch: records start near 0 */
-    double clock_shift; /* seconds added to this launcher's ranks' clock: the
-                           debug variable COMMLAB_CLOCK_SHIFT, which stands in
-                           for another host's clock (tests/cli/test_netns.sh);
-                           0 unless set */
+    double clock_shift; /* seconds added to this launcher's ranks' clock, and */
+    double clock_drift; /* seconds it gains a second: the debug variables
+                           COMMLAB_CLOCK_SHIFT and COMMLAB_CLOCK_DRIFT, which
+                           stand in for another host's clock
+                           (tests/cli/test_netns.sh); 0 unless set */
     size_t rec_cap;     /* records each rank has room for (0: none kept) */
     job_slot *slots;    /* nranks */
     double *iter_time;  /* nranks * iters: rank r's time of iteration i at r * iters + i */
@@ -100,6 +101,11 @@ typedef struct job {
 
 /* Monotonic seconds, the same clock in every process of the machine. */
 double job_now(void);
+
+/* The debug variables COMMLAB_CLOCK_SHIFT (seconds, within 1e6) and
+ * COMMLAB_CLOCK_DRIFT (seconds a second, within 0.1): 0 each when unset.
+ * 0, or CL_EINVAL with why in d. */
+int job_clock_debug(double *shift, double *drift, cl_diag *d);
 
 /* ---- a slot's wait, under its seqlock (one writer: the rank, or for a
  * remote rank the master's launcher) ---- */

@@ -52,18 +52,11 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->nranks = o->job.nranks;
     j->warmup = o->job.warmup;
     j->iters = o->job.iters;
-    /* A debug variable: this launcher's ranks read a clock shifted by so
-     * many seconds, as another host's would be (core/sync.h corrects it). */
-    const char *shift = getenv("COMMLAB_CLOCK_SHIFT");
-    if (shift && *shift) {
-        char *end;
-        errno = 0;
-        j->clock_shift = strtod(shift, &end);
-        if (*end || errno || !(j->clock_shift >= -1e6 && j->clock_shift <= 1e6))
-            return diag_set(d, CL_EINVAL,
-                            "COMMLAB_CLOCK_SHIFT must be seconds between -1e6 and 1e6, got '%s'",
-                            shift);
-    }
+    /* Debug variables: this launcher's ranks read a clock shifted and
+     * drifting, as another host's would be (core/sync.h corrects it). */
+    int err = job_clock_debug(&j->clock_shift, &j->clock_drift, d);
+    if (err)
+        return err;
     if (o->job.records) {
         j->rec_cap = RECORDS_PER_RUN / n;
         if (j->rec_cap < 4096)
@@ -99,7 +92,7 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->addrs = (job_addr *)(p + slots + times + recs);
     j->transport = p + slots + times + recs + addrs;
     j->t_base = job_now();
-    int err = t->shared_init ? t->shared_init(j->transport, o, d) : 0;
+    err = t->shared_init ? t->shared_init(j->transport, o, d) : 0;
     if (err)
         munmap(m, j->map_bytes);
     return err;

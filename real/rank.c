@@ -63,7 +63,7 @@ void rank_release(real_rank *r)
 
 double rank_now(const real_rank *r)
 {
-    return job_now() - r->job->t_base + r->job->clock_shift;
+    return (job_now() - r->job->t_base) * (1 + r->job->clock_drift) + r->job->clock_shift;
 }
 
 void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uint64_t msg,
@@ -298,7 +298,7 @@ double rank_op_wait_until(cl_comm *c, double t)
     real_rank *r = rank_of(c);
     double now = rank_now(r);
     if (t - now > 2 * WAKE_EARLY) {
-        double at = t - WAKE_EARLY + r->job->t_base - r->job->clock_shift;
+        double at = (t - WAKE_EARLY - r->job->clock_shift) / (1 + r->job->clock_drift) + r->job->t_base;
         struct timespec ts = {.tv_sec = (time_t)at};
         ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)

@@ -214,6 +214,22 @@ for b in sim shm; do
 done
 run 0 run pingpong --backend shm --bytes 4KiB --iters 3 --warmup 0 --csv
 has "$out" "bytes,iters,time_median_s"; has "$out" "4096,3,"
+# Started together (the default), the CSV carries the spread of the starts;
+# started at the barrier, there is none to carry.
+has "$out" ",messages,start_skew_median_s,start_skew_max_s"
+run 0 run pingpong --backend shm --bytes 4KiB --iters 3 --warmup 0 --csv --sync barrier
+if grep -q "start_skew" "$out"; then bad "a start skew column under --sync barrier"; else ok; fi
+run 0 run pingpong --bytes 4KiB --iters 3 --csv
+if grep -q "start_skew" "$out"; then bad "a start skew column on sim"; else ok; fi
+# The clock's debug variables (real/job.h) are checked before anything runs.
+export COMMLAB_CLOCK_SHIFT=soon
+run 2 run pingpong --backend shm --bytes 8 --iters 3
+has "$err" "COMMLAB_CLOCK_SHIFT must be a number"
+unset COMMLAB_CLOCK_SHIFT
+export COMMLAB_CLOCK_DRIFT=1
+run 2 run pingpong --backend tcp --bytes 8 --iters 3
+has "$err" "COMMLAB_CLOCK_DRIFT must be a number between -0.1 and 0.1, got '1'"
+unset COMMLAB_CLOCK_DRIFT
 run 0 run relay --backend shm -n 4 --bind none --iters 3
 has "$out" "rank 3: the value after 3 hops is 30"; has "$out" "relay on shm: 4 ranks"
 if [ "$(grep -c "hops is" "$out")" -eq 1 ]; then ok; else bad "relay printed its line more than once"; fi
