@@ -18,7 +18,11 @@ static const unit size_units[] = {
     {"B", 1.0},        {"kB", 1e3},           {"KB", 1e3},           {"MB", 1e6},
     {"GB", 1e9},       {"TB", 1e12},          {"KiB", 1024.0},       {"MiB", 1048576.0},
     {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0},
-    {"EiB", 1152921504606846976.0}, {NULL, 0},
+    {"EiB", 1152921504606846976.0},
+    /* One letter, as nccl-tests (-b 8 -e 128M) and the OSU benchmarks
+     * (-m 1k:4M) read it: powers of 1024. */
+    {"k", 1024.0},     {"K", 1024.0},         {"M", 1048576.0},      {"G", 1073741824.0},
+    {"T", 1099511627776.0}, {NULL, 0},
 };
 
 static const unit time_units[] = {
@@ -115,7 +119,7 @@ int units_parse_size(const char *text, const char *what, uint64_t *out, cl_diag 
         if (!k)
             return diag_set(d, CL_EPARSE,
                             "%s: unknown size unit '%s' in '%s' (use B, KB, MB, GB, KiB, "
-                            "MiB, GiB, TiB, PiB, EiB)",
+                            "MiB, GiB, TiB, PiB, EiB; K, M, G, T mean KiB, MiB, GiB, TiB)",
                             what, u, text);
         scale = k->scale;
     }

@@ -49,6 +49,15 @@ static void test_sizes(void **state)
     assert_int_equal(size_ok("13EiB"), 13ULL << 60);
     assert_int_equal(size_ok("3PiB"), 3ULL << 50);
     size_bad("16EiB", CL_ERANGE, "out of range");
+    /* One letter as nccl-tests' parsesize and the OSU benchmarks' -m read
+     * it: a power of 1024 (nccl-tests: "-e 128M" is 134217728 bytes). */
+    assert_int_equal(size_ok("1k"), 1024);
+    assert_int_equal(size_ok("1K"), 1024);
+    assert_int_equal(size_ok("1M"), 1048576);
+    assert_int_equal(size_ok("128M"), 134217728);
+    assert_int_equal(size_ok("2G"), 2147483648ULL);
+    assert_int_equal(size_ok("1T"), 1099511627776ULL);
+    size_bad("1m", CL_EPARSE, "K, M, G, T mean KiB, MiB, GiB, TiB");
 }
 
 static void test_sizes_rejected(void **state)

@@ -17,6 +17,16 @@ run 2 price --frobnicate;  has "$err" "unknown option '--frobnicate'"; has "$err
 run 2 price -q;            has "$err" "unknown option '-q'"
 run 2 price --bytes;       has "$err" "option '--bytes' needs a value"
 run 2 price extra;         has "$err" "unexpected argument 'extra'"
+# Every short option a command's help lists is one it takes: given with no
+# value, it asks for one (or is a flag), never "unknown option".
+run 0 help
+for c in $(awk '/^  [a-z]/ { print $1 }' "$out" | sort -u); do
+    for o in $($limit "$cl" help "$c" 2>/dev/null | sed -n 's/^  \(-[A-Za-z]\),.*/\1/p'); do
+        [ "$o" = -h ] && continue
+        $limit "$cl" "$c" "$o" </dev/null >/dev/null 2>"$err"
+        if grep -q "unknown option" "$err"; then bad "help $c lists $o, which $c refuses"; else ok; fi
+    done
+done
 # --- misspelt names: the nearest one is offered (cli/near.h) ---
 run 2 rnu;                 has "$err" "unknown command 'rnu'; did you mean 'run'?"
 run 2 help prce;           has "$err" "did you mean 'price'?"
