@@ -724,10 +724,14 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
         table_add(&t, "%s", units_time_digits(lo, r->t.min, 4));
         table_add(&t, "%s", units_time_digits(hi, r->t.max, 4));
         bus_of(&lines[i], o->ranks, &algbw, &busbw);
-        table_add(&t, "%s", r->bytes ? units_bandwidth_str(bw, algbw) : "-");
+        /* No bytes or no message (a pattern that sends nothing): no rate.
+         * The library's messages are its own, not counted. */
+        bool library = lines[i].p == &o->library_pattern;
+        bool moved = r->bytes && (r->messages || library);
+        table_add(&t, "%s", moved ? units_bandwidth_str(bw, algbw) : "-");
         if (bus)
-            table_add(&t, "%s", r->bytes ? units_bandwidth_str(bb, busbw) : "-");
-        if (lines[i].p == &o->library_pattern) /* the library's messages are its own */
+            table_add(&t, "%s", moved ? units_bandwidth_str(bb, busbw) : "-");
+        if (library)
             table_add(&t, "-");
         else
             table_add(&t, "%llu", (unsigned long long)r->messages);

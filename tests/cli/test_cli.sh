@@ -231,6 +231,14 @@ run 0 run pingpong --backend shm --bytes 4KiB --iters 3 --warmup 0 --csv --sync 
 if grep -q "start_skew" "$out"; then bad "a start skew column under --sync barrier"; else ok; fi
 run 0 run pingpong --bytes 4KiB --iters 3 --csv
 if grep -q "start_skew" "$out"; then bad "a start skew column on sim"; else ok; fi
+# A pattern that sends nothing moves no bytes: "-" in the table, 0 in the
+# JSON, on the simulator and measured (where its time is not zero).
+for b in sim shm; do
+    run 0 run tests/data/run/silent.c --backend $b --bytes 1MiB --iters 3
+    if grep -q "^1 MiB .* -  *0$" "$out"; then ok; else bad "no '-' bandwidth for silence on $b"; fi
+    run 0 run tests/data/run/silent.c --backend $b --bytes 1MiB --iters 3 --json
+    has "$out" '"bandwidth_Bps": 0,'
+done
 # The clock's debug variables (real/job.h) are checked before anything runs.
 export COMMLAB_CLOCK_SHIFT=soon
 run 2 run pingpong --backend shm --bytes 8 --iters 3
