@@ -286,6 +286,7 @@ static void print_text(const coll_cmd *o, const run_env *env)
     const char *h[] = {"size", "algorithm", "simulated", "formula", "fastest"};
     if (table_init(&t, 5, h))
         return;
+    bool approx = false;
     for (size_t i = 0; i < n; i++) {
         const plot_coll_row *r = &o->rows[i];
         char sz[UNITS_BUF], sim[UNITS_BUF], fo[UNITS_BUF];
@@ -294,10 +295,15 @@ static void print_text(const coll_cmd *o, const run_env *env)
         table_add(&t, "%s", units_time_digits(sim, r->simulated, 4));
         table_add(&t, "%s%s", o->exact[i] ? "" : "~", units_time_digits(fo, r->formula, 4));
         table_add(&t, "%s", r->best ? "*" : "");
+        approx |= !o->exact[i];
     }
     printf("\n");
     table_print(&t, stdout, 0);
     table_release(&t);
+    if (approx)
+        printf("~: the formula is close, not exact, at this size: the blocks are not all alike "
+               "(n is not K whole doubles, or a chain's pieces differ) or a tree is cut (K not "
+               "a power of two); the simulated time is the exact one\n");
     /* The winner over runs of sizes. */
     printf("\nfastest:\n");
     for (size_t s = 0; s < o->run.nsizes;) {

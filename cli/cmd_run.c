@@ -1004,20 +1004,32 @@ int cmd_patterns(int argc, char **argv)
     int rc = cli_no_extra("patterns", argc, argv);
     if (rc)
         return rc;
+    /* Each column as wide as its widest entry. */
     const pattern_info *p;
+    int wname = 0, wchap = 0, walgo = 0, wfull = 0, wform = 0;
+    for (size_t i = 0; (p = pattern_at(i)) != NULL; i++) {
+        int *w = p->collective ? &wfull : &wname;
+        *w = (int)fmax(*w, (double)strlen(p->name));
+        if (p->collective) {
+            walgo = (int)fmax(walgo, (double)strlen(p->algo));
+            wform = (int)fmax(wform, (double)strlen(p->formula_text));
+        } else {
+            wchap = (int)fmax(wchap, (double)strlen(p->chapter));
+        }
+    }
     for (size_t i = 0; (p = pattern_at(i)) != NULL; i++)
         if (!p->collective)
-            printf("%-16s %-18s %s\n", p->name, p->chapter, p->summary);
+            printf("%-*s  %-*s  %s\n", wname, p->name, wchap, p->chapter, p->summary);
     printf("\ncollectives (04-collectives): commlab run COLLECTIVE --algo NAME|all; * is the "
            "default;\nthe time of each message alone, n bytes on K ranks, a = alpha, B = "
            "bandwidth\n");
     const collective_info *coll;
     for (size_t i = 0; (coll = collective_at(i)) != NULL; i++) {
-        printf("\n%-16s %s\n", coll->name, coll->summary);
+        printf("\n%s: %s\n", coll->name, coll->summary);
         for (size_t j = 0; (p = collective_algo_at(coll, j)) != NULL; j++)
-            printf("  %-13s %-1s %-23s %-40s %s\n", p->algo,
-                   strcmp(p->algo, coll->algo) == 0 ? "*" : "", p->name, p->formula_text,
-                   p->summary);
+            printf("  %-*s %s %-*s  %-*s  %s\n", walgo, p->algo,
+                   strcmp(p->algo, coll->algo) == 0 ? "*" : " ", wfull, p->name, wform,
+                   p->formula_text, p->summary);
     }
     return CLI_EXIT_OK;
 }

@@ -607,8 +607,9 @@ static int load_dims(loader *L, yaml_node_t *root)
     n->nlinks = links;
     if (!(n->route = malloc(maxhops * sizeof *n->route)))
         return oom(L);
-    snprintf(n->desc, sizeof n->desc, "topology %s: %d devices, %lld switches, %lld links (%s)",
-             L->c->path, n->ranks, (long long)switches, (long long)links, shape);
+    snprintf(n->desc, sizeof n->desc, "topology %s: %d devices, %lld switch%s, %lld links (%s)",
+             L->c->path, n->ranks, (long long)switches, switches == 1 ? "" : "es",
+             (long long)links, shape);
     return 0;
 }
 

@@ -83,6 +83,11 @@ run 2 sweep --sizes 8 --from 4; has "$err" "not both"
 
 # --- run (sim backend) ---
 run 0 patterns;            has "$out" "allreduce-ring"; has "$out" "pingpong"
+# The columns line up: every pattern's chapter starts where the first's does
+# ("03-cost-of-a-message" once ran into the summary).
+cols=$(awk '$2 ~ /^[0-9][0-9]-/ { print index($0, $2) }' "$out" | sort -u | wc -l)
+if [ "$cols" -eq 1 ]; then ok; else bad "patterns: the chapter column starts at $cols places"; fi
+has "$out" "incast         03-cost-of-a-message  every other rank"
 run 0 help run;            has "$out" "usage: commlab run PATTERN"
 run 0 run pingpong --tier infiniband --bytes 256MiB
 has "$out" "5.372 ms"

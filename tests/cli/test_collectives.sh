@@ -59,6 +59,11 @@ if grep -q busbw "$out"; then bad "a barrier has no bus bandwidth"; else ok; fi
 run 0 collectives allreduce -n 16 --tier infiniband --sizes 8:1GiB:x8
 has "$out" "2(K-1)(a + n/(K B))"; has "$out" "fastest:"; has "$out" "8 B to 256 KiB: rd"
 has "$out" "2 MiB to 1 GiB: rabenseifner"
+# 8 B on 16 ranks is not 16 whole doubles: "~" marks close formulas, and a
+# line under the table says what it means; 64 KiB on 8 ranks has none.
+has "$out" "~: the formula is close, not exact"
+run 0 collectives allreduce -n 8 --sizes 64KiB --sharing none
+if grep -q "~" "$out"; then bad "a '~' where every formula is exact"; else ok; fi
 run 0 collectives allreduce -n 8 --sizes 64KiB --sharing none --csv
 has "$out" "bytes,algorithm,simulated_s,formula_s,formula_exact,best"
 # every message alone: each simulated time is its formula (8 ranks, blocks even)
