@@ -45,7 +45,13 @@ static int compile(const char *src, const char *inc, const char *out)
      * (sim/coro.h) before it writes over anything else.  Under a grader the
      * probe follows commlab.h (include/commlab_probe.h). */
     bool probe = getenv(STUDENT_PROBE_ENV) && *getenv(STUDENT_PROBE_ENV);
+    /* The warnings that are a crash waiting to happen are errors, as GCC 14
+     * makes them: `cl_wait(c, r, NULL)` for `&r` passes a request where a
+     * pointer to one belongs, and a call with no prototype or a function
+     * that falls off its end returns garbage. */
     char *argv[] = {(char *)cc, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-fPIC",
+                    "-Werror=incompatible-pointer-types", "-Werror=int-conversion",
+                    "-Werror=implicit-function-declaration", "-Werror=return-type",
                     "-fstack-clash-protection", "-shared", "-Wl,-Bsymbolic", "-DCL_STUDENT",
                     incflag, "-include", "commlab.h", "-o", (char *)out, (char *)src,
                     probe ? "-include" : NULL, "commlab_probe.h", NULL};

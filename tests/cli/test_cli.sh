@@ -236,6 +236,11 @@ run 0 run pingpong --backend shm --bytes 4KiB --iters 3 --warmup 0 --csv --sync 
 if grep -q "start_skew" "$out"; then bad "a start skew column under --sync barrier"; else ok; fi
 run 0 run pingpong --bytes 4KiB --iters 3 --csv
 if grep -q "start_skew" "$out"; then bad "a start skew column on sim"; else ok; fi
+# A request where a pointer to one belongs is a compile error, with the
+# compiler's own line, not a warning and then a crash.
+run 2 run tests/data/run/wait_request.c
+has "$err" "wait_request.c:12:"; has "$err" "incompatible-pointer-types"
+has "$err" "cannot compile 'tests/data/run/wait_request.c'"
 # A pattern that sends nothing moves no bytes: "-" in the table, 0 in the
 # JSON, on the simulator and measured (where its time is not zero).
 for b in sim shm; do
