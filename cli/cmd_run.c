@@ -957,9 +957,15 @@ static int run_command(int argc, char **argv, char *secret)
     if (rc == CLI_EXIT_OK)
         rc = lab_rc ? lab_rc : trace_rc;
     if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
-        int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend,
-                                     o.be->measured ? NULL : sim_net_describe(env.net), o.ranks,
-                                     o.sizes[0], status);
+        /* Measured with more ranks than cores, the figure says so: its
+         * waits are the scheduler's as much as the transport's. */
+        char over[96];
+        cli_textf(over, sizeof over, "oversubscribed: %d ranks on %d cores, waits include "
+                  "the scheduler", o.ranks, env.cores);
+        const char *where = !o.be->measured ? sim_net_describe(env.net)
+                            : o.ranks > env.cores && env.cores > 0 ? over : NULL;
+        int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend, where,
+                                     o.ranks, o.sizes[0], status);
         if (wrc && rc == CLI_EXIT_OK)
             rc = wrc;
         else if (!wrc && o.fmt == CLI_TEXT)

@@ -347,6 +347,15 @@ static int read_row(csv_reader *r, cl_diag *d)
     return err;
 }
 
+/* "# origin_s:" as a number of seconds a figure can print: 0 when it is
+ * not one (the line is the reader's aid, never worth refusing a file). */
+static double origin_of(const char *value)
+{
+    char *end;
+    double x = strtod(value, &end);
+    return end != value && *end == 0 && isfinite(x) && x >= 0 && x < 1e9 ? x : 0;
+}
+
 /* The `# key: value` lines at the top, up to the header line (left in
  * r->line).  The first must name the kind. */
 static int read_meta(csv_reader *r, cl_diag *d)
@@ -379,6 +388,8 @@ static int read_meta(csv_reader *r, cl_diag *d)
             clean_copy(r->out->side, sizeof r->out->side, value);
         else if (strcmp(key, "status") == 0)
             clean_copy(r->out->status, sizeof r->out->status, value);
+        else if (strcmp(key, "origin_s") == 0)
+            r->out->origin = origin_of(value);
     }
     if (ferror(r->f))
         return diag_set(d, CL_EIO, "%s: cannot read: %s", r->name, strerror(errno));
@@ -603,8 +614,19 @@ static void gp_num(gp_args *a, const char *name, size_t v)
         a->used += (size_t)len;
 }
 
+/* name=v for a finite v (a real, written so gnuplot reads it as one). */
+static void gp_real(gp_args *a, const char *name, double v)
+{
+    size_t room = sizeof a->buf - a->used;
+    int len = snprintf(a->buf + a->used, room, "%s=%.9e; ", name, v);
+    if (len < 0 || (size_t)len >= room)
+        a->overflow = true;
+    else
+        a->used += (size_t)len;
+}
+
 /* The inputs a template reads for one panel (suffix "" or "2"): datafile,
- * plottitle, side, status, series, nseries; empty when c is NULL. */
+ * plottitle, side, status, series, nseries, origin; empty when c is NULL. */
 static void panel_args(gp_args *a, const char *suffix, const char *path, const plot_csv *c)
 {
     static const char *const names[] = {"datafile", "plottitle", "side", "status", "series"};
@@ -617,6 +639,8 @@ static void panel_args(gp_args *a, const char *suffix, const char *path, const p
     }
     snprintf(name, sizeof name, "nseries%s", suffix);
     gp_num(a, name, c ? c->nseries : 0);
+    snprintf(name, sizeof name, "origin%s", suffix);
+    gp_real(a, name, c ? c->origin : 0);
 }
 
 static int check_job(const plot_job *job, cl_diag *d)
@@ -802,8 +826,10 @@ int plot_write_timeline(FILE *f, const cl_record *recs, size_t n,
     char side[16], status[32];
     clean_copy(side, sizeof side, meta->side ? meta->side : "");
     clean_copy(status, sizeof status, meta->status ? meta->status : "ok");
-    fprintf(f, "# side: %s\n# status: %s\n# iteration: %d\n%s\n", side, status, (int)iter,
-            plot_kind_header(PLOT_TIMELINE));
+    /* The run's clock at time 0, so a figure can name a moment as the
+     * run's report does ("deadlock ... at t = 710 ms"). */
+    fprintf(f, "# side: %s\n# status: %s\n# iteration: %d\n# origin_s: %.9g\n%s\n", side, status,
+            (int)iter, origin, plot_kind_header(PLOT_TIMELINE));
     for (size_t i = 0; i < m; i++) {
         const cl_record *r = v[i];
         /* started is clamped into [posted, finished] as the trace does. */

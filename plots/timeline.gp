@@ -12,10 +12,16 @@
 #                       sends and receives of a deadlock), from its call to
 #                       the figure's edge, labelled with the call
 #
-# Gaps between a rank's bars are time it spent idle: a pipeline's bubble.
+# Gaps between a rank's bars are time it spent idle: a pipeline's bubble,
+# which the title gives as a share of the step where the ranks compute (1
+# less the compute time over ranks x step, the step from the earliest
+# iteration start to the latest end).  A call too short to see at the
+# axis's scale is drawn a little wider, so every op in the legend shows.
 # With datafile2 set, the second file is drawn below the first (modeled
-# above measured), both on one time axis.
+# above measured), each on its own time axis.
 if (!exists("datafile2")) datafile2 = ''
+if (!exists("origin")) origin = 0
+if (!exists("origin2")) origin2 = 0
 stacked = datafile2 ne ''
 height = stacked ? 1000 : 560
 load plotdir.'/common.gp'
@@ -33,24 +39,16 @@ stalledlabel(x) = strcol(2).(isop('send') && $6 >= 0 ? ' to '.strcol(6) : \
                              isop('recv') && $6 >= 0 ? ' from '.strcol(6) : \
                              isop('recv') ? ' from any' : '')
 
-# One time axis for both panels (the later end, its unit), so their bars
-# compare by eye: a modeled run much faster than the measured one shows
-# as the short thing it is.
-stats datafile using 5 nooutput
-tall = STATS_max
-if (stacked) { stats datafile2 using 5 nooutput; tall = STATS_max > tall ? STATS_max : tall }
-tall = tall > 0 ? tall : 1e-9
-anydeadlock = status eq 'deadlock' || (stacked && status2 eq 'deadlock')
-# Times in the unit that suits the axis: x = seconds * sc.
-sc = tall >= 1 ? 1 : tall >= 1e-3 ? 1e3 : tall >= 1e-6 ? 1e6 : 1e9
-unit = tall >= 1 ? 's' : tall >= 1e-3 ? 'ms' : tall >= 1e-6 ? 'us' : 'ns'
-
+# Each panel on its own time axis: a modeled run is often a hundred times
+# shorter than the measured one, and on a shared axis it would be a
+# sliver.  The titles say each panel's step, so the two still compare.
 if (stacked) { set multiplot layout 2, 1 }
 do for [p = 1 : (stacked ? 2 : 1)] {
     f = p == 1 ? datafile : datafile2
     ttl = p == 1 ? plottitle : plottitle2
     sd = p == 1 ? side : side2
     st = p == 1 ? status : status2
+    org = p == 1 ? origin : origin2
     ops = p == 1 ? series : series2
     set autoscale xy
     stats f using 1 nooutput
@@ -66,13 +64,38 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     stats f using ($9 == 1 ? 1 : 0) nooutput
     nstalled = STATS_sum
     deadlock = st eq 'deadlock'
+    # The step: the iterations' outlines where there are some, else every
+    # row.  The axis spans the step (the barriers around it are cut off at
+    # its edges), or up to the deadlock and half as much again after it.
+    if (niter > 0) {
+        stats f using (isop('iter') ? $3 : NaN) nooutput
+        t0 = STATS_min
+        stats f using (isop('iter') ? $5 : NaN) nooutput
+        t1 = STATS_max
+    } else {
+        stats f using 3 nooutput
+        t0 = STATS_min
+        t1 = tend
+    }
+    step = t1 - t0
+    span = deadlock || step <= 0 ? tend - t0 : step
+    # A deadlock at the very start: a microsecond to see its calls in.
+    span = span > (deadlock ? 1e-6 : 0) ? span : (deadlock ? 1e-6 : 1e-9)
+    sc = span >= 1 ? 1 : span >= 1e-3 ? 1e3 : span >= 1e-6 ? 1e6 : 1e9
+    unit = span >= 1 ? 's' : span >= 1e-3 ? 'ms' : span >= 1e-6 ? 'us' : 'ns'
+    x(t) = (t - t0) * sc
+    stats f using (isop('compute') ? $5 - $4 : 0) nooutput
+    busy = STATS_sum
+    bubble = busy > 0 && step > 0 ? sprintf(', step %s, bubble %.1f %%', \
+                                            time_label(step), 100 * (1 - busy / (nranks * step))) : ''
     bars = ''
     do for [k = 1 : words(ops)] { if (word(ops, k) ne 'iter') { bars = bars.' '.word(ops, k) } }
 
     unset object
     unset arrow
     unset label
-    xmax = tall * sc * (anydeadlock ? 1.5 : 1.02)
+    xmax = span * sc * (deadlock ? 1.5 : 1.02)
+    minw = xmax * 0.004 # the narrowest bar drawn
     set xrange [0 : xmax]
     set yrange [nranks - 0.45 : -0.55]
     set ytics 0, (nranks > 24 ? ceil(nranks / 16.0) : 1), nranks - 1 out nomirror
@@ -82,38 +105,41 @@ do for [p = 1 : (stacked ? 2 : 1)] {
     set format x '%g'
     set xlabel 'time since the iteration began ('.unit.')'
     set ylabel ''
-    set title wrap(sideword(sd).ttl.(deadlock ? '  [deadlock]' : ''), titlechars)
+    set title wrap(sideword(sd).ttl.bubble.(deadlock ? '  [deadlock]' : ''), titlechars)
     set key outside right top vertical Left reverse
     if (deadlock) {
-        set object 1 rect from tend * sc, graph 0 to graph 1, graph 1 \
+        set object 1 rect from x(tend), graph 0 to graph 1, graph 1 \
             fc rgb '#fbe3e0' fs solid 1.0 noborder behind
-        set arrow 1 from tend * sc, graph 0 to tend * sc, graph 1 nohead lc rgb '#d62728' lw 2
-        set label 1 "deadlock:\nnothing completes\nafter this" \
-            at tend * sc, graph 0.5 offset 1, 0 left tc rgb '#d62728'
+        set arrow 1 from x(tend), graph 0 to x(tend), graph 1 nohead lc rgb '#d62728' lw 2
+        # The moment on the run's clock, as the run's report names it.
+        set label 1 sprintf("deadlock:\nnothing completes\nafter t = %s\n(the run's clock)", \
+                            time_label(org + tend)) \
+            at x(tend), graph 0.5 offset 1, 0 left front tc rgb '#d62728'
     }
     # "for [q = 1 : n > 0]" draws an element only when it has rows: gnuplot
     # warns about elements without any.
     plot for [q = 1 : niter > 0] f \
-             using (isop('iter') ? $3 * sc : NaN):1:($3 * sc):($5 * sc):($1 - 0.45):($1 + 0.45) \
+             using (isop('iter') ? x($3) : NaN):1:(x($3)):(x($5)):($1 - 0.45):($1 + 0.45) \
              with boxxyerror fs empty border rgb '#888888' lc rgb '#888888' \
              title 'iteration', \
          for [q = 1 : nwaiting > 0] f \
-             using ((isop('send') || isop('recv')) && $4 > $3 && $9 == 0 ? $3 * sc : NaN):1:($3 * sc):($4 * sc): \
+             using ((isop('send') || isop('recv')) && $4 > $3 && $9 == 0 ? x($3) : NaN):1:(x($3)):(x($4)): \
                    ($1 - h):($1 + h) \
              with boxxyerror fs solid 1.0 border lc rgb '#bbbbbb' fc rgb '#e6e6e6' \
              title 'waiting for the peer', \
          for [k = 1 : words(bars)] f \
-             using (isop(word(bars, k)) && $9 == 0 ? $4 * sc : NaN):1:((main(word(bars, k)) ? $4 : $3) * sc):($5 * sc): \
+             using (isop(word(bars, k)) && $9 == 0 ? x($4) : NaN):1:(x(main(word(bars, k)) ? $4 : $3)): \
+                   (x($5) - x(main(word(bars, k)) ? $4 : $3) < minw ? x(main(word(bars, k)) ? $4 : $3) + minw : x($5)): \
                    ($1 + (main(word(bars, k)) ? -h : h + 0.03)):($1 + (main(word(bars, k)) ? h : 0.44)) \
              with boxxyerror fc rgb (opcolor(word(bars, k))) \
              fs solid 0.9 border lc rgb (many ? opcolor(word(bars, k)) : '#333333') \
              title word(bars, k), \
          for [q = 1 : nstalled > 0] f \
-             using ($9 == 1 ? $3 * sc : NaN):1:($3 * sc):(xmax):($1 - h):($1 + h) \
+             using ($9 == 1 ? x($3) : NaN):1:(x($3)):(xmax):($1 - h):($1 + h) \
              with boxxyerror fs pattern 2 border lc rgb '#d62728' lc rgb '#d62728' \
              title 'never completed', \
          for [q = 1 : nstalled > 0] f \
-             using ($9 == 1 ? $3 * sc : NaN):1:(stalledlabel(0)) \
+             using ($9 == 1 ? x($3) : NaN):1:(stalledlabel(0)) \
              with labels left offset 0.5, (h + 0.1) * 2.2 tc rgb '#d62728' notitle
 }
 if (stacked) { unset multiplot }

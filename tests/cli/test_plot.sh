@@ -107,6 +107,16 @@ run 3 run deadlock --bytes 1MiB --timeline dl.csv
 has dl.csv "# status: deadlock"; rows dl.csv 6
 has dl.csv "0,send,1e-06,1e-06,1e-06,1,1048576,0,1"
 has dl.csv "1,send,1e-06,1e-06,1e-06,0,1048576,0,1"
+# The figure names the deadlock's moment on the run's clock, as the report
+# does ("deadlock at t = 1 us"): the rows count from the iteration, and
+# "# origin_s:" says where that is on the run's clock.
+has "$err" "deadlock at t = 1 us"; has dl.csv "# origin_s: "
+run 0 plot dl.csv --term dumb; has "$out" "after t = 1 us"
+# A pipeline's figure gives its step and its bubble: 4 stages and 4
+# microbatches of 1 ms compute, GPipe's (p-1)/(m+p-1) = 3/7 = 42.9 % idle
+# (chapter 02), a little more with the messages' time.
+run 0 run pipeline -n 4 --compute 1ms --bytes 8 --timeline pipe.csv
+run 0 plot pipe.csv --term dumb; has "$out" "step 14.0"; has "$out" "bubble 42.9 %"
 # A stalled call starts where its rank's last record ended: rank 0 sends
 # at 1 us and waits; rank 1 computes 1 ms first, and the deadlock is then.
 cat >"$tmpd/late.c" <<'EOF'
@@ -122,6 +132,11 @@ EOF
 run 3 run "$tmpd/late.c" --bytes 1MiB --timeline late.csv
 has late.csv "0,send,1e-06,0.001001,0.001001,1,1048576,0,1"
 has late.csv "1,send,0.001001,0.001001,0.001001,0,1048576,0,1"
+# Measured with more ranks than cores, the figure's title says so.
+ranks=$(($(nproc) + 1))
+run 0 run ring -n "$ranks" --backend shm --bind none --iters 2 --warmup 0 --bytes 1KiB \
+    --timeline over.csv
+has over.csv "(oversubscribed: $ranks ranks on $(nproc) cores, waits include the scheduler)"
 run 3 run deadlock --backend shm --bind none --bytes 1MiB --timeline dls.csv
 has dls.csv "# status: deadlock"
 if grep -q "^0,send,.*,1,1048576,0,1\$" dls.csv && grep -q "^1,send,.*,0,1048576,0,1\$" dls.csv
