@@ -3,6 +3,10 @@
 # alone between them); each measurement is a point at its median with a
 # bar over the interquartile range (25th to 75th percentile), its min and
 # max as small marks.  One colour pair per series (pattern, backend, ranks).
+# The axis spans the model and the interquartile ranges (and the mins): a
+# loaded machine's slowest iteration can be a thousand times the median,
+# and an axis stretched to it squeezes the bars flat.  A max above the axis
+# is a triangle at its top edge.
 load plotdir.'/common.gp'
 stats datafile using 4 nooutput
 lo = STATS_min
@@ -16,6 +20,17 @@ set ylabel 'time (seconds, log scale)'
 set key top left Left reverse
 # A measured row has column 6; a row of the model alone has it empty.
 measured(y) = valid(6) ? y : NaN
+stats datafile using 5 nooutput
+ylo = STATS_min
+yhi = STATS_max
+stats datafile using (measured($7)) nooutput
+ylo = STATS_records > 0 && STATS_min < ylo ? STATS_min : ylo
+stats datafile using (measured($11)) nooutput
+yhi = STATS_records > 0 && STATS_max > yhi ? STATS_max : yhi
+ytop = yhi * 4
+stats datafile using (measured($8) > ytop ? 1 : 0) nooutput
+nabove = STATS_sum
+set yrange [ylo / 2 : ytop]
 plot for [i = 1 : nseries] datafile \
          using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):5 \
          smooth unique with lines lt (2 * i - 1) title prefix(i).'model', \
@@ -26,5 +41,8 @@ plot for [i = 1 : nseries] datafile \
          using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):(measured($7)) \
          with points lt (2 * i) pt 1 ps 0.8 title prefix(i).'min and max', \
      for [i = 1 : nseries] datafile \
-         using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):(measured($8)) \
-         with points lt (2 * i) pt 1 ps 0.8 notitle
+         using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):(measured($8) <= ytop ? $8 : NaN) \
+         with points lt (2 * i) pt 1 ps 0.8 notitle, \
+     for [q = 1 : nabove > 0] for [i = 1 : nseries] datafile \
+         using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):(measured($8) > ytop ? ytop / 1.25 : NaN) \
+         with points lt (2 * i) pt 9 ps 0.9 title (i == 1 ? 'max above the axis (the CSV has it)' : '')

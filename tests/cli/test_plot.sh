@@ -186,6 +186,11 @@ run 0 price --plot=dumb; has "$out" "bandwidth term n / B"
 # alpha, too thin to see at 256 MiB, is written on each bar with its share
 # of T (1 us of 895.8 us on nvlink: 0.11 %; the course's tier table).
 has "$out" "alpha 1 us = 0.11 %"; has "$out" "alpha 30 us = 0.035 %"
+# ... and the legend does not offer alpha's colour where no bar shows it;
+# at 64 KiB alpha is most of every bar (1 us of 1.218 us on nvlink).
+has "$out" "latency term alpha: too thin to see"
+run 0 price --bytes 64KiB --plot=dumb; has "$out" "alpha 1 us = 82 %"
+if grep -q "too thin" "$out"; then bad "alpha called too thin at 64 KiB"; else ok; fi
 run 0 plot "$data/timeline-sim.csv" "$data/timeline-shm.csv" --term dumb
 has "$out" "modeled: pipeline"; has "$out" "measured: pipeline"
 # A dumb plot is as wide as the terminal ($COLUMNS, else the terminal's
