@@ -401,6 +401,11 @@ static int bench_transport(const bench_ref *ref, bool quick)
            "with --mca btl %s in the same run.\n\n", backend, ref->where, WINDOW, SAMPLES,
            ref->btl);
     int rc = CLI_EXIT_OK;
+    /* What it is doing, on stderr: the table comes only once both sides
+     * are measured, seconds later. */
+    char top[UNITS_BUF];
+    fprintf(stderr, "bench %s: measuring commlab, 1 B to %s (%zu sizes, latency and "
+            "bandwidth) ...\n", backend, units_size_str(top, max), n);
     for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
         size_t bytes = (size_t)1 << i;
         if (measure(backend, latency_pattern, bytes, true, &ours[i].lat) ||
@@ -408,6 +413,9 @@ static int bench_transport(const bench_ref *ref, bool quick)
             rc = CLI_EXIT_FAILED;
         ours[i].ok = rc == CLI_EXIT_OK;
     }
+    if (rc == CLI_EXIT_OK)
+        fprintf(stderr, "bench %s: measuring Open MPI (--mca btl %s) the same way ...\n",
+                backend, ref->btl);
     bool have_mpi = rc == CLI_EXIT_OK && run_mpi(ref->btl, max, mpi, n);
     printf("%-8s %-30s %-12s %-6s %-36s %-12s %-6s\n", "size", "commlab latency", "Open MPI",
            "ratio", "commlab bandwidth", "Open MPI", "ratio");
