@@ -4,6 +4,7 @@
  * CSV that calibrate and compare print. */
 #include "cli/calibrate.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -528,14 +529,35 @@ int calibrate_provider(const backend_info *be, const char *asked, char *buf, siz
     return 0;
 }
 
+/* The folder of machine files: configs/machines beside the shipped
+ * configs where this user may write (a checkout, or an install of their
+ * own), else their own data folder (~/.local/share/commlab/machines): an
+ * installed copy's share folder belongs to root.  0, or prints why not. */
+static int machines_dir(char *dir, size_t len)
+{
+    char configs[1024];
+    cl_diag d = {{0}};
+    if (cli_data_path(configs, sizeof configs, "configs/tiers.yaml", &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    *strrchr(configs, '/') = 0;
+    cli_textf(dir, len, "%s/machines", configs);
+    if (access(dir, W_OK) == 0 || (errno == ENOENT && access(configs, W_OK) == 0))
+        return 0;
+    if (!cli_user_dir(dir, len, "XDG_DATA_HOME", ".local/share"))
+        return cli_error("'%s' is not writable and there is no HOME for a folder of your own: "
+                         "give the machine file's path with --out", dir);
+    size_t n = strlen(dir);
+    cli_textf(dir + n, len - n, "/machines");
+    return 0;
+}
+
 int calibrate_default_path(char *buf, size_t len, const char *backend, const char *provider,
                            double netlab_Bps)
 {
     char tiers[1024], host[256], lab[48] = "";
-    cl_diag d = {{0}};
-    if (cli_data_path(tiers, sizeof tiers, "configs/tiers.yaml", &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    *strrchr(tiers, '/') = 0; /* .../configs */
+    int rc = machines_dir(tiers, sizeof tiers);
+    if (rc)
+        return rc;
     calibrate_hostname(host, sizeof host);
     for (char *p = host; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
@@ -552,7 +574,7 @@ int calibrate_default_path(char *buf, size_t len, const char *backend, const cha
         lab[n] = 0;
     }
     bool rdma = provider && *provider;
-    if ((size_t)snprintf(buf, len, "%s/machines/%s-%s%s%s%s.yaml", tiers, host, backend,
+    if ((size_t)snprintf(buf, len, "%s/%s-%s%s%s%s.yaml", tiers, host, backend,
                          rdma ? "-" : "", rdma ? provider : "", lab) >= len)
         return cli_error("the machine file's path is too long: set COMMLAB_HOME or use --out");
     return 0;

@@ -71,6 +71,20 @@ int cli_mem_available(uint64_t *bytes);
  * PREFIX/share/commlab.  Writes the path and returns 0, or CL_ENOENT with
  * d naming the places looked at. */
 int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d);
+/* This user's own folder for commlab's files of a kind (XDG base
+ * directories): $xdg_var/commlab when it is absolute, else
+ * $HOME/home_rel/commlab ("XDG_DATA_HOME", ".local/share").  False when
+ * there is neither. */
+bool cli_user_dir(char *dir, size_t len, const char *xdg_var, const char *home_rel);
+/* Makes dir and its parents, each 0700 when new.  0, or -1 with errno. */
+int cli_make_dirs(char *dir);
+
+/* A file the user named (--topology configs/topologies/x.yaml, a `what`):
+ * *out = given when it is absolute or readable from here, else the copy
+ * in the data folders (cli_data_path: an installed copy's share folder)
+ * in buf.  0, or CLI_EXIT_USAGE after printing where it looked. */
+int cli_given_path(char *buf, size_t len, const char *given, const char *what,
+                   const char **out);
 
 /* Takes the variable name out of the environment: a copy of its value
  * (NULL when unset, or out of memory), the original bytes wiped, so that

@@ -39,7 +39,9 @@ const char cmd_calibrate_usage[] =
     "  -b, --backend NAME       shm, tcp or rdma\n"
     "  -o, --out FILE           machine file to write (default\n"
     "                           configs/machines/<host>-<backend>.yaml; for rdma\n"
-    "                           <host>-rdma-<provider>.yaml)\n"
+    "                           <host>-rdma-<provider>.yaml; where configs/ is\n"
+    "                           not yours to write, as in an installed copy,\n"
+    "                           ~/.local/share/commlab/machines/ instead)\n"
     "      --eager-limit SIZE   the transport's eager limit while measuring, and the\n"
     "                           model's (default 64KiB)\n"
     "      --quick              1 B..4 MiB by factors of 2, about 0.05 s a size: ten\n"
@@ -348,7 +350,7 @@ static int check_writable(const char *path)
     char *slash = strrchr(probe, '/');
     if (slash && slash != probe) {
         *slash = 0;
-        if (mkdir(probe, 0777) != 0 && errno != EEXIST)
+        if (cli_make_dirs(probe) != 0)
             return cli_error("cannot write the machine file '%s': cannot create its folder: "
                              "%s (choose another with --out)", path, strerror(errno));
     }

@@ -597,7 +597,13 @@ static int build_net(run_opts *o, sim_net **net)
     cl_diag d = {{0}};
     int err;
     if (o->topology) {
-        err = sim_net_load(net, o->topology, &ts, &d);
+        char found[PATH_MAX];
+        const char *path;
+        if ((rc = cli_given_path(found, sizeof found, o->topology, "topology", &path))) {
+            tier_set_release(&ts);
+            return rc;
+        }
+        err = sim_net_load(net, path, &ts, &d);
     } else {
         err = sim_net_create_tier(net, &ts.tiers[0], o->ranks, &d);
     }

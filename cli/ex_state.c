@@ -35,14 +35,7 @@ typedef struct state_line {
 /* The folder of the state file into dir; false when there is none. */
 static bool state_dir(char *dir, size_t len)
 {
-    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (xdg && xdg[0] == '/')
-        cli_textf(dir, len, "%s/commlab", xdg);
-    else if (home && home[0] == '/')
-        cli_textf(dir, len, "%s/.local/state/commlab", home);
-    else
-        return false;
-    return true;
+    return cli_user_dir(dir, len, "XDG_STATE_HOME", ".local/state");
 }
 
 static size_t state_read(state_line *v, size_t max)
@@ -69,25 +62,10 @@ static size_t state_read(state_line *v, size_t max)
     return n;
 }
 
-/* Makes dir and its parents, each 0700 when new. */
-static int make_dirs(char *dir)
-{
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        int rc = mkdir(dir, 0700);
-        *p = '/';
-        if (rc && errno != EEXIST)
-            return -1;
-    }
-    return mkdir(dir, 0700) && errno != EEXIST ? -1 : 0;
-}
-
 static void state_write(const state_line *v, size_t n)
 {
     char dir[PATH_MAX], path[PATH_MAX + 16];
-    if (!state_dir(dir, sizeof dir) || make_dirs(dir))
+    if (!state_dir(dir, sizeof dir) || cli_make_dirs(dir))
         return;
     cli_textf(path, sizeof path, "%s/exercises", dir);
     file_out o;

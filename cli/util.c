@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/near.h"
@@ -127,6 +128,47 @@ int cli_data_path(char *buf, size_t len, const char *rel, cl_diag *d)
                     rel);
 }
 
+int cli_given_path(char *buf, size_t len, const char *given, const char *what,
+                   const char **out)
+{
+    *out = given;
+    if (given[0] == '/' || readable(given))
+        return 0;
+    cl_diag d = {{0}};
+    if (cli_data_path(buf, len, given, &d) == 0) {
+        *out = buf;
+        return 0;
+    }
+    return cli_error("cannot find the %s '%s': not in this folder, nor in $COMMLAB_HOME, the "
+                     "source tree or PREFIX/share/commlab", what, given);
+}
+
+bool cli_user_dir(char *dir, size_t len, const char *xdg_var, const char *home_rel)
+{
+    const char *xdg = getenv(xdg_var), *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+        cli_textf(dir, len, "%s/commlab", xdg);
+    else if (home && home[0] == '/')
+        cli_textf(dir, len, "%s/%s/commlab", home, home_rel);
+    else
+        return false;
+    return true;
+}
+
+int cli_make_dirs(char *dir)
+{
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        int rc = mkdir(dir, 0700);
+        *p = '/';
+        if (rc && errno != EEXIST)
+            return -1;
+    }
+    return mkdir(dir, 0700) && errno != EEXIST ? -1 : 0;
+}
+
 /* Loads the tiers file (default or --config) and applies --tiers. */
 int cli_load_tiers(tier_set *ts, const char *config, const char *list)
 {
@@ -136,6 +178,10 @@ int cli_load_tiers(tier_set *ts, const char *config, const char *list)
         if (cli_data_path(path, sizeof path, "configs/tiers.yaml", &d))
             return cli_diag(&d, CLI_EXIT_USAGE);
         config = path;
+    } else {
+        int rc = cli_given_path(path, sizeof path, config, "tiers file", &config);
+        if (rc)
+            return rc;
     }
     if (tier_set_load(ts, config, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
