@@ -9,9 +9,16 @@ hi = STATS_max
 eval size_tics
 set logscale y 10
 set format y '%.0s %cB/s'
-set title wrap('bandwidth vs message size: '.plottitle, titlechars)
+# One message's size / time is a bandwidth; a pipeline's is a throughput
+# of its whole iteration, not a link's rate.
+onemsg = 1
+do for [i = 1 : nseries] { p = word(series, i); p = p[1 : strstrt(p, ',') - 1]; \
+    if (p ne 'pingpong' && p ne 'relay') { onemsg = 0 } }
+set title wrap((onemsg ? 'bandwidth' : 'size / time of one iteration').' vs message size: '. \
+               plottitle, titlechars)
 set xlabel 'message size (bytes, log scale)'
-set ylabel 'bandwidth = size / time (bytes per second, log scale)'
+set ylabel (onemsg ? 'bandwidth = size / time' : 'size / time of one iteration'). \
+           ' (bytes per second, log scale)'
 set key top left Left reverse
 # A measured row has column 6; a row of the model alone has it empty.
 measured(y) = valid(6) ? y : NaN

@@ -14,9 +14,14 @@ hi = STATS_max
 eval size_tics
 set logscale y 10
 set format y '%.0s %cs'
-set title wrap('latency vs message size: '.plottitle, titlechars)
+# One message's time is a latency; a pipeline's or a ring's is a step.
+onemsg = 1
+do for [i = 1 : nseries] { p = word(series, i); p = p[1 : strstrt(p, ',') - 1]; \
+    if (p ne 'pingpong' && p ne 'relay') { onemsg = 0 } }
+set title wrap((onemsg ? 'latency' : 'time of one iteration').' vs message size: '.plottitle, \
+               titlechars)
 set xlabel 'message size (bytes, log scale)'
-set ylabel 'time (seconds, log scale)'
+set ylabel (onemsg ? 'one-way time' : 'time of one iteration').' (seconds, log scale)'
 set key top left Left reverse
 # A measured row has column 6; a row of the model alone has it empty.
 measured(y) = valid(6) ? y : NaN

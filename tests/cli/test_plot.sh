@@ -182,6 +182,13 @@ run 0 plot plots/out/sweep.csv --out "$tmpd/again"; png "$tmpd/again/sweep.png"
 run 0 plot "$data/compare.csv" --term dumb --out "$tmpd/dumb"
 has "$out" "latency vs message size: pingpong"; has "$out" "message size (bytes, log scale)"
 absent "$tmpd/dumb"
+# A pipeline's time is a step's, not a latency, and its size / time no
+# link's bandwidth: the figures say so.
+sed 's/pingpong/pipeline/g' "$data/compare.csv" >"$tmpd/pipe.csv"
+run 0 plot "$tmpd/pipe.csv" --term dumb
+has "$out" "time of one iteration vs message size: pipeline"
+has "$out" "size / time of one iteration vs message size"
+if grep -q "latency vs" "$out"; then bad "a pipeline's time called latency"; else ok; fi
 run 0 price --plot=dumb; has "$out" "bandwidth term n / B"
 # alpha, too thin to see at 256 MiB, is written on each bar with its share
 # of T (1 us of 895.8 us on nvlink: 0.11 %; the course's tier table).
