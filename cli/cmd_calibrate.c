@@ -16,7 +16,7 @@
 #include "real/netlab.h"
 
 const char cmd_calibrate_usage[] =
-    "usage: commlab calibrate --backend shm|tcp|rdma [options]\n"
+    "usage: commlab calibrate --backend shm|tcp|rdma|mpi [options]\n"
     "\n"
     "Measures the one-way time of a blocking ping-pong (the pingpong pattern, 2\n"
     "ranks) from 1 B to 64 MiB, fits T(n) = alpha + n / bandwidth piecewise, and\n"
@@ -36,7 +36,9 @@ const char cmd_calibrate_usage[] =
     "residuals (3 points a side, 8 segments at most).  Each segment's alpha,\n"
     "bandwidth, R^2 (of the relative fit) and residuals are printed.\n"
     "\n"
-    "  -b, --backend NAME       shm, tcp or rdma\n"
+    "  -b, --backend NAME       shm, tcp, rdma or mpi (mpi: the command starts\n"
+    "                           itself under mpirun on 2 processes, or runs in\n"
+    "                           the 2 of a job you started)\n"
     "  -o, --out FILE           machine file to write (default\n"
     "                           configs/machines/<host>-<backend>.yaml; for rdma\n"
     "                           <host>-rdma-<provider>.yaml; where configs/ is\n"
