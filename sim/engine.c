@@ -13,6 +13,7 @@
 #include "core/match.h"
 #include "core/units.h"
 #include "core/waitfor.h"
+#include "sim/blocks.h"
 #include "sim/coro.h"
 #include "sim/fault.h"
 #include "sim/flow.h"
@@ -82,11 +83,6 @@ struct sim_msg {
     bool in_pattern;   /* sent by the pattern, not by the barrier between iterations */
 };
 
-typedef struct alloc_hdr {
-    struct alloc_hdr *next;
-    max_align_t align[]; /* user memory follows */
-} alloc_hdr;
-
 typedef struct sim_rank {
     /* What every message and wait reads or writes comes first, so that at
      * 10,000+ ranks a step touches few of the rank's cache lines (comm's
@@ -114,7 +110,7 @@ typedef struct sim_rank {
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
-    alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
+    sim_blocks blocks;   /* cl_alloc memory of the running iteration */
 } sim_rank;
 
 _Static_assert(offsetof(sim_rank, wake_gen) + sizeof(uint64_t) <= 64,
@@ -159,6 +155,7 @@ struct sim_engine {
     struct free_item *free_reqs; /* pools of sim_req and sim_msg */
     struct free_item *free_msgs;
     slab *slabs;
+    sim_blocks_pool blocks; /* the ranks' cl_alloc blocks (sim/blocks.h) */
     double *iter_time;  /* n * iters: each rank's own time per timed iteration */
     uint64_t next_msg;
     uint64_t next_gen;  /* flow end events: every push gets a new number */
@@ -1141,17 +1138,11 @@ static double sim_now(const cl_comm *c)
 static void *sim_alloc(cl_comm *c, size_t bytes)
 {
     sim_rank *me = c->backend;
-    if (bytes > SIZE_MAX - sizeof(alloc_hdr))
-        return NULL;
-    alloc_hdr *h = calloc(1, sizeof *h + bytes);
-    if (!h) {
+    void *p = sim_blocks_alloc(&me->blocks, &me->eng->blocks, bytes);
+    if (!p)
         engine_fail(me->eng, CL_ENOMEM, "rank %d: out of memory allocating %zu bytes",
                     (int)(me - me->eng->ranks), bytes);
-        return NULL;
-    }
-    h->next = me->arena;
-    me->arena = h;
-    return h->align;
+    return p;
 }
 
 static void sim_print(cl_comm *c, const char *line)
@@ -1197,19 +1188,29 @@ static const comm_ops sim_ops = {
 
 /* ---- ranks ---- */
 
-static void arena_free(sim_rank *r)
+/* A rank's cl_alloc blocks are checked: rc, or CL_EPEER when the rank
+ * wrote past one (the run then fails). */
+static int blocks_check(sim_rank *r, int rc)
 {
-    while (r->arena) {
-        alloc_hdr *h = r->arena;
-        r->arena = h->next;
-        free(h);
+    sim_engine *e = r->eng;
+    sim_blocks_fault f;
+    if (sim_blocks_check(&r->blocks, &f)) {
+        char why[sizeof e->res->diag.msg];
+        int rank = (int)(r - e->ranks);
+        sim_blocks_words(&f, rank, rank, NULL, why, sizeof why);
+        engine_fail(e, CL_EPEER, "%s", why);
+        rc = CL_EPEER;
     }
+    return rc;
 }
 
-/* The driver's end of an iteration: its cl_alloc memory goes. */
+/* The driver's end of an iteration: its blocks are checked, and kept for
+ * the next one's cl_alloc calls. */
 static int iteration_end(run_rank *run, int rc)
 {
-    arena_free(run->backend);
+    sim_rank *r = run->backend;
+    rc = blocks_check(r, rc);
+    sim_blocks_recycle(&r->blocks, &r->eng->blocks);
     return rc;
 }
 
@@ -1225,7 +1226,8 @@ static void rank_main(void *arg)
     if (rc && !e->aborting)
         engine_fail(e, rc, "rank %d: %s: %s (%s)", (int)(r - e->ranks), during, cl_strerror(rc),
                     cl_errname(rc));
-    arena_free(r);
+    blocks_check(r, 0);
+    sim_blocks_release(&r->blocks, &e->blocks);
     r->state = RANK_DONE;
     e->ndone++;
 }
@@ -1295,6 +1297,22 @@ static void report_deadlock(sim_engine *e)
                     units_time_str(t, e->now), e->n - e->ndone, e->n);
 }
 
+/* A fault at addr past the end of a rank's cl_alloc block (r's own, the
+ * likely one, first): the words naming it into why.  Else why is kept. */
+static void block_named(sim_engine *e, const sim_rank *r, const void *addr, const char *where,
+                        char *why, size_t len)
+{
+    sim_blocks_fault f;
+    int owner = -1;
+    if (sim_blocks_find(&r->blocks, addr, &f))
+        owner = (int)(r - e->ranks);
+    for (int i = 0; i < e->n && owner < 0; i++)
+        if (sim_blocks_find(&e->ranks[i].blocks, addr, &f))
+            owner = i;
+    if (owner >= 0)
+        sim_blocks_words(&f, (int)(r - e->ranks), owner, where, why, len);
+}
+
 /* sim_coro_resume failed for r (in state `was` before): it overflowed its
  * stack, crashed, called exit() or ran past the time limit, or the limit
  * stopped the run at its turn, before it ran (sim/fault.h tells which).  A
@@ -1306,8 +1324,11 @@ static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err)
         snprintf(where, sizeof where, "in %s", r->comm.call.name);
     else
         snprintf(where, sizeof where, "in its own code");
+    const void *addr = sim_fault_addr(&e->fault);
     bool blame = sim_fault_why(&e->fault, err, (int)(r - e->ranks),
                                sim_stacks_stack_bytes(e->stacks), where, why, sizeof why);
+    if (addr)
+        block_named(e, r, addr, where, why, sizeof why);
     if (!blame)
         r->state = was; /* it never ran: still waiting as it was */
     if (err == CL_ETIMEOUT && !e->aborting)
@@ -1412,6 +1433,7 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
     if (err || !e->ranks || !e->iter_time || run_result_init(res, j->iters))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     sim_links_init(&e->links);
+    sim_blocks_pool_init(&e->blocks);
     if (o->sharing == SIM_SHARE_MAXMIN && sim_net_can_share(o->net) &&
         (sim_flow_create(&e->flows, flow_moved, e) ||
          !(e->ports = calloc((size_t)sim_net_flow_ids(o->net), sizeof *e->ports))))
@@ -1464,7 +1486,8 @@ static void engine_release(sim_engine *e)
     }
     if (e->ranks)
         for (int i = 0; i < e->n; i++) {
-            arena_free(&e->ranks[i]); /* a rank stopped where it stood kept its own */
+            /* a rank stopped where it stood kept its own */
+            sim_blocks_release(&e->ranks[i].blocks, &e->blocks);
             debug_detach(&e->ranks[i].comm);
             run_lines_release(&e->ranks[i].run.held);
         }

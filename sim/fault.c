@@ -354,6 +354,12 @@ static void signal_words(const sim_fault *f, char *buf, size_t len)
         snprintf(buf + used, len - used, ")");
 }
 
+const void *sim_fault_addr(const sim_fault *f)
+{
+    bool memory = f->sig == SIGSEGV || f->sig == SIGBUS;
+    return f->cause == SIM_FAULT_SIGNAL && memory ? f->addr : NULL;
+}
+
 bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const char *where,
                    char *buf, size_t len)
 {

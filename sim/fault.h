@@ -111,6 +111,11 @@ int sim_fault_begin(sim_fault *f, sim_sched *s, double timeout, cl_diag *d);
  * were there before.  Cannot fail. */
 void sim_fault_end(sim_fault *f);
 
+/* The address whose access ended the last rank (a SIGSEGV or SIGBUS), or
+ * NULL when it ended otherwise.  Read it before sim_fault_why, which
+ * forgets the cause.  Cannot fail. */
+const void *sim_fault_addr(const sim_fault *f);
+
 /* Why sim_coro_resume returned err (not 0) for rank `rank`, doing `where`
  * ("in cl_recv", "in its own code"): one sentence into buf, also kept for
  * the last resort.  Returns true when the rank is the cause (it crashed,

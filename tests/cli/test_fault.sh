@@ -1,7 +1,8 @@
 #!/bin/sh
-# test_fault.sh COMMLAB TOOLDIR - a student's pattern that crashes, ends the
-# process or never ends (tests/data/fault/): on sim the tool reports the
-# rank and the call it was in and exits 4, as the measured backends do;
+# test_fault.sh COMMLAB TOOLDIR - a student's pattern that crashes, writes
+# past a block, ends the process or never ends (tests/data/fault/): on sim
+# the tool reports the rank and the call it was in and exits 4, as the
+# measured backends do;
 # --timeout ends a run that makes no progress and names the rank that did
 # not; a stopped measured rank is called stopped, not deadlocked; and an
 # exercise step past its budget fails with the reason.
@@ -35,6 +36,18 @@ has "$err" "rank 1 called exit(3) in its own code"
 run 4 run $d/exit3.c --bytes 8 --json
 json "run --json after a failed rank"
 has "$out" '"status": "CL_EPEER"'
+
+# Sim: a write past the end of a cl_alloc block names the rank and the
+# block, exit 4 (it ended the tool with SIGSEGV, or glibc's "double free or
+# corruption", status 134).
+run 4 run $d/overrun.c --bytes 1KiB
+has "$err" "commlab: rank 1 wrote past the end of its block from cl_alloc #1 (1 KiB) in its own code: a write to byte 1024 of the 1024-byte block (a SIGSEGV at the guard page after it)"
+has "$out" "rank 0: before the overrun"
+run 4 run $d/overrun_near.c
+has "$err" "commlab: rank 1 wrote past the end of its block from cl_alloc #1 (1000 B): bytes 1000..1011 of the 1000-byte block were changed (found when its iteration ended)"
+run 4 run $d/overrun_recv.c --bytes 1KiB
+has "$err" "commlab: rank 0's block from cl_alloc #1 (1 KiB) was written past its end while rank 1 ran in cl_send: a write to byte"
+if grep -q "double free\|corrupt" "$err"; then bad "the C library found the overrun first"; else ok; fi
 
 # Sim: a rank that loops in its own code while another waits.
 run 4 run $d/spin.c --bytes 8 --timeout 1s
