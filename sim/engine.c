@@ -1463,6 +1463,27 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
     return 0;
 }
 
+/* What the ranks forked and left running, killed as the run ended
+ * (sim/fault.h), is said: the run itself stands, as on the measured
+ * backends, whose ranks' groups are killed at the end too. */
+static void report_forked(sim_engine *e)
+{
+    const sim_fault *f = &e->fault;
+    FILE *out = e->job->report ? e->job->report : stderr;
+    for (size_t i = 0; i < f->left && i < SIM_FAULT_SHOWN; i++) {
+        int rank = 0;
+        while (rank < e->n && &e->ranks[rank].co != f->shown[i].co)
+            rank++;
+        fprintf(out, "commlab: rank %d forked process %d, %s when the run ended: killed (what "
+                "a rank forks ends with the run)\n", rank, (int)f->shown[i].pid,
+                f->shown_running[i] ? "still running"
+                                    : "which ended but left processes running in its group");
+    }
+    if (f->left > SIM_FAULT_SHOWN)
+        fprintf(out, "commlab: and %zu more processes the ranks forked were left running: "
+                "killed\n", f->left - SIM_FAULT_SHOWN);
+}
+
 static void engine_release(sim_engine *e)
 {
     sim_event ev;
@@ -1546,6 +1567,7 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         if (e.aborting)
             unwind(&e);
         sim_fault_end(&e.fault);
+        report_forked(&e);
         run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
         if (!e.aborting) {
             int median = run_median_iter(res->iter_time, j->iters);

@@ -49,6 +49,29 @@ run 4 run $d/overrun_recv.c --bytes 1KiB
 has "$err" "commlab: rank 0's block from cl_alloc #1 (1 KiB) was written past its end while rank 1 ran in cl_send: a write to byte"
 if grep -q "double free\|corrupt" "$err"; then bad "the C library found the overrun first"; else ok; fi
 
+# Sim: what a rank forks and leaves running ends with the run, and is said
+# (it was left running, the run ending 0 without a word).  SIGKILL is
+# delivered soon, not at once: each process has up to 20 s to be gone (or
+# a zombie).
+ended() {
+    s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+    [ -z "$s" ] || [ "$s" = Z ]
+}
+run 0 run $d/fork_left.c --bytes 8
+has "$err" ", still running when the run ended: killed (what a rank forks ends with the run)"
+has "$err" ", which ended but left processes running in its group when the run ended: killed"
+for r in 0 1; do
+    has "$err" "commlab: rank $r forked process $(sed -n "s/^rank $r: forked //p" "$out"), "
+done
+for p in $(sed -n 's/^rank 1: forked //p; s/^grandchild //p' "$out"); do
+    i=0
+    while ! ended "$p" && [ $i -lt 100 ]; do
+        sleep 0.2
+        i=$((i + 1))
+    done
+    if ended "$p"; then ok; else bad "process $p, forked by a rank, outlived the run"; kill -9 "$p"; fi
+done
+
 # Sim: a rank that loops in its own code while another waits.
 run 4 run $d/spin.c --bytes 8 --timeout 1s
 has "$err" "rank 0: blocked in recv(src=1, tag=0, 4 B)"
