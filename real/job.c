@@ -16,7 +16,7 @@ double job_now(void)
 
 /* ---- the seqlock: seq is odd while the wait is written ---- */
 
-void job_slot_wait_begin(job_slot *s, wf_op call, int iter)
+void job_slot_wait_begin(job_slot *s, wf_op call, int iter, bool outside)
 {
     uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
     atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
@@ -25,6 +25,7 @@ void job_slot_wait_begin(job_slot *s, wf_op call, int iter)
     s->wait.npending = 0;
     s->wait.nwaiting = 0;
     s->wait.iter = iter;
+    s->wait.outside = outside;
 }
 
 void job_slot_wait_add(job_slot *s, const wf_pending *op)
@@ -43,7 +44,7 @@ void job_slot_wait_end(job_slot *s)
 void job_slot_wait_set(job_slot *s, const job_wait *w)
 {
     assert(w->npending <= JOB_MAX_PENDING);
-    job_slot_wait_begin(s, (wf_op)w->call, w->iter);
+    job_slot_wait_begin(s, (wf_op)w->call, w->iter, w->outside);
     s->wait.npending = w->npending;
     s->wait.nwaiting = w->nwaiting;
     memcpy(s->wait.pending, w->pending, w->npending * sizeof *w->pending);
@@ -61,6 +62,7 @@ uint32_t job_slot_wait_read(const job_slot *s, job_wait *copy)
                                                             : JOB_MAX_PENDING;
         copy->nwaiting = s->wait.nwaiting;
         copy->iter = s->wait.iter;
+        copy->outside = s->wait.outside;
         memcpy(copy->pending, s->wait.pending, copy->npending * sizeof *copy->pending);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&s->seq, memory_order_relaxed) == q)

@@ -228,11 +228,14 @@ static void judge(launcher *l, int rank, int st)
 }
 
 /* Copies slot s's wait (job.c's seqlock) into w, its operations into pend;
- * returns the iteration it is in. */
+ * returns the iteration it is in.  A rank blocked outside its pattern (in
+ * the barrier between iterations) is one whose pattern returned: WF_DONE,
+ * as on sim, so a rank that waits on it is told so. */
 static int32_t read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
 {
     job_wait copy;
     job_slot_wait_read(s, &copy);
+    w->state = copy.outside ? WF_DONE : WF_BLOCKED;
     w->call = (wf_op)copy.call;
     w->npending = copy.npending;
     memcpy(pend, copy.pending, copy.npending * sizeof *pend);
@@ -284,9 +287,8 @@ static void report_deadlock(launcher *l, double stalled)
                 w[i].state = WF_DONE;
                 continue;
             }
-            w[i].state = WF_BLOCKED;
-            blocked++;
             int32_t iter = read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
+            blocked += w[i].state == WF_BLOCKED;
             record_stalled(l, i, &w[i], iter);
         }
         wf_result res;
@@ -406,9 +408,8 @@ static void report_timeout(launcher *l)
             if (stopped < 0)
                 stopped = i;
         } else if (st == JOB_BLOCKED) {
-            w[i].state = WF_BLOCKED;
             read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
-            blocked++;
+            blocked += w[i].state == WF_BLOCKED;
         } else {
             w[i].state = WF_RUNNING;
             if (running < 0)

@@ -85,7 +85,7 @@ void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uin
 
 void rank_wait_begin(real_rank *r, wf_op call)
 {
-    job_slot_wait_begin(r->slot, call, r->run.iter);
+    job_slot_wait_begin(r->slot, call, r->run.iter, !r->run.in_pattern);
 }
 
 void rank_wait_add(real_rank *r, wf_op op, int peer, int tag, uint64_t bytes)

@@ -1236,8 +1236,10 @@ static void rank_main(void *arg)
 
 /* Prints the wait-for report of every rank (core/waitfor): at a deadlock
  * every unfinished rank is blocked; at the time limit some may still run.
- * 0, or CL_ENOMEM when there is no memory left to analyze. */
-static int report_ranks(sim_engine *e)
+ * A rank blocked outside its pattern (in the barrier between iterations)
+ * counts as one that returned.  *blocked: the ranks blocked in their
+ * pattern.  0, or CL_ENOMEM when there is no memory left to analyze. */
+static int report_ranks(sim_engine *e, int *blocked)
 {
     wf_rank *wr = calloc((size_t)e->n, sizeof *wr);
     size_t total = 0;
@@ -1251,9 +1253,10 @@ static int report_ranks(sim_engine *e)
         return CL_ENOMEM;
     }
     size_t k = 0;
+    *blocked = 0;
     for (int i = 0; i < e->n; i++) {
         sim_rank *r = &e->ranks[i];
-        if (r->state == RANK_DONE) {
+        if (r->state == RANK_DONE || (r->state == RANK_BLOCKED && !r->run.in_pattern)) {
             wr[i].state = WF_DONE;
             continue;
         }
@@ -1262,6 +1265,7 @@ static int report_ranks(sim_engine *e)
             continue;
         }
         wr[i].state = WF_BLOCKED;
+        ++*blocked;
         wr[i].call = (wf_op)r->wait_call;
         wr[i].pending = &pend[k];
         for (int j = 0; j < r->wait_n; j++) {
@@ -1290,11 +1294,12 @@ static int report_ranks(sim_engine *e)
 static void report_deadlock(sim_engine *e)
 {
     char t[UNITS_BUF];
-    if (report_ranks(e))
+    int blocked;
+    if (report_ranks(e, &blocked))
         engine_fail(e, CL_EDEADLOCK, "deadlock (no memory left to analyze it)");
     else
         engine_fail(e, CL_EDEADLOCK, "deadlock at t = %s: %d of %d ranks blocked",
-                    units_time_str(t, e->now), e->n - e->ndone, e->n);
+                    units_time_str(t, e->now), blocked, e->n);
 }
 
 /* A fault at addr past the end of a rank's cl_alloc block (r's own, the
@@ -1331,8 +1336,9 @@ static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err)
         block_named(e, r, addr, where, why, sizeof why);
     if (!blame)
         r->state = was; /* it never ran: still waiting as it was */
+    int blocked;
     if (err == CL_ETIMEOUT && !e->aborting)
-        report_ranks(e);
+        report_ranks(e, &blocked);
     if (blame)
         engine_fail(e, err, "%s", why);
     else

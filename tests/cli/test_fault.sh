@@ -101,6 +101,21 @@ run 4 run $d/stop_blocked.c --bytes 8 --backend rdma --deadlock-timeout 200ms --
 has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
 if grep -q "deadlock:" "$err"; then bad "a stopped rank on rdma was called a deadlock"; else ok; fi
 
+# A rank that returns early: every backend says the rank waited on
+# returned, also past the first iteration, where it waits in the barrier
+# between iterations (measured backends called that a cycle of ranks that
+# "receive before they send").
+for b in sim shm tcp rdma; do
+    for i in 1 3; do
+        dl=--deadlock-timeout=500ms
+        [ $b = sim ] && dl=
+        run 3 run $d/early_return.c --bytes 8 --backend $b -i $i --warmup 0 $dl
+        has "$err" "rank 0 waits on rank 1, which already returned"
+        has "$err" "1 of 2 ranks blocked"
+        if grep -q "cycle:" "$err"; then bad "$b -i $i: a rank that returned was put on a cycle"; else ok; fi
+    done
+done
+
 # An exercise step past its budget fails with the rank that made no progress.
 cp $d/spin.c "$tmpd/myring.c"
 run 1 exercise check 2.1 --file "$tmpd/myring.c" --timeout 1s
