@@ -1237,9 +1237,12 @@ static void rank_main(void *arg)
 /* Prints the wait-for report of every rank (core/waitfor): at a deadlock
  * every unfinished rank is blocked; at the time limit some may still run.
  * A rank blocked outside its pattern (in the barrier between iterations)
- * counts as one that returned.  *blocked: the ranks blocked in their
- * pattern.  0, or CL_ENOMEM when there is no memory left to analyze. */
-static int report_ranks(sim_engine *e, int *blocked)
+ * counts as run_outside_state says: returned, when its pattern of the
+ * iteration the others are blocked in has.  *blocked: the ranks that count
+ * as blocked; *deadlock: the analysis found one (the report is printed
+ * only then when only_deadlock).  0, or CL_ENOMEM when there is no memory
+ * left to analyze. */
+static int report_ranks(sim_engine *e, bool only_deadlock, int *blocked, bool *deadlock)
 {
     wf_rank *wr = calloc((size_t)e->n, sizeof *wr);
     size_t total = 0;
@@ -1253,19 +1256,22 @@ static int report_ranks(sim_engine *e, int *blocked)
         return CL_ENOMEM;
     }
     size_t k = 0;
+    int iter = 0;
+    bool known = false;
+    for (int i = 0; i < e->n && !known; i++)
+        if (e->ranks[i].state == RANK_BLOCKED && e->ranks[i].run.in_pattern) {
+            iter = e->ranks[i].run.iter;
+            known = true;
+        }
     *blocked = 0;
     for (int i = 0; i < e->n; i++) {
         sim_rank *r = &e->ranks[i];
-        if (r->state == RANK_DONE || (r->state == RANK_BLOCKED && !r->run.in_pattern)) {
-            wr[i].state = WF_DONE;
+        wr[i].state = r->state == RANK_DONE      ? WF_DONE
+                      : r->state != RANK_BLOCKED ? WF_RUNNING
+                      : r->run.in_pattern        ? WF_BLOCKED
+                                                 : run_outside_state(r->run.returned, iter, known);
+        if (wr[i].state != WF_BLOCKED)
             continue;
-        }
-        if (r->state != RANK_BLOCKED) {
-            wr[i].state = WF_RUNNING;
-            continue;
-        }
-        wr[i].state = WF_BLOCKED;
-        ++*blocked;
         wr[i].call = (wf_op)r->wait_call;
         wr[i].pending = &pend[k];
         for (int j = 0; j < r->wait_n; j++) {
@@ -1279,11 +1285,19 @@ static int report_ranks(sim_engine *e, int *blocked)
             k++;
             wr[i].npending++;
         }
+        /* Every operation of its wait due to complete: it is in motion. */
+        if (wr[i].npending == 0)
+            wr[i].state = WF_RUNNING;
+        *blocked += wr[i].state == WF_BLOCKED;
     }
     wf_result res;
     wf_report_opts ro = {.eager_limit = e->job->eager_limit, .time = e->now};
+    *deadlock = false;
     if (waitfor_analyze(wr, (size_t)e->n, &res) == 0) {
-        waitfor_report(e->job->report ? e->job->report : stderr, wr, (size_t)e->n, &ro, &res);
+        *deadlock = res.deadlock;
+        if (res.deadlock || !only_deadlock)
+            waitfor_report(e->job->report ? e->job->report : stderr, wr, (size_t)e->n, &ro,
+                           &res);
         waitfor_result_release(&res);
     }
     free(wr);
@@ -1295,7 +1309,8 @@ static void report_deadlock(sim_engine *e)
 {
     char t[UNITS_BUF];
     int blocked;
-    if (report_ranks(e, &blocked))
+    bool deadlock;
+    if (report_ranks(e, false, &blocked, &deadlock))
         engine_fail(e, CL_EDEADLOCK, "deadlock (no memory left to analyze it)");
     else
         engine_fail(e, CL_EDEADLOCK, "deadlock at t = %s: %d of %d ranks blocked",
@@ -1336,14 +1351,25 @@ static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err)
         block_named(e, r, addr, where, why, sizeof why);
     if (!blame)
         r->state = was; /* it never ran: still waiting as it was */
-    int blocked;
+    /* The limit stopping the scheduler between ranks finds it running
+     * events: the ranks make progress, and no rank is blamed.  The wait-for
+     * report is printed only when some ranks are deadlocked among
+     * themselves meanwhile (a message in flight is no edge of it). */
+    int blocked = 0;
+    bool deadlock = false;
     if (err == CL_ETIMEOUT && !e->aborting)
-        report_ranks(e, &blocked);
+        report_ranks(e, !blame, &blocked, &deadlock);
+    units_time_str(t, e->now);
     if (blame)
         engine_fail(e, err, "%s", why);
+    else if (deadlock)
+        engine_fail(e, err, "%s: ranks are deadlocked among themselves (the report above), "
+                    "while others went on (stopped at t = %s of modeled time, after %llu "
+                    "events)", why, t, (unsigned long long)e->stats.events);
     else
-        engine_fail(e, err, "%s: stopped at t = %s after %llu events", why,
-                    units_time_str(t, e->now), (unsigned long long)e->stats.events);
+        engine_fail(e, err, "%s, its ranks still making progress (stopped at t = %s of "
+                    "modeled time, after %llu events): a long run, not a stuck one; raise "
+                    "--timeout, or 0 for no limit", why, t, (unsigned long long)e->stats.events);
 }
 
 /* ---- the run ---- */

@@ -457,7 +457,7 @@ bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const ch
                  "it did not come back to commlab in the %s after (on sim, time passes only "
                  "in calls that send, receive, wait or compute)", rank,
                  units_time_str(a, f->timeout), where, units_time_str(b, f->grace));
-    } else if (err == CL_ETIMEOUT) {
+    } else if (err == CL_ETIMEOUT) { /* the caller says the rest */
         blame = false;
         snprintf(buf, len, "the run took longer than --timeout %s", units_time_str(a, f->timeout));
     } else if (cause == SIM_FAULT_SIGNAL) {

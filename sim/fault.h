@@ -146,7 +146,9 @@ const void *sim_fault_addr(const sim_fault *f);
  * ("in cl_recv", "in its own code"): one sentence into buf, also kept for
  * the last resort.  Returns true when the rank is the cause (it crashed,
  * overflowed, called exit, looped past the limit), false when the limit
- * stopped the run at its turn.  Cannot fail. */
+ * stopped the run at its turn (buf: "the run took longer than --timeout
+ * 1 s", for the caller to go on: the scheduler was still running events,
+ * so the ranks were making progress).  Cannot fail. */
 bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const char *where,
                    char *buf, size_t len);
 

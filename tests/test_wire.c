@@ -34,7 +34,7 @@ static void test_state_round_trip(void **state)
     (void)state;
     wire_state in = {.rank = 2, .state = JOB_BLOCKED, .progress = 1ULL << 40,
                      .wait = {.call = 1, .npending = 2, .nwaiting = 9, .iter = -1,
-                              .outside = 1}};
+                              .outside = 1, .returned = -2}};
     in.wait.pending[0] = (wf_pending){.op = WF_RECV, .peer = 1, .tag = -3, .bytes = 4096};
     in.wait.pending[1] = (wf_pending){.op = WF_SEND, .peer = 0, .tag = 7, .bytes = 1};
     unsigned char body[1024];
@@ -50,7 +50,8 @@ static void test_state_round_trip(void **state)
     assert_int_equal(out.wait.npending, 2);
     assert_int_equal(out.wait.nwaiting, 9);
     assert_int_equal(out.wait.iter, -1);
-    assert_int_equal(out.wait.outside, 1); /* the rank's pattern returned */
+    assert_int_equal(out.wait.outside, 1); /* in the barrier between iterations */
+    assert_int_equal(out.wait.returned, -2);
     assert_int_equal(out.wait.pending[0].tag, -3);
     assert_int_equal(out.wait.pending[1].bytes, 1);
     /* One byte short, one byte long: refused. */

@@ -101,6 +101,36 @@ run 4 run $d/stop_blocked.c --bytes 8 --backend rdma --deadlock-timeout 200ms --
 has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
 if grep -q "deadlock:" "$err"; then bad "a stopped rank on rdma was called a deadlock"; else ok; fi
 
+# A long run past --timeout whose ranks keep making progress is called
+# that: no rank blamed, no wait-for report (a healthy run was reported as
+# a rank that "made no progress", or as a deadlock cycle of ranks caught
+# mid-message).  Ranks deadlocked among themselves while others go on are
+# named as such.
+lacks() {
+    if grep -q -- "$1" "$err"; then bad "'$1' in a report of ${2:-a healthy run}"; else ok; fi
+}
+run 4 run allreduce-ring -n 4 --bytes 1MiB --iters 1000000 --timeout 1s
+has "$err" "the run took longer than --timeout 1 s, its ranks still making progress (stopped at t = "
+lacks "made no progress"
+lacks "deadlock"
+run 4 run $d/half_stuck.c -n 4 --bytes 8 --timeout 1s
+has "$err" "the run took longer than --timeout 1 s: ranks are deadlocked among themselves (the report above), while others went on"
+has "$err" "cycle: rank 2 -> rank 3 -> rank 2"
+for b in shm tcp rdma; do
+    run 4 run pingpong --backend $b --bytes 1MiB --iters 1000000 --timeout 4s
+    has "$err" "the run took longer than --timeout 4 s, its ranks still making progress (messages moved, or cl_compute ran, on 2 of its 2 unfinished ranks"
+    lacks "made no progress"
+    lacks "deadlock"
+    lacks "cycle:"
+done
+for b in shm tcp; do
+    run 4 run $d/half_stuck.c -n 4 --backend $b --bytes 8 --timeout 4s
+    has "$err" "the run took longer than --timeout 4 s: ranks are deadlocked among themselves (the report above), while messages moved on 2 others"
+    has "$err" "deadlock: the blocked ranks can make no progress"
+    has "$err" "cycle: rank 2 -> rank 3 -> rank 2"
+    lacks "made no progress" "ranks 0 and 1 going on"
+done
+
 # A rank that returns early: every backend says the rank waited on
 # returned, also past the first iteration, where it waits in the barrier
 # between iterations (measured backends called that a cycle of ranks that
