@@ -319,6 +319,9 @@ int cfg_time(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *
     if (err)
         return err;
     CFG_UNIT(units_parse_time, c, n, key, &v, d);
+    if (v > CFG_TIME_MAX)
+        return cfg_error(c, n, d, "'%s' must be at most 3600s: no link takes an hour over one "
+                         "message, got '%s'", key, scalar(n));
     *out = v;
     return 0;
 }
@@ -332,6 +335,9 @@ int cfg_bandwidth(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_d
     CFG_UNIT(units_parse_bandwidth, c, n, key, &v, d);
     if (!(v > 0))
         return cfg_error(c, n, d, "'%s' must be > 0, got '%s'", key, scalar(n));
+    if (v < CFG_BANDWIDTH_MIN || v > CFG_BANDWIDTH_MAX)
+        return cfg_error(c, n, d, "'%s' must be in 1kB/s..1000TB/s: no link is slower than "
+                         "8kbit/s or faster than a petabyte a second, got '%s'", key, scalar(n));
     *out = v;
     return 0;
 }

@@ -68,7 +68,14 @@ int cfg_int(cfg_doc *c, yaml_node_t *n, const char *key, long min, long max, lon
             cl_diag *d);
 /* A plain decimal number ("0.998", "-3.5", "1e-3"): no hex, inf or nan. */
 int cfg_number(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
-/* Times must be >= 0, bandwidths > 0. */
+/* Every time and bandwidth a config holds is a link's (a tier, a topology
+ * link, a machine file's segments, gaps and probes), and values no link can
+ * have are refused, so that a slip of the exponent is an error rather than a
+ * model that prints 0 s or a 1e38 % error: times in 0..CFG_TIME_MAX,
+ * bandwidths in CFG_BANDWIDTH_MIN..CFG_BANDWIDTH_MAX. */
+#define CFG_TIME_MAX 3600.0     /* seconds: no link takes an hour over one message */
+#define CFG_BANDWIDTH_MIN 1e3   /* bytes per second: 8 kbit/s, --netlab's floor */
+#define CFG_BANDWIDTH_MAX 1e15  /* bytes per second: a petabyte a second */
 int cfg_time(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
 int cfg_bandwidth(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
 

@@ -182,6 +182,7 @@ int run_rank_iterations(run_rank *r, const char **during)
             return err;
         }
     }
+    r->returned = -j->warmup - 1;
     for (int it = -j->warmup; it < j->iters; it++) {
         r->iter = it;
         c->call.open = false;
@@ -210,6 +211,7 @@ int run_rank_iterations(run_rank *r, const char **during)
         r->in_pattern = true;
         err = j->fn(c, &a);
         r->in_pattern = false;
+        r->returned = it;
         double t1 = cl_now(c);
         if (r->end)
             err = r->end(r, err);
@@ -247,6 +249,13 @@ int run_rank_iterations(run_rank *r, const char **during)
     r->iter = j->iters;
     c->held = NULL; /* lines after the iterations print at once */
     return 0;
+}
+
+wf_state run_outside_state(int r_returned, int k, bool k_known)
+{
+    if (!k_known)
+        return WF_BLOCKED;
+    return r_returned >= k ? WF_DONE : WF_RUNNING;
 }
 
 void run_iter_times(const double *per_rank, int nranks, int iters, double *out)

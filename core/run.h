@@ -48,6 +48,7 @@
 #include "core/diag.h"
 #include "core/pattern.h"
 #include "core/record.h"
+#include "core/waitfor.h"
 
 /* When a timed iteration starts (see above). */
 typedef enum run_sync {
@@ -155,6 +156,8 @@ typedef struct run_rank {
                               and the first timed one */
     int iter;              /* running iteration: warm-up negative; job->iters once done */
     bool in_pattern;       /* inside the pattern, not in the barrier between iterations */
+    int returned;          /* the last iteration whose pattern returned (-warm-up - 1
+                              before the first) */
     bool records_elsewhere; /* the backend gathers the records itself (a measured
                                rank's go to its launcher), so the driver writes
                                none of its own into job->records */
@@ -168,6 +171,14 @@ typedef struct run_rank {
     run_lines held;        /* cl_printf's lines of the timed iterations when there
                               are several (see above); the backend releases them */
 } run_rank;
+
+/* How a rank blocked outside its pattern counts in a wait-for report
+ * (core/waitfor.h) when the ranks blocked inside theirs are in iteration
+ * k: WF_DONE when its pattern of iteration k returned (r_returned >= k),
+ * else WF_RUNNING (it is on its way into iteration k).  With no rank
+ * blocked in its pattern (k_known false): WF_BLOCKED, its wait as it is.
+ * Cannot fail. */
+wf_state run_outside_state(int r_returned, int k, bool k_known);
 
 /* Runs the warm-up and timed iterations of r->job: per iteration a
  * barrier (the window way: core/sync.h's, after estimating the clock

@@ -571,7 +571,12 @@ int waitfor_report(FILE *f, const wf_rank *ranks, size_t n, const wf_report_opts
         o.max_ranks = 20;
     if (!o.max_cycle)
         o.max_cycle = 20;
-    fputs(res->deadlock ? "deadlock: no rank can make progress" : "no deadlock found", f);
+    /* Ranks still running (a run past its time limit) may go on: the
+     * deadlock is then of the others. */
+    fputs(!res->deadlock       ? "no deadlock found"
+          : res->nrunning == 0 ? "deadlock: no rank can make progress"
+                               : "deadlock: the blocked ranks can make no progress",
+          f);
     if (o.time >= 0)
         print_time(f, o.time);
     fputc('\n', f);

@@ -42,7 +42,7 @@ int job_clock_debug(double *shift, double *drift, cl_diag *d)
 
 /* ---- the seqlock: seq is odd while the wait is written ---- */
 
-void job_slot_wait_begin(job_slot *s, wf_op call, int iter)
+void job_slot_wait_begin(job_slot *s, wf_op call, int iter, bool outside, int returned)
 {
     uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
     atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
@@ -51,6 +51,8 @@ void job_slot_wait_begin(job_slot *s, wf_op call, int iter)
     s->wait.npending = 0;
     s->wait.nwaiting = 0;
     s->wait.iter = iter;
+    s->wait.outside = outside;
+    s->wait.returned = returned;
 }
 
 void job_slot_wait_add(job_slot *s, const wf_pending *op)
@@ -69,7 +71,7 @@ void job_slot_wait_end(job_slot *s)
 void job_slot_wait_set(job_slot *s, const job_wait *w)
 {
     assert(w->npending <= JOB_MAX_PENDING);
-    job_slot_wait_begin(s, (wf_op)w->call, w->iter);
+    job_slot_wait_begin(s, (wf_op)w->call, w->iter, w->outside, w->returned);
     s->wait.npending = w->npending;
     s->wait.nwaiting = w->nwaiting;
     memcpy(s->wait.pending, w->pending, w->npending * sizeof *w->pending);
@@ -87,6 +89,8 @@ uint32_t job_slot_wait_read(const job_slot *s, job_wait *copy)
                                                             : JOB_MAX_PENDING;
         copy->nwaiting = s->wait.nwaiting;
         copy->iter = s->wait.iter;
+        copy->outside = s->wait.outside;
+        copy->returned = s->wait.returned;
         memcpy(copy->pending, s->wait.pending, copy->npending * sizeof *copy->pending);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&s->seq, memory_order_relaxed) == q)

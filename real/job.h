@@ -19,6 +19,7 @@
 #define REAL_JOB_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,11 @@ typedef struct job_wait { /* the blocking call a rank is in */
     uint32_t npending; /* entries in pending, <= JOB_MAX_PENDING */
     uint32_t nwaiting; /* operations waited on (may exceed JOB_MAX_PENDING) */
     int32_t iter;      /* iteration it is in */
+    uint32_t outside;  /* 1: the call is not the pattern's but the iteration
+                          driver's (core/run.h), a barrier between iterations */
+    int32_t returned;  /* the last iteration whose pattern returned: an outside
+                          rank counts as returned (WF_DONE) for the ranks
+                          blocked in that iteration (run_outside_state) */
     wf_pending pending[JOB_MAX_PENDING];
 } job_wait;
 
@@ -110,9 +116,10 @@ int job_clock_debug(double *shift, double *drift, cl_diag *d);
 /* ---- a slot's wait, under its seqlock (one writer: the rank, or for a
  * remote rank the master's launcher) ---- */
 
-/* Starts writing s's wait: the blocking call and its iteration, no
+/* Starts writing s's wait: the blocking call, its iteration, whether it
+ * is outside the pattern and the last iteration whose pattern returned, no
  * operations yet.  Readers retry until job_slot_wait_end.  Cannot fail. */
-void job_slot_wait_begin(job_slot *s, wf_op call, int iter);
+void job_slot_wait_begin(job_slot *s, wf_op call, int iter, bool outside, int returned);
 /* Adds an operation waited on; past JOB_MAX_PENDING it is only counted. */
 void job_slot_wait_add(job_slot *s, const wf_pending *op);
 /* Ends the write: readers see the whole wait from now on. */

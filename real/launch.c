@@ -150,9 +150,17 @@ static _Noreturn void rank_process(const job *j, const real_opts *o, const real_
 
 /* ---- the watchdog ---- */
 
+/* What the watchdog last saw of a rank's progress counter. */
+typedef struct progress_mark {
+    uint64_t count; /* the slot's progress */
+    double at;      /* job_now() when it last changed (or the run started) */
+} progress_mark;
+
 typedef struct launcher {
     const real_opts *o;
     job *j;
+    progress_mark *marks; /* nranks */
+    double started;       /* job_now() when the watchdog began */
     pid_t *pids;     /* 0 once reaped */
     pid_t *groups;   /* each rank's process group (its pid), 0: none; kept after reaping */
     int alive;
@@ -220,17 +228,48 @@ static void judge(launcher *l, int rank, int st)
     l->failed_rank = rank;
 }
 
-/* Copies slot s's wait (job.c's seqlock) into w, its operations into pend;
- * returns the iteration it is in. */
-static int32_t read_wait(const job_slot *s, wf_rank *w, wf_pending *pend)
+/* Where a blocked rank's published wait stands, beside its wf_rank. */
+typedef struct wait_place {
+    bool outside;     /* blocked outside its pattern (the driver's barrier) */
+    int32_t iter;     /* the iteration it is in */
+    int32_t returned; /* the last iteration whose pattern returned */
+} wait_place;
+
+/* Copies slot s's wait (job.c's seqlock) into w (WF_BLOCKED) and *p, its
+ * operations into pend; returns the iteration it is in. */
+static int32_t read_wait(const job_slot *s, wf_rank *w, wf_pending *pend, wait_place *p)
 {
     job_wait copy;
     job_slot_wait_read(s, &copy);
+    w->state = WF_BLOCKED;
     w->call = (wf_op)copy.call;
     w->npending = copy.npending;
     memcpy(pend, copy.pending, copy.npending * sizeof *pend);
     w->pending = pend;
+    *p = (wait_place){.outside = copy.outside != 0, .iter = copy.iter,
+                      .returned = copy.returned};
     return copy.iter;
+}
+
+/* A rank blocked outside its pattern counts as run_outside_state says
+ * (returned, as on sim, when its pattern of the iteration the others are
+ * blocked in has returned): a rank that waits on it is told so.  Returns
+ * the ranks that stay WF_BLOCKED. */
+static int settle_outside(wf_rank *w, const wait_place *p, int n)
+{
+    int k = 0, blocked = 0;
+    bool known = false;
+    for (int i = 0; i < n && !known; i++)
+        if (w[i].state == WF_BLOCKED && !p[i].outside) {
+            k = p[i].iter;
+            known = true;
+        }
+    for (int i = 0; i < n; i++) {
+        if (w[i].state == WF_BLOCKED && p[i].outside)
+            w[i].state = run_outside_state(p[i].returned, k, known);
+        blocked += w[i].state == WF_BLOCKED;
+    }
+    return blocked;
 }
 
 /* A blocked rank's operations as stalled records (core/record.h), so a
@@ -270,18 +309,18 @@ static void report_deadlock(launcher *l, double stalled)
     int n = l->o->job.nranks, blocked = 0;
     wf_rank *w = calloc((size_t)n, sizeof *w);
     wf_pending *pend = calloc((size_t)n * JOB_MAX_PENDING, sizeof *pend);
-    if (w && pend) {
+    wait_place *place = calloc((size_t)n, sizeof *place);
+    if (w && pend && place) {
         for (int i = 0; i < n; i++) {
             const job_slot *s = &l->j->slots[i];
             if (atomic_load(&s->state) == JOB_DONE) {
                 w[i].state = WF_DONE;
                 continue;
             }
-            w[i].state = WF_BLOCKED;
-            blocked++;
-            int32_t iter = read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
+            int32_t iter = read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING], &place[i]);
             record_stalled(l, i, &w[i], iter);
         }
+        blocked = settle_outside(w, place, n);
         wf_result res;
         wf_report_opts ro = {.eager_limit = l->o->job.eager_limit,
                              .time = job_now() - l->j->t_base};
@@ -292,6 +331,7 @@ static void report_deadlock(launcher *l, double stalled)
     }
     free(w);
     free(pend);
+    free(place);
     char t[UNITS_BUF];
     fail(l, CL_EDEADLOCK, "deadlock: %d of %d ranks blocked with no progress for %s", blocked,
          n, units_time_str(t, stalled));
@@ -345,10 +385,28 @@ static int stopped_ranks(const launcher *l, bool say)
     return n;
 }
 
+/* Notes which ranks' counters moved since the last look (every tick). */
+static void watch_progress(launcher *l)
+{
+    double now = job_now();
+    for (int i = 0; i < l->o->job.nranks; i++) {
+        uint64_t c = atomic_load_explicit(&l->j->slots[i].progress, memory_order_relaxed);
+        if (c != l->marks[i].count) {
+            l->marks[i].count = c;
+            l->marks[i].at = now;
+        }
+    }
+}
+
 /* Every unfinished rank asleep in a blocking call, nothing completing for
  * the timeout: a deadlock.  A rank that computes, polls or is still
  * starting keeps the run alive; so does a stopped one, which is said once
- * per stall (it is not blocked: continued, it goes on). */
+ * per stall (it is not blocked: continued, it goes on).  The stall must
+ * be seen whole, every rank runnable: each look that finds a rank stopped
+ * starts the window again, so a rank just continued has the whole
+ * deadlock timeout to move before the ranks it held up count as
+ * deadlocked (it was called so in 9 of 25 runs, seen not yet moved in the
+ * moment after SIGCONT). */
 static void check_deadlock(launcher *l)
 {
     uint64_t sum = 0;
@@ -370,62 +428,110 @@ static void check_deadlock(launcher *l)
         l->last_moved = now;
         l->noted = false;
     }
-    if (!all_blocked || l->last_moved == now)
+    bool stall = all_blocked && l->last_moved != now;
+    if (!stall || stopped_ranks(l, false))
         l->last_change = now;
     if (now - l->last_moved < l->o->deadlock_timeout)
         return;
-    int stopped = stopped_ranks(l, !l->noted);
-    l->noted = true;
-    if (!stopped && now - l->last_change >= l->o->deadlock_timeout)
+    if (!l->noted)
+        l->noted = stopped_ranks(l, true) > 0;
+    if (now - l->last_change >= l->o->deadlock_timeout)
         report_deadlock(l, now - l->last_change);
 }
 
-/* Past the run's --timeout: the wait-for report of every rank (a stopped
- * one counts as running: continued, it would go on), and the first rank
- * that holds the run up named: a stopped one, else a running one. */
+/* The span over which report_timeout judges whether a rank made progress:
+ * a quarter of the run's age (its setup, a barrier, moved every counter
+ * once near the start), at most the deadlock timeout, at least a few of
+ * the watchdog's looks. */
+static double progress_window(const launcher *l, double now)
+{
+    double w = (now - l->started) / 4;
+    if (w > l->o->deadlock_timeout)
+        w = l->o->deadlock_timeout;
+    return w > 5 * TICK_NS / 1e9 ? w : 5 * TICK_NS / 1e9;
+}
+
+/* Past the run's --timeout.  Each unfinished rank is judged over the last
+ * progress_window: its counter moved (messages moved, or cl_compute ran),
+ * or it did not.  The first rank that holds the run up is named: a
+ * stopped one, else one running its own code (or polling) without
+ * progress.  Else the run is called what it is: ranks deadlocked among
+ * themselves, or a long run whose ranks still make progress (the others
+ * wait on them).  The wait-for report shows the ranks that made no
+ * progress (a stopped or progressing one counts as running: continued,
+ * it goes on); none is printed when every rank progressed, a snapshot of
+ * ranks in motion being no stall. */
 static void report_timeout(launcher *l)
 {
     int n = l->o->job.nranks, running = -1, stopped = -1, nstopped = 0, blocked = 0;
+    int moving = 0, unfinished = 0;
+    watch_progress(l);
+    double now = job_now(), window = progress_window(l, now), stalest = TICK_NS / 1e9;
     wf_rank *w = calloc((size_t)n, sizeof *w);
     wf_pending *pend = calloc((size_t)n * JOB_MAX_PENDING, sizeof *pend);
-    for (int i = 0; i < n && w && pend; i++) {
+    wait_place *place = calloc((size_t)n, sizeof *place);
+    bool room = w && pend && place;
+    for (int i = 0; i < n && room; i++) {
         const job_slot *s = &l->j->slots[i];
         uint32_t st = atomic_load(&s->state);
+        double quiet = now - l->marks[i].at;
         if (st == JOB_DONE) {
             w[i].state = WF_DONE;
-        } else if (rank_is_stopped(l, i)) {
+            continue;
+        }
+        unfinished++;
+        if (rank_is_stopped(l, i)) {
             w[i].state = WF_RUNNING;
             nstopped++;
             if (stopped < 0)
                 stopped = i;
+        } else if (quiet < window) {
+            w[i].state = WF_RUNNING;
+            moving++;
+            stalest = quiet > stalest ? quiet : stalest;
         } else if (st == JOB_BLOCKED) {
-            w[i].state = WF_BLOCKED;
-            read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING]);
-            blocked++;
+            read_wait(s, &w[i], &pend[(size_t)i * JOB_MAX_PENDING], &place[i]);
         } else {
             w[i].state = WF_RUNNING;
             if (running < 0)
                 running = i;
         }
     }
-    wf_result res;
-    wf_report_opts ro = {.eager_limit = l->o->job.eager_limit, .time = job_now() - l->j->t_base};
-    if (w && pend && waitfor_analyze(w, (size_t)n, &res) == 0) {
+    if (room)
+        blocked = settle_outside(w, place, n);
+    wf_result res = {0};
+    wf_report_opts ro = {.eager_limit = l->o->job.eager_limit, .time = now - l->j->t_base};
+    bool analyzed = room && moving < unfinished && waitfor_analyze(w, (size_t)n, &res) == 0;
+    if (analyzed)
         waitfor_report(l->o->job.report ? l->o->job.report : stderr, w, (size_t)n, &ro, &res);
+    bool deadlocked = analyzed && res.deadlock;
+    if (analyzed)
         waitfor_result_release(&res);
-    }
     free(w);
     free(pend);
-    char t[UNITS_BUF];
+    free(place);
+    char t[UNITS_BUF], win[UNITS_BUF], last[UNITS_BUF];
     units_time_str(t, l->o->job.timeout);
+    units_time_str(win, window);
+    units_time_str(last, stalest);
     if (stopped >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d is stopped (pid "
              "%d, state T)%s", t, stopped, (int)l->pids[stopped],
              nstopped > 1 ? ", and others too" : "");
     else if (running >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d made no progress, "
-             "running its own code (or polling) while %d rank%s waited", t, running, blocked,
-             blocked == 1 ? "" : "s");
+             "running its own code (or polling) while %d rank%s waited (none of its messages "
+             "moved in the last %s)", t, running, blocked, blocked == 1 ? "" : "s", win);
+    else if (deadlocked && moving > 0)
+        fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: ranks are deadlocked "
+             "among themselves (the report above), while messages moved on %d other%s", t,
+             moving, moving == 1 ? "" : "s");
+    else if (moving > 0)
+        fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s, its ranks still making "
+             "progress (messages moved, or cl_compute ran, on %d of its %d unfinished ranks "
+             "in the last %s%s): a long run, not a stuck one; raise --timeout, or 0 for no "
+             "limit", t, moving, unfinished, last,
+             moving < unfinished ? "; the rest waited" : "");
     else
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: %d rank%s blocked", t,
              blocked, blocked == 1 ? "" : "s");
@@ -488,6 +594,7 @@ static void watch(launcher *l, const sigset_t *set)
             boot_report_done(b);
             done_told = true;
         }
+        watch_progress(l);
         if (!l->res->status && (!b || boot_rank(b) == 0))
             check_deadlock(l);
         if (!l->res->status && l->deadline > 0 && job_now() >= l->deadline)
@@ -574,8 +681,10 @@ int real_run(const real_opts *o, run_result *res)
         return diag_set(&res->diag, CL_EINVAL, "--netlab: %d ranks on a netlab of %d ports",
                         o->job.nranks, netlab_ports(o->netlab));
     pid_t *pids = calloc(2 * (size_t)o->job.nranks, sizeof *pids); /* and the groups */
-    if (run_result_init(res, o->job.iters) || !pids) {
+    progress_mark *marks = calloc((size_t)o->job.nranks, sizeof *marks);
+    if (run_result_init(res, o->job.iters) || !pids || !marks) {
         free(pids);
+        free(marks);
         return diag_set(&res->diag, CL_ENOMEM, "out of memory");
     }
     real_binder *b = NULL;
@@ -584,6 +693,7 @@ int real_run(const real_opts *o, run_result *res)
     int err = real_binder_create(&b, o->job.nranks, o->bind && !o->boot, &res->diag);
     if (err) {
         free(pids);
+        free(marks);
         return err;
     }
     res->cores = real_binder_cores(b);
@@ -598,6 +708,7 @@ int real_run(const real_opts *o, run_result *res)
     if ((err = job_create(&j, o, t, &res->diag))) {
         real_binder_destroy(b);
         free(pids);
+        free(marks);
         return err;
     }
     j.cores = res->cores;
@@ -617,7 +728,11 @@ int real_run(const real_opts *o, run_result *res)
     sigdelset(&ranks_mask, SIGTERM);
     sigdelset(&ranks_mask, SIGHUP);
     fflush(NULL);
-    launcher l = {.o = o, .j = &j, .pids = pids, .groups = pids + o->job.nranks,
+    double now = job_now();
+    for (int i = 0; i < o->job.nranks; i++)
+        marks[i].at = now;
+    launcher l = {.o = o, .j = &j, .marks = marks, .started = now, .pids = pids,
+                  .groups = pids + o->job.nranks,
                   .failed_rank = -1, .res = res,
                   .last_progress = UINT64_MAX, .last_moved = job_now(),
                   .last_change = job_now(),
@@ -665,5 +780,6 @@ int real_run(const real_opts *o, run_result *res)
     munmap(j.map, j.map_bytes);
     real_binder_destroy(b);
     free(pids);
+    free(marks);
     return thread_err ? thread_err : err;
 }

@@ -85,7 +85,7 @@ void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uin
 
 void rank_wait_begin(real_rank *r, wf_op call)
 {
-    job_slot_wait_begin(r->slot, call, r->run.iter);
+    job_slot_wait_begin(r->slot, call, r->run.iter, !r->run.in_pattern, r->run.returned);
 }
 
 void rank_wait_add(real_rank *r, wf_op op, int peer, int tag, uint64_t bytes)
@@ -98,7 +98,6 @@ void rank_wait_end(real_rank *r)
 {
     job_slot *s = r->slot;
     job_slot_wait_end(s);
-    atomic_store_explicit(&s->progress, r->progress, memory_order_relaxed);
     atomic_store_explicit(&s->state, JOB_BLOCKED, memory_order_release);
     r->blocked = true;
     r->published = r->progress;
@@ -271,6 +270,7 @@ int rank_op_compute(cl_comm *c, double seconds)
         int err = r->poll(r);
         if (err < 0)
             return err;
+        rank_progressed(r); /* computing is the pattern's work going on */
         now = rank_now(r);
     }
     rank_record(r, REC_COMPUTE, -1, -1, 0, 0, start, start, now, true);

@@ -34,8 +34,7 @@ typedef struct real_rank {
     rank_block *blocks;  /* cl_alloc blocks, in call order ... */
     rank_block **cursor; /* ... and the one the next call reuses */
     bool blocked;        /* JOB_BLOCKED is published */
-    uint64_t progress;   /* things completed so far; the slot's copy is
-                            written only while the rank is published blocked */
+    uint64_t progress;   /* things completed so far; the slot holds a copy */
     uint64_t published;  /* progress when the wait was last published */
     uint64_t messages, bytes; /* pattern messages and bytes sent */
     int polls;           /* failed cl_test calls in a row */
@@ -68,17 +67,16 @@ double rank_now(const real_rank *r);
 void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uint64_t msg,
                  double posted, double started, double finished, bool blocking);
 
-/* Something completed.  The watchdog reads progress only to tell whether
- * ranks it sees blocked are still moving (a running rank is no deadlock
- * whatever its count), so the slot's copy is written here only while the
- * rank is published blocked, and at the moment it becomes so
- * (rank_wait_end): a running rank's completions cost a local increment,
- * not a locked add on a line the launcher reads. */
+/* Something completed.  The watchdog reads progress to tell whether ranks
+ * it sees blocked are still moving, and at --timeout whether a run is slow
+ * or stuck (a running rank whose count stands made no progress), so the
+ * slot's copy is written every time: a plain store (relaxed, no locked
+ * add) to the rank's own slot line, which the launcher reads every 10 ms
+ * (then one transfer of the line to the rank's core). */
 static inline void rank_progressed(real_rank *r)
 {
     r->progress++;
-    if (r->blocked)
-        atomic_store_explicit(&r->slot->progress, r->progress, memory_order_relaxed);
+    atomic_store_explicit(&r->slot->progress, r->progress, memory_order_relaxed);
 }
 
 /* Publishing a blocked wait: begin, add each pending operation, end.  The

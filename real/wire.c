@@ -165,7 +165,8 @@ bool wire_r_done(const wire_r *r)
 /* ---- bodies ---- */
 
 #define HELLO_BYTES (12 + AUTH_HASH_BYTES + WIRE_HOST_MAX)
-#define STATE_HEAD 32  /* rank, state, progress, call, npending, nwaiting, iter */
+#define STATE_HEAD 40  /* rank, state, progress, call, npending, nwaiting, iter, outside,
+                          returned */
 #define PENDING_BYTES 20
 #define FAIL_HEAD 8    /* rank, status; the words follow */
 #define DONE_HEAD 32
@@ -276,6 +277,8 @@ void wire_state_put(wire_w *w, const wire_state *m)
     wire_w_u32(w, m->wait.npending);
     wire_w_u32(w, m->wait.nwaiting);
     wire_w_u32(w, (uint32_t)m->wait.iter);
+    wire_w_u32(w, m->wait.outside);
+    wire_w_u32(w, (uint32_t)m->wait.returned);
     for (uint32_t i = 0; i < m->wait.npending; i++) {
         const wf_pending *p = &m->wait.pending[i];
         wire_w_u32(w, (uint32_t)p->op);
@@ -294,7 +297,9 @@ int wire_state_get(wire_r *r, wire_state *out)
     out->wait.npending = wire_r_u32(r);
     out->wait.nwaiting = wire_r_u32(r);
     out->wait.iter = (int32_t)wire_r_u32(r);
-    if (out->wait.npending > JOB_MAX_PENDING)
+    out->wait.outside = wire_r_u32(r);
+    out->wait.returned = (int32_t)wire_r_u32(r);
+    if (out->wait.npending > JOB_MAX_PENDING || out->wait.outside > 1)
         return CL_EPROTO;
     for (uint32_t i = 0; i < out->wait.npending; i++) {
         wf_pending *p = &out->wait.pending[i];

@@ -35,7 +35,7 @@
 #include "real/job.h"
 
 #define WIRE_MAGIC 0x434c5450u /* "CLTP" */
-#define WIRE_VERSION 1
+#define WIRE_VERSION 2
 #define WIRE_HDR 48            /* bytes of a frame header */
 #define WIRE_NONCE 32          /* bytes of a handshake nonce */
 #define WIRE_HOST_MAX 64       /* bytes of a hostname in HELLO, its NUL included */

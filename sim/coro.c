@@ -160,6 +160,12 @@ void sim_stacks_destroy(sim_stacks *s)
 {
     if (s == NULL)
         return;
+#if CORO_ASAN
+    /* A rank ended where it stood left its frames' redzones poisoned; the
+     * next mapping at these addresses (a cl_alloc block, sim/blocks.h)
+     * would trip on them. */
+    ASAN_UNPOISON_MEMORY_REGION(s->map, s->map_bytes);
+#endif
     munmap(s->map, s->map_bytes);
     free(s);
 }

@@ -13,6 +13,7 @@
 #include "core/match.h"
 #include "core/units.h"
 #include "core/waitfor.h"
+#include "sim/blocks.h"
 #include "sim/coro.h"
 #include "sim/fault.h"
 #include "sim/flow.h"
@@ -82,11 +83,6 @@ struct sim_msg {
     bool in_pattern;   /* sent by the pattern, not by the barrier between iterations */
 };
 
-typedef struct alloc_hdr {
-    struct alloc_hdr *next;
-    max_align_t align[]; /* user memory follows */
-} alloc_hdr;
-
 typedef struct sim_rank {
     /* What every message and wait reads or writes comes first, so that at
      * 10,000+ ranks a step touches few of the rank's cache lines (comm's
@@ -114,7 +110,7 @@ typedef struct sim_rank {
     double link_free;    /* ... and when it frees up; sim_links holds the rest */
     double send_from, send_until; /* the bytes of its latest message out move then ... */
     double recv_from, recv_until; /* ... and of its latest message in (duplex models) */
-    alloc_hdr *arena;    /* cl_alloc memory of the running iteration */
+    sim_blocks blocks;   /* cl_alloc memory of the running iteration */
 } sim_rank;
 
 _Static_assert(offsetof(sim_rank, wake_gen) + sizeof(uint64_t) <= 64,
@@ -159,6 +155,7 @@ struct sim_engine {
     struct free_item *free_reqs; /* pools of sim_req and sim_msg */
     struct free_item *free_msgs;
     slab *slabs;
+    sim_blocks_pool blocks; /* the ranks' cl_alloc blocks (sim/blocks.h) */
     double *iter_time;  /* n * iters: each rank's own time per timed iteration */
     uint64_t next_msg;
     uint64_t next_gen;  /* flow end events: every push gets a new number */
@@ -1141,17 +1138,11 @@ static double sim_now(const cl_comm *c)
 static void *sim_alloc(cl_comm *c, size_t bytes)
 {
     sim_rank *me = c->backend;
-    if (bytes > SIZE_MAX - sizeof(alloc_hdr))
-        return NULL;
-    alloc_hdr *h = calloc(1, sizeof *h + bytes);
-    if (!h) {
+    void *p = sim_blocks_alloc(&me->blocks, &me->eng->blocks, bytes);
+    if (!p)
         engine_fail(me->eng, CL_ENOMEM, "rank %d: out of memory allocating %zu bytes",
                     (int)(me - me->eng->ranks), bytes);
-        return NULL;
-    }
-    h->next = me->arena;
-    me->arena = h;
-    return h->align;
+    return p;
 }
 
 static void sim_print(cl_comm *c, const char *line)
@@ -1197,19 +1188,29 @@ static const comm_ops sim_ops = {
 
 /* ---- ranks ---- */
 
-static void arena_free(sim_rank *r)
+/* A rank's cl_alloc blocks are checked: rc, or CL_EPEER when the rank
+ * wrote past one (the run then fails). */
+static int blocks_check(sim_rank *r, int rc)
 {
-    while (r->arena) {
-        alloc_hdr *h = r->arena;
-        r->arena = h->next;
-        free(h);
+    sim_engine *e = r->eng;
+    sim_blocks_fault f;
+    if (sim_blocks_check(&r->blocks, &f)) {
+        char why[sizeof e->res->diag.msg];
+        int rank = (int)(r - e->ranks);
+        sim_blocks_words(&f, rank, rank, NULL, why, sizeof why);
+        engine_fail(e, CL_EPEER, "%s", why);
+        rc = CL_EPEER;
     }
+    return rc;
 }
 
-/* The driver's end of an iteration: its cl_alloc memory goes. */
+/* The driver's end of an iteration: its blocks are checked, and kept for
+ * the next one's cl_alloc calls. */
 static int iteration_end(run_rank *run, int rc)
 {
-    arena_free(run->backend);
+    sim_rank *r = run->backend;
+    rc = blocks_check(r, rc);
+    sim_blocks_recycle(&r->blocks, &r->eng->blocks);
     return rc;
 }
 
@@ -1225,7 +1226,8 @@ static void rank_main(void *arg)
     if (rc && !e->aborting)
         engine_fail(e, rc, "rank %d: %s: %s (%s)", (int)(r - e->ranks), during, cl_strerror(rc),
                     cl_errname(rc));
-    arena_free(r);
+    blocks_check(r, 0);
+    sim_blocks_release(&r->blocks, &e->blocks);
     r->state = RANK_DONE;
     e->ndone++;
 }
@@ -1234,8 +1236,13 @@ static void rank_main(void *arg)
 
 /* Prints the wait-for report of every rank (core/waitfor): at a deadlock
  * every unfinished rank is blocked; at the time limit some may still run.
- * 0, or CL_ENOMEM when there is no memory left to analyze. */
-static int report_ranks(sim_engine *e)
+ * A rank blocked outside its pattern (in the barrier between iterations)
+ * counts as run_outside_state says: returned, when its pattern of the
+ * iteration the others are blocked in has.  *blocked: the ranks that count
+ * as blocked; *deadlock: the analysis found one (the report is printed
+ * only then when only_deadlock).  0, or CL_ENOMEM when there is no memory
+ * left to analyze. */
+static int report_ranks(sim_engine *e, bool only_deadlock, int *blocked, bool *deadlock)
 {
     wf_rank *wr = calloc((size_t)e->n, sizeof *wr);
     size_t total = 0;
@@ -1249,17 +1256,22 @@ static int report_ranks(sim_engine *e)
         return CL_ENOMEM;
     }
     size_t k = 0;
+    int iter = 0;
+    bool known = false;
+    for (int i = 0; i < e->n && !known; i++)
+        if (e->ranks[i].state == RANK_BLOCKED && e->ranks[i].run.in_pattern) {
+            iter = e->ranks[i].run.iter;
+            known = true;
+        }
+    *blocked = 0;
     for (int i = 0; i < e->n; i++) {
         sim_rank *r = &e->ranks[i];
-        if (r->state == RANK_DONE) {
-            wr[i].state = WF_DONE;
+        wr[i].state = r->state == RANK_DONE      ? WF_DONE
+                      : r->state != RANK_BLOCKED ? WF_RUNNING
+                      : r->run.in_pattern        ? WF_BLOCKED
+                                                 : run_outside_state(r->run.returned, iter, known);
+        if (wr[i].state != WF_BLOCKED)
             continue;
-        }
-        if (r->state != RANK_BLOCKED) {
-            wr[i].state = WF_RUNNING;
-            continue;
-        }
-        wr[i].state = WF_BLOCKED;
         wr[i].call = (wf_op)r->wait_call;
         wr[i].pending = &pend[k];
         for (int j = 0; j < r->wait_n; j++) {
@@ -1273,11 +1285,19 @@ static int report_ranks(sim_engine *e)
             k++;
             wr[i].npending++;
         }
+        /* Every operation of its wait due to complete: it is in motion. */
+        if (wr[i].npending == 0)
+            wr[i].state = WF_RUNNING;
+        *blocked += wr[i].state == WF_BLOCKED;
     }
     wf_result res;
     wf_report_opts ro = {.eager_limit = e->job->eager_limit, .time = e->now};
+    *deadlock = false;
     if (waitfor_analyze(wr, (size_t)e->n, &res) == 0) {
-        waitfor_report(e->job->report ? e->job->report : stderr, wr, (size_t)e->n, &ro, &res);
+        *deadlock = res.deadlock;
+        if (res.deadlock || !only_deadlock)
+            waitfor_report(e->job->report ? e->job->report : stderr, wr, (size_t)e->n, &ro,
+                           &res);
         waitfor_result_release(&res);
     }
     free(wr);
@@ -1288,11 +1308,29 @@ static int report_ranks(sim_engine *e)
 static void report_deadlock(sim_engine *e)
 {
     char t[UNITS_BUF];
-    if (report_ranks(e))
+    int blocked;
+    bool deadlock;
+    if (report_ranks(e, false, &blocked, &deadlock))
         engine_fail(e, CL_EDEADLOCK, "deadlock (no memory left to analyze it)");
     else
         engine_fail(e, CL_EDEADLOCK, "deadlock at t = %s: %d of %d ranks blocked",
-                    units_time_str(t, e->now), e->n - e->ndone, e->n);
+                    units_time_str(t, e->now), blocked, e->n);
+}
+
+/* A fault at addr past the end of a rank's cl_alloc block (r's own, the
+ * likely one, first): the words naming it into why.  Else why is kept. */
+static void block_named(sim_engine *e, const sim_rank *r, const void *addr, const char *where,
+                        char *why, size_t len)
+{
+    sim_blocks_fault f;
+    int owner = -1;
+    if (sim_blocks_find(&r->blocks, addr, &f))
+        owner = (int)(r - e->ranks);
+    for (int i = 0; i < e->n && owner < 0; i++)
+        if (sim_blocks_find(&e->ranks[i].blocks, addr, &f))
+            owner = i;
+    if (owner >= 0)
+        sim_blocks_words(&f, (int)(r - e->ranks), owner, where, why, len);
 }
 
 /* sim_coro_resume failed for r (in state `was` before): it overflowed its
@@ -1306,17 +1344,32 @@ static void rank_stopped(sim_engine *e, sim_rank *r, uint8_t was, int err)
         snprintf(where, sizeof where, "in %s", r->comm.call.name);
     else
         snprintf(where, sizeof where, "in its own code");
+    const void *addr = sim_fault_addr(&e->fault);
     bool blame = sim_fault_why(&e->fault, err, (int)(r - e->ranks),
                                sim_stacks_stack_bytes(e->stacks), where, why, sizeof why);
+    if (addr)
+        block_named(e, r, addr, where, why, sizeof why);
     if (!blame)
         r->state = was; /* it never ran: still waiting as it was */
+    /* The limit stopping the scheduler between ranks finds it running
+     * events: the ranks make progress, and no rank is blamed.  The wait-for
+     * report is printed only when some ranks are deadlocked among
+     * themselves meanwhile (a message in flight is no edge of it). */
+    int blocked = 0;
+    bool deadlock = false;
     if (err == CL_ETIMEOUT && !e->aborting)
-        report_ranks(e);
+        report_ranks(e, !blame, &blocked, &deadlock);
+    units_time_str(t, e->now);
     if (blame)
         engine_fail(e, err, "%s", why);
+    else if (deadlock)
+        engine_fail(e, err, "%s: ranks are deadlocked among themselves (the report above), "
+                    "while others went on (stopped at t = %s of modeled time, after %llu "
+                    "events)", why, t, (unsigned long long)e->stats.events);
     else
-        engine_fail(e, err, "%s: stopped at t = %s after %llu events", why,
-                    units_time_str(t, e->now), (unsigned long long)e->stats.events);
+        engine_fail(e, err, "%s, its ranks still making progress (stopped at t = %s of "
+                    "modeled time, after %llu events): a long run, not a stuck one; raise "
+                    "--timeout, or 0 for no limit", why, t, (unsigned long long)e->stats.events);
 }
 
 /* ---- the run ---- */
@@ -1412,6 +1465,7 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
     if (err || !e->ranks || !e->iter_time || run_result_init(res, j->iters))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     sim_links_init(&e->links);
+    sim_blocks_pool_init(&e->blocks);
     if (o->sharing == SIM_SHARE_MAXMIN && sim_net_can_share(o->net) &&
         (sim_flow_create(&e->flows, flow_moved, e) ||
          !(e->ports = calloc((size_t)sim_net_flow_ids(o->net), sizeof *e->ports))))
@@ -1441,6 +1495,27 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
     return 0;
 }
 
+/* What the ranks forked and left running, killed as the run ended
+ * (sim/fault.h), is said: the run itself stands, as on the measured
+ * backends, whose ranks' groups are killed at the end too. */
+static void report_forked(sim_engine *e)
+{
+    const sim_fault *f = &e->fault;
+    FILE *out = e->job->report ? e->job->report : stderr;
+    for (size_t i = 0; i < f->left && i < SIM_FAULT_SHOWN; i++) {
+        int rank = 0;
+        while (rank < e->n && &e->ranks[rank].co != f->shown[i].co)
+            rank++;
+        fprintf(out, "commlab: rank %d forked process %d, %s when the run ended: killed (what "
+                "a rank forks ends with the run)\n", rank, (int)f->shown[i].pid,
+                f->shown_running[i] ? "still running"
+                                    : "which ended but left processes running in its group");
+    }
+    if (f->left > SIM_FAULT_SHOWN)
+        fprintf(out, "commlab: and %zu more processes the ranks forked were left running: "
+                "killed\n", f->left - SIM_FAULT_SHOWN);
+}
+
 static void engine_release(sim_engine *e)
 {
     sim_event ev;
@@ -1464,7 +1539,8 @@ static void engine_release(sim_engine *e)
     }
     if (e->ranks)
         for (int i = 0; i < e->n; i++) {
-            arena_free(&e->ranks[i]); /* a rank stopped where it stood kept its own */
+            /* a rank stopped where it stood kept its own */
+            sim_blocks_release(&e->ranks[i].blocks, &e->blocks);
             debug_detach(&e->ranks[i].comm);
             run_lines_release(&e->ranks[i].run.held);
         }
@@ -1523,6 +1599,7 @@ int sim_run(const sim_opts *o, run_result *res, sim_stats *stats)
         if (e.aborting)
             unwind(&e);
         sim_fault_end(&e.fault);
+        report_forked(&e);
         run_iter_times(e.iter_time, e.n, j->iters, res->iter_time);
         if (!e.aborting) {
             int median = run_median_iter(res->iter_time, j->iters);

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -232,6 +234,83 @@ void _Exit(int status)
     pass_on("_Exit", status);
 }
 
+/* ---- fork() ---- */
+
+static pid_t libc_fork(void)
+{
+    void *p = dlsym(RTLD_NEXT, "fork");
+    if (!p) {
+        errno = ENOSYS;
+        return -1;
+    }
+    pid_t (*fn)(void);
+    memcpy(&fn, &p, sizeof fn);
+    return fn();
+}
+
+/* A rank's fork: the child leads a group of its own, which dies with the
+ * tool and is killed when the run ends.  Room to remember it is made
+ * first, so no child goes unremembered. */
+pid_t fork(void)
+{
+    sim_fault *f = guarded();
+    const sim_coro *co = f ? sim_sched_current(f->sched) : NULL;
+    if (!co)
+        return libc_fork();
+    if (f->nchildren == f->children_cap) {
+        size_t cap = f->children_cap ? 2 * f->children_cap : 8;
+        sim_fault_child *c = realloc(f->children, cap * sizeof *c);
+        if (!c) {
+            errno = ENOMEM;
+            return -1;
+        }
+        f->children = c;
+        f->children_cap = cap;
+    }
+    pid_t parent = getpid(), pid = libc_fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) /* the tool died before the line above */
+            raise(SIGKILL);
+    } else if (pid > 0) {
+        setpgid(pid, pid); /* the child does it too: whichever runs first */
+        f->children[f->nchildren++] = (sim_fault_child){pid, co};
+    }
+    return pid;
+}
+
+/* Kills the groups of the children that still hold a process and reaps
+ * the children, noting what was left running. */
+static void children_end(sim_fault *f)
+{
+    for (size_t i = 0; i < f->nchildren; i++) {
+        pid_t pid = f->children[i].pid;
+        siginfo_t si = {0};
+        /* Ours still (not reaped by the pattern), and whether it ended. */
+        bool ours = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+        bool running = ours && si.si_pid == 0;
+        if (ours && !running)
+            waitpid(pid, NULL, WNOHANG); /* reaped: the group is what it left */
+        bool group = kill(-pid, 0) == 0;
+        if (running || group) {
+            if (f->left < SIM_FAULT_SHOWN) {
+                f->shown[f->left] = f->children[i];
+                f->shown_running[f->left] = running;
+            }
+            f->left++;
+            kill(-pid, SIGKILL);
+        }
+        if (running) {
+            kill(pid, SIGKILL); /* also when it left its group */
+            waitpid(pid, NULL, 0);
+        }
+    }
+    free(f->children);
+    f->children = NULL;
+    f->nchildren = f->children_cap = 0;
+}
+
 /* ---- a guarded run ---- */
 
 /* Under AddressSanitizer: a handler that never returned left its frame's
@@ -334,6 +413,7 @@ void sim_fault_end(sim_fault *f)
     pthread_sigmask(SIG_SETMASK, &f->mask, NULL);
     if (foreign)
         raise(SIGALRM); /* someone else's alarm came meanwhile: theirs again */
+    children_end(f);
 }
 
 /* "signal 11 (SIGSEGV: Segmentation fault at address 0x10)" */
@@ -354,6 +434,12 @@ static void signal_words(const sim_fault *f, char *buf, size_t len)
         snprintf(buf + used, len - used, ")");
 }
 
+const void *sim_fault_addr(const sim_fault *f)
+{
+    bool memory = f->sig == SIGSEGV || f->sig == SIGBUS;
+    return f->cause == SIM_FAULT_SIGNAL && memory ? f->addr : NULL;
+}
+
 bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const char *where,
                    char *buf, size_t len)
 {
@@ -371,7 +457,7 @@ bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const ch
                  "it did not come back to commlab in the %s after (on sim, time passes only "
                  "in calls that send, receive, wait or compute)", rank,
                  units_time_str(a, f->timeout), where, units_time_str(b, f->grace));
-    } else if (err == CL_ETIMEOUT) {
+    } else if (err == CL_ETIMEOUT) { /* the caller says the rest */
         blame = false;
         snprintf(buf, len, "the run took longer than --timeout %s", units_time_str(a, f->timeout));
     } else if (cause == SIM_FAULT_SIGNAL) {

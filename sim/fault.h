@@ -23,6 +23,16 @@
  *     the time it runs, libc's exit is under way and cannot be called off
  *     (glibc has run the handlers registered after it, musl holds its exit
  *     lock for good); a call caught at the symbol never enters libc.
+ *   - fork() called while a rank runs (this file defines it too, and
+ *     passes other calls on to libc's) puts the child in a process group
+ *     of its own, which dies with the tool (PR_SET_PDEATHSIG), and
+ *     remembers it.  When the run ends (sim_fault_end) every such group
+ *     still holding a process is killed and the children are reaped, as
+ *     the measured backends kill each rank's group: what a rank forks ends
+ *     with the run (unless it leaves its group with setsid).  How many
+ *     were left, and the first few, stay in the struct for the report.  A
+ *     child made without fork() (posix_spawn, system, popen, vfork) is
+ *     not seen.
  *   - A wall-clock limit (timeout): a POSIX timer signals this thread
  *     (SIGALRM).  At the limit the scheduler is asked to stop
  *     (sim_sched_stop: its next resume returns CL_ETIMEOUT).  A rank still
@@ -63,6 +73,7 @@
 #define SIM_FAULT_GRACE 0.5    /* seconds a rank may keep running after the limit */
 #define SIM_FAULT_GIVE_UP 10.0 /* seconds after the limit the process ends anyway */
 #define SIM_FAULT_NSIG 8       /* signals handled: seven fatal ones and SIGALRM */
+#define SIM_FAULT_SHOWN 4      /* forked processes left running that are named */
 
 /* What ended a rank, for sim_fault_why. */
 typedef enum sim_fault_cause {
@@ -73,7 +84,14 @@ typedef enum sim_fault_cause {
     SIM_FAULT_LIMIT,  /* the limit stopped the scheduler between ranks */
 } sim_fault_cause;
 
-/* One guarded run.  Caller memory; fields are private to fault.c. */
+/* A process a rank forked. */
+typedef struct sim_fault_child {
+    pid_t pid;           /* it leads a process group of that id */
+    const sim_coro *co;  /* the rank that forked it */
+} sim_fault_child;
+
+/* One guarded run.  Caller memory; fields are private to fault.c, but
+ * for the children left running at the end. */
 typedef struct sim_fault {
     sim_sched *sched;          /* the run's scheduler (borrowed) */
     struct sim_fault *outer;   /* the guarded run this one is nested in */
@@ -91,6 +109,13 @@ typedef struct sim_fault {
     const sim_coro *spinner;   /* the coroutine running at the last check */
     uint64_t resumes;          /* the scheduler's resumes at the last check */
     char report[256];          /* the failure, for the last resort */
+    sim_fault_child *children; /* what ranks forked, malloc'd */
+    size_t nchildren, children_cap;
+    /* after sim_fault_end: */
+    size_t left;               /* children whose group still ran a process: killed */
+    sim_fault_child shown[SIM_FAULT_SHOWN]; /* the first of them */
+    bool shown_running[SIM_FAULT_SHOWN];    /* each was itself still running (else
+                                               only what it forked in turn) */
     /* what was there before */
     timer_t timer;
     bool has_timer;
@@ -108,14 +133,22 @@ typedef struct sim_fault {
 int sim_fault_begin(sim_fault *f, sim_sched *s, double timeout, cl_diag *d);
 
 /* Stops the timer and restores the handlers and the alternate stack that
- * were there before.  Cannot fail. */
+ * were there before; kills what the ranks forked and left running (left,
+ * shown and shown_running say what).  Cannot fail. */
 void sim_fault_end(sim_fault *f);
+
+/* The address whose access ended the last rank (a SIGSEGV or SIGBUS), or
+ * NULL when it ended otherwise.  Read it before sim_fault_why, which
+ * forgets the cause.  Cannot fail. */
+const void *sim_fault_addr(const sim_fault *f);
 
 /* Why sim_coro_resume returned err (not 0) for rank `rank`, doing `where`
  * ("in cl_recv", "in its own code"): one sentence into buf, also kept for
  * the last resort.  Returns true when the rank is the cause (it crashed,
  * overflowed, called exit, looped past the limit), false when the limit
- * stopped the run at its turn.  Cannot fail. */
+ * stopped the run at its turn (buf: "the run took longer than --timeout
+ * 1 s", for the caller to go on: the scheduler was still running events,
+ * so the ranks were making progress).  Cannot fail. */
 bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const char *where,
                    char *buf, size_t len);
 

@@ -65,6 +65,44 @@ static int bad_send_buffer(cl_comm *c, const cl_args *a)
     return cl_recv(c, buf, sizeof buf, 0, 0, NULL);
 }
 
+/* Rank 1 writes n bytes from its block of 1000: past its end when n > 1000. */
+static RAW void fill(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)i;
+}
+
+/* 4 KiB past the block's end: into the guard page behind it. */
+static int overruns(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    unsigned char *keep = cl_alloc(c, 64), *p = cl_alloc(c, 1000);
+    if (cl_rank(c) == 1 && keep && p)
+        fill(p, 1000 + 4096);
+    return cl_barrier(c);
+}
+
+/* 12 bytes past the end: inside the canary, found when the iteration ends. */
+static int overruns_near(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    unsigned char *p = cl_alloc(c, 1000), *keep = cl_alloc(c, 64);
+    if (cl_rank(c) == 1 && keep && p)
+        fill(p, 1012);
+    return cl_barrier(c);
+}
+
+/* Rank 0 receives 8 KiB more than its block holds: commlab's copy, made
+ * while rank 1 sends, runs past it. */
+static int receives_past(cl_comm *c, const cl_args *a)
+{
+    (void)a;
+    unsigned char *p = cl_alloc(c, cl_rank(c) == 0 ? 1024 : 1024 + 8192);
+    if (cl_rank(c) == 1)
+        return cl_send(c, p, 1024 + 8192, 0, 0);
+    return cl_recv(c, p, 1024 + 8192, 1, 0, NULL);
+}
+
 /* 512-byte frames, every byte written, until far past a 64 KiB stack. */
 static RAW unsigned deep(int depth)
 {
@@ -175,6 +213,24 @@ static void test_fault_in_a_call(void **state)
                    "address 0x10)");
 }
 
+/* A write past a cl_alloc block names the rank and the block (it used to
+ * end the tool with SIGSEGV or glibc's "double free or corruption"). */
+static void test_overrun(void **state)
+{
+    (void)state;
+    expect_failure(overruns, 0, CL_EPEER,
+                   "rank 1 wrote past the end of its block from cl_alloc #2 (1000 B) in its own "
+                   "code: a write to byte 1024 of the 1000-byte block (a SIGSEGV at the guard "
+                   "page after it)");
+    expect_failure(overruns_near, 0, CL_EPEER,
+                   "rank 1 wrote past the end of its block from cl_alloc #1 (1000 B): bytes "
+                   "1000..1011 of the 1000-byte block were changed (found when its iteration "
+                   "ended)");
+    expect_failure(receives_past, 0, CL_EPEER,
+                   "rank 0's block from cl_alloc #1 (1 KiB) was written past its end while "
+                   "rank 1 ran in cl_send: a write to byte ");
+}
+
 static void test_overflow(void **state)
 {
     (void)state;
@@ -201,8 +257,8 @@ static void test_spin(void **state)
 static void test_long_run(void **state)
 {
     (void)state;
-    expect_failure(forever, 0.2, CL_ETIMEOUT, "the run took longer than --timeout 200 ms: "
-                                              "stopped at t = ");
+    expect_failure(forever, 0.2, CL_ETIMEOUT, "the run took longer than --timeout 200 ms, its "
+                                              "ranks still making progress (stopped at t = ");
 }
 
 /* After each kind of failure the process is whole: the handlers that were
@@ -214,7 +270,7 @@ static void test_recovers(void **state)
     const int sigs[3] = {SIGSEGV, SIGABRT, SIGALRM};
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], NULL, &before[i]);
-    cl_pattern_fn *bad[] = {segv, aborts, exits, overflows, spins};
+    cl_pattern_fn *bad[] = {segv, aborts, exits, overflows, spins, overruns, overruns_near};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         run r;
         setup s = {.timeout = 0.2};
@@ -270,7 +326,7 @@ int main(void)
         cmocka_unit_test(test_exit),        cmocka_unit_test(test_fault_in_a_call),
         cmocka_unit_test(test_overflow),    cmocka_unit_test(test_spin),
         cmocka_unit_test(test_long_run),    cmocka_unit_test(test_recovers),
-        cmocka_unit_test(test_exit_outside),
+        cmocka_unit_test(test_exit_outside), cmocka_unit_test(test_overrun),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

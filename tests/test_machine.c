@@ -192,6 +192,25 @@ static void test_errors(void **state)
     snprintf(y, sizeof y, "%snetlab: 0Gbit/s\nsegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s}\n",
              head);
     bad(y, "bad.yaml:4:9: ", "'netlab' must be > 0, got '0Gbit/s'");
+    /* Values no link can have: the bounds tiers and topologies keep. */
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 1e30s, bandwidth: 1GB/s}\n", head);
+    bad(y, "bad.yaml:5:22: ", "'alpha' must be at most 3600s");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1e30GB/s}\n", head);
+    bad(y, "bad.yaml:5:38: ", "'bandwidth' must be in 1kB/s..1000TB/s");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1e-30GB/s}\n",
+             head);
+    bad(y, "bad.yaml:5:38: ", "'bandwidth' must be in 1kB/s..1000TB/s");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, gap: 1e9s}\n",
+             head);
+    bad(y, "bad.yaml:5:50: ", "'gap' must be at most 3600s");
+    snprintf(y, sizeof y, "%s%sreference:\n  - {bytes: 8, time: 1e20s}\n", head, one);
+    bad(y, "bad.yaml:7:22: ", "'time' must be at most 3600s");
+    snprintf(y, sizeof y, "%snetlab: 1e20TB/s\nsegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s}\n",
+             head);
+    bad(y, "bad.yaml:4:9: ", "'netlab' must be in 1kB/s..1000TB/s");
+    snprintf(y, sizeof y, "%ssegments:\n  - {upto: 1, alpha: 3600s, bandwidth: 1kB/s}\n", head);
+    machine edge;
+    load_text(&edge, y); /* the bounds themselves are links */
     machine m;
     cl_diag d = {{0}};
     assert_int_equal(machine_load(&m, "/nonexistent/m.yaml", &d), CL_ENOENT);

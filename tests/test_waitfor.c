@@ -108,6 +108,24 @@ static void test_cycle_rotated(void **state)
     waitfor_result_release(&res);
 }
 
+/* Ranks deadlocked while others still run (a run past its time limit):
+ * the header says the blocked ranks, not every rank, can make no
+ * progress. */
+static void test_cycle_beside_running(void **state)
+{
+    (void)state;
+    wf_pending p[] = {rcv(3, 0, 8), rcv(2, 0, 8)};
+    wf_rank r[] = {running, running, blocked(WF_RECV, &p[0], 1), blocked(WF_RECV, &p[1], 1)};
+    wf_result res;
+    char *txt = report(r, 4, 2.5, &res);
+    assert_true(res.deadlock);
+    assert_non_null(strstr(txt, "deadlock: the blocked ranks can make no progress at t = "
+                                "2.500 s\n"));
+    assert_non_null(strstr(txt, "cycle: rank 2 -> rank 3 -> rank 2\n"));
+    free(txt);
+    waitfor_result_release(&res);
+}
+
 static void test_waits_on_done(void **state)
 {
     (void)state;
@@ -383,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_head_to_head_sends),
         cmocka_unit_test(test_receive_cycle),
         cmocka_unit_test(test_cycle_rotated),
+        cmocka_unit_test(test_cycle_beside_running),
         cmocka_unit_test(test_waits_on_done),
         cmocka_unit_test(test_recv_nobody_sends),
         cmocka_unit_test(test_recv_nobody_sends_off_cycle),

@@ -33,7 +33,8 @@ static void test_state_round_trip(void **state)
 {
     (void)state;
     wire_state in = {.rank = 2, .state = JOB_BLOCKED, .progress = 1ULL << 40,
-                     .wait = {.call = 1, .npending = 2, .nwaiting = 9, .iter = -1}};
+                     .wait = {.call = 1, .npending = 2, .nwaiting = 9, .iter = -1,
+                              .outside = 1, .returned = -2}};
     in.wait.pending[0] = (wf_pending){.op = WF_RECV, .peer = 1, .tag = -3, .bytes = 4096};
     in.wait.pending[1] = (wf_pending){.op = WF_SEND, .peer = 0, .tag = 7, .bytes = 1};
     unsigned char body[1024];
@@ -49,6 +50,8 @@ static void test_state_round_trip(void **state)
     assert_int_equal(out.wait.npending, 2);
     assert_int_equal(out.wait.nwaiting, 9);
     assert_int_equal(out.wait.iter, -1);
+    assert_int_equal(out.wait.outside, 1); /* in the barrier between iterations */
+    assert_int_equal(out.wait.returned, -2);
     assert_int_equal(out.wait.pending[0].tag, -3);
     assert_int_equal(out.wait.pending[1].bytes, 1);
     /* One byte short, one byte long: refused. */
@@ -56,8 +59,13 @@ static void test_state_round_trip(void **state)
     assert_int_equal(wire_state_get(&r, &out), CL_EPROTO);
     wire_r_init(&r, body, w.len + 1);
     assert_int_equal(wire_state_get(&r, &out), CL_EPROTO);
-    /* A count above the room is refused before it is used. */
+    /* A count above the room is refused before it is used; so is an
+     * `outside` that is neither 0 nor 1. */
     wire_put32(body + 20, JOB_MAX_PENDING + 1);
+    wire_r_init(&r, body, w.len);
+    assert_int_equal(wire_state_get(&r, &out), CL_EPROTO);
+    wire_put32(body + 20, 2);
+    wire_put32(body + 32, 2);
     wire_r_init(&r, body, w.len);
     assert_int_equal(wire_state_get(&r, &out), CL_EPROTO);
 }

@@ -43,6 +43,14 @@ run 2 price --config "$tmpd/docs.yaml"; has "$err" "docs.yaml:3:1: a second YAML
 printf 'host: h\nbackend: shm\neager_limit: 0x10\nsegments:\n  - {upto: 1KiB, alpha: 1us, bandwidth: 3GB/s}\n' >"$tmpd/hex.yaml"
 run 2 run pingpong --model "$tmpd/hex.yaml"; has "$err" "hex.yaml:3:14: 'eager_limit': cannot parse size '0x10': write it in decimal"
 run 2 run pingpong --bytes 0x10; has "$err" "write it in decimal"
+# A value no link can have: an alpha of 1e30 s modeled the 1 MiB ping-pong at
+# 1e30 s and compare printed a 2e38 % error.  Machine files keep the bounds
+# tiers keep; both name the file, the place and the key.
+printf 'host: h\nbackend: shm\neager_limit: 64KiB\nsegments:\n  - {upto: 64MiB, alpha: 1e30s, bandwidth: 10GB/s}\n' >"$tmpd/slow.yaml"
+run 2 run pingpong --model "$tmpd/slow.yaml"; has "$err" "slow.yaml:5:26: 'alpha' must be at most 3600s"
+run 2 compare pingpong --model "$tmpd/slow.yaml" --sizes 1MiB; has "$err" "slow.yaml:5:26: 'alpha' must be at most 3600s"
+printf 'tiers:\n  - {name: a, alpha: 1us, bandwidth: 1e20TB/s}\n' >"$tmpd/fast.yaml"
+run 2 price --config "$tmpd/fast.yaml"; has "$err" "fast.yaml:2:38: 'bandwidth' must be in 1kB/s..1000TB/s"
 
 # --- exit codes ---
 run 2 run pingpong --trace /nonexistent/x.json; has "$err" "cannot write trace '/nonexistent/x.json'"

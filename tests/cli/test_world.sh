@@ -132,6 +132,10 @@ rcs "$tmpd/dl" 2 3
 has "$tmpd/dl.0.err" "cycle: rank 0 -> rank 1 -> rank 0"
 world 2 "$tmpd/ok" run deadlock --backend tcp --bytes 1KiB
 rcs "$tmpd/ok" 2 0
+# A rank that returned, as rank 1's process tells rank 0's (job_wait.outside).
+world 2 "$tmpd/er" run tests/data/fault/early_return.c --backend tcp --bytes 8 --deadlock-timeout 300ms
+rcs "$tmpd/er" 2 3
+has "$tmpd/er.0.err" "rank 0 waits on rank 1, which already returned"
 
 # A rank killed from outside (its launcher's child): named, exit 4 for all.
 # pgrep finds it (procps, which `make deps` installs); without it the
