@@ -48,8 +48,11 @@ static int compile(const char *src, const char *inc, const char *out)
     /* The warnings that are a crash waiting to happen are errors, as GCC 14
      * makes them: `cl_wait(c, r, NULL)` for `&r` passes a request where a
      * pointer to one belongs, and a call with no prototype or a function
-     * that falls off its end returns garbage. */
-    char *argv[] = {(char *)cc, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-fPIC",
+     * that falls off its end returns garbage.  The C library's POSIX calls
+     * (fork, usleep, dprintf) are declared, so only a name nobody declared
+     * is refused. */
+    char *argv[] = {(char *)cc, "-std=c11", "-D_DEFAULT_SOURCE", "-O2", "-g", "-Wall",
+                    "-Wextra", "-fPIC",
                     "-Werror=incompatible-pointer-types", "-Werror=int-conversion",
                     "-Werror=implicit-function-declaration", "-Werror=return-type",
                     "-fstack-clash-protection", "-shared", "-Wl,-Bsymbolic", "-DCL_STUDENT",
