@@ -41,7 +41,8 @@ static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
     run_job j = {
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
-        .check = o->check, .debug = o->debug, .sync = o->sync, .timeout = o->timeout,
+        .check = o->check, .debug = o->debug, .sync = o->sync, .cache = o->cache,
+        .timeout = o->timeout,
         .records = log,
         .out = pattern_out(o), .report = report_out(o),
     };
@@ -58,6 +59,26 @@ int run_parse_sync(const char *text, run_sync *out)
     else
         return cli_error("--sync must be window or barrier, got '%s'", text);
     return 0;
+}
+
+int run_parse_cache(const char *text, cache_mode *out)
+{
+    if (cache_mode_parse(text, out))
+        return cli_error("--cache must be fresh, warm or cold, got '%s'", text);
+    if (*out == CACHE_COLD && !cache_cold_supported())
+        return cli_error("--cache cold flushes lines with clflush (x86-64) or dc civac "
+                         "(arm64): this build has neither; use fresh or warm");
+    return 0;
+}
+
+const char *run_cache_words(cache_mode m)
+{
+    switch (m) {
+    case CACHE_FRESH: return "buffers written just before (--cache fresh)";
+    case CACHE_WARM: return "buffers left as the last iteration left them (--cache warm)";
+    case CACHE_COLD: return "buffers flushed from the caches (--cache cold)";
+    }
+    return "?";
 }
 
 /* What to do when a size does not fit in memory. */

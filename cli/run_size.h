@@ -61,6 +61,8 @@ typedef struct run_opts {
     boot *boot;             /* its rendezvous, joined once for every size */
     double deadlock_timeout;
     run_sync sync;          /* --sync: when measured iterations start (core/run.h) */
+    cache_mode cache;       /* --cache: the buffers' lines when measured iterations
+                               start (core/cache.h) */
     double timeout;         /* --timeout: seconds one size may take; 0: no limit */
     backend_given given;    /* the options given that not every backend takes */
     student_pattern student; /* PATTERN given as a FILE.c */
@@ -111,6 +113,13 @@ int run_parse_timeout(const char *text, double *out);
 /* --sync's value (window or barrier) into *out; or prints why and returns
  * CLI_EXIT_USAGE. */
 int run_parse_sync(const char *text, run_sync *out);
+
+/* --cache's value (fresh, warm or cold) into *out; or prints why and
+ * returns CLI_EXIT_USAGE (cold where this machine cannot flush a line). */
+int run_parse_cache(const char *text, cache_mode *out);
+/* The words a header says of it: "buffers written just before
+ * (--cache fresh)".  Cannot fail. */
+const char *run_cache_words(cache_mode m);
 
 /* --sharing's value into o; or prints why and returns CLI_EXIT_USAGE. */
 int run_parse_sharing(const char *text, run_opts *o);
