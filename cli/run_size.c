@@ -26,7 +26,7 @@ int run_exit_code(int status, const run_env *env)
  * stdout carries CSV or JSON that a program reads. */
 static FILE *pattern_out(const run_opts *o)
 {
-    return o->quiet ? o->quiet : o->fmt == CLI_TEXT ? stdout : stderr;
+    return o->quiet ? o->quiet : o->lines ? o->lines : o->fmt == CLI_TEXT ? stdout : stderr;
 }
 
 /* Where a run's errors and reports go: stderr, or o->quiet. */
@@ -204,16 +204,23 @@ int run_parse_netlab(const char *text, double *out)
     return 0;
 }
 
-int run_lab_open(run_lab *lab, int ports, double rate_Bps)
+int run_lab_try(run_lab *lab, int ports, double rate_Bps, cl_diag *d)
 {
     sigset_t set;
     lab_signals(&set);
     sigprocmask(SIG_BLOCK, &set, &lab->old);
+    int err = netlab_create(&lab->nl, ports, rate_Bps, d);
+    if (err)
+        sigprocmask(SIG_SETMASK, &lab->old, NULL);
+    return err;
+}
+
+int run_lab_open(run_lab *lab, int ports, double rate_Bps)
+{
     cl_diag d = {{0}};
-    int err = netlab_create(&lab->nl, ports, rate_Bps, &d);
+    int err = run_lab_try(lab, ports, rate_Bps, &d);
     if (!err)
         return 0;
-    sigprocmask(SIG_SETMASK, &lab->old, NULL);
     return cli_diag(&d, err == CL_ENOSYS || err == CL_EINVAL ? CLI_EXIT_USAGE
                                                              : CLI_EXIT_FAILED);
 }

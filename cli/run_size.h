@@ -71,6 +71,9 @@ typedef struct run_opts {
     FILE *quiet;            /* not NULL: where a run's pattern lines, reports and
                                errors go instead (compare's model curve: runs
                                nobody asked to read) */
+    FILE *lines;            /* not NULL: where a run's pattern lines (cl_printf) go
+                               instead, its errors staying where they were
+                               (validate: dozens of runs whose lines nobody reads) */
 } run_opts;
 
 /* What the header line and the JSON say about where the run ran. */
@@ -145,6 +148,10 @@ int run_parse_netlab(const char *text, double *out);
  * cannot: not root, no ip or tc, a kernel without namespaces or tbf), with
  * nothing left behind and the mask as it was. */
 int run_lab_open(run_lab *lab, int ports, double rate_Bps);
+/* The same without printing: 0, or netlab_create's error (CL_ENOSYS: this
+ * machine cannot, CL_EINVAL, ...) with d saying why, nothing left behind
+ * and the mask as it was. */
+int run_lab_try(run_lab *lab, int ports, double rate_Bps, cl_diag *d);
 /* Deletes the netlab and gives the signal mask back.  Returns 0, or
  * 128+N after saying so when signal N came while it was held and no run
  * took it.  A lab never opened (nl NULL) does nothing and returns 0. */
