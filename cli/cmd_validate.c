@@ -299,9 +299,14 @@ static int measure_line(compare_opts *co, compare_session *s, vline *l, bool fir
     o->args = (cl_args){.microbatches = 4, .schedule = l->schedule};
     l->ranks = o->ranks;
     l->mismatch = s->mismatch;
-    if (o->ranks < l->p->min_ranks || pattern_check_ranks(l->p, o->ranks)) {
-        cli_textf(l->skipped, sizeof l->skipped, "runs on %d to %d ranks, not -n %d",
-                  l->p->min_ranks, l->p->max_ranks, o->ranks);
+    if (o->ranks < l->p->min_ranks) {
+        cli_textf(l->skipped, sizeof l->skipped, "needs at least %d ranks, not -n %d",
+                  l->p->min_ranks, o->ranks);
+        return 0;
+    }
+    if (pattern_check_ranks(l->p, o->ranks)) {
+        cli_textf(l->skipped, sizeof l->skipped, "runs on at most %d ranks, not -n %d",
+                  l->p->max_ranks, o->ranks);
         return 0;
     }
     l->rows = calloc(o->nsizes, sizeof *l->rows);
@@ -365,16 +370,21 @@ static void print_text(const validate_opts *v, const compare_session *s, size_t 
 {
     const compare_opts *co = &v->co;
     const run_opts *o = &co->run;
-    char lo[UNITS_BUF], hi[UNITS_BUF], its[40];
-    if (co->lo_iters == co->hi_iters)
-        snprintf(its, sizeof its, "%d iteration%s", co->lo_iters, co->lo_iters == 1 ? "" : "s");
+    char lo[UNITS_BUF], hi[UNITS_BUF], sizes[80], runs[240] = "";
+    if (o->nsizes == 1)
+        cli_textf(sizes, sizeof sizes, "1 size, %s", units_size_str(lo, o->sizes[0]));
     else
-        snprintf(its, sizeof its, "%d to %d iterations", co->lo_iters, co->hi_iters);
-    printf("validate %s, %d ranks: every tutorial pattern measured (%s, --cache %s, %zu size%s "
-           "%s..%s, %s after %d warm-up) vs modeled by %s (calibrated --cache %s%s)\n\n",
-           o->backend, o->ranks, s->env.binding, cache_mode_name(o->cache), o->nsizes,
-           o->nsizes == 1 ? "" : "s", units_size_str(lo, o->sizes[0]),
-           units_size_str(hi, o->sizes[o->nsizes - 1]), its, o->warmup, s->path,
+        cli_textf(sizes, sizeof sizes, "%zu sizes %s..%s", o->nsizes,
+                  units_size_str(lo, o->sizes[0]), units_size_str(hi, o->sizes[o->nsizes - 1]));
+    if (measured > 0 && co->lo_iters == co->hi_iters)
+        cli_textf(runs, sizeof runs, ", %s, %d iteration%s after %d warm-up", s->env.binding,
+                  co->lo_iters, co->lo_iters == 1 ? "" : "s", o->warmup);
+    else if (measured > 0)
+        cli_textf(runs, sizeof runs, ", %s, %d to %d iterations after %d warm-up",
+                  s->env.binding, co->lo_iters, co->hi_iters, o->warmup);
+    printf("validate %s, %d rank%s: every tutorial pattern measured (--cache %s, %s%s) vs "
+           "modeled by %s (calibrated --cache %s%s)\n\n", o->backend, o->ranks,
+           o->ranks == 1 ? "" : "s", cache_mode_name(o->cache), sizes, runs, s->path,
            cache_mode_name(s->m.cache), s->m.cache_recorded ? "" : ", no cache key");
     compare_drift_print(stdout, &s->dr, "drift: ");
     if (s->dr.any)

@@ -77,8 +77,13 @@ has "$out" '"skipped": "measured over a netlab'
 if [ "$(grep -c '"error_pct"' "$out")" -eq 4 ]; then ok; else bad "--json: want 2 sizes of 2 patterns"; fi
 
 # --- tcp, and incast over a netlab where this runs as root ---
-run 0 validate --backend tcp --model "$tmpd/tcp.yaml" --quick --sizes 8,1MiB --patterns ring,incast \
-    --incast-model "$tmpd/lab.yaml"
+# (run through a shell that records its pid: a netlab's names carry it)
+$limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" validate --backend tcp \
+    --model "$tmpd/tcp.yaml" --quick --sizes 8,1MiB --patterns ring,incast \
+    --incast-model "$tmpd/lab.yaml" >"$out" 2>"$err"
+rc=$?
+if [ "$rc" -eq 0 ]; then ok; else bad "validate --backend tcp --patterns ring,incast exited $rc"; fi
+pid=$(cat "$tmpd/pid")
 if grep -Eq '^ring +2 +2 +[0-9.]+ %' "$out"; then ok; else bad "tcp: no line for ring"; fi
 if [ "$(id -u)" -ne 0 ]; then
     has "$out" "incast: skipped: a netlab needs root"
@@ -86,7 +91,8 @@ elif grep -q "incast: skipped: no netlab here" "$out"; then
     ok; echo "note: no netlab on this machine: $(grep 'incast: skipped' "$out")"
 else
     if grep -Eq '^incast +3 +2 +[0-9.]+ %' "$out"; then ok; else bad "no line for incast"; fi
-    if ip netns list 2>/dev/null | grep -q "^clnl-"; then bad "a netlab was left behind"; else ok; fi
+    if ip netns list 2>/dev/null | grep -q "^clnl-$pid-"; then bad "a netlab was left behind"
+    else ok; fi
 fi
 
 # --- --plot: the CSV of every row and its figure ---
