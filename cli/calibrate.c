@@ -440,7 +440,8 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
         .ro = {.backend = o->backend, .be = o->be, .ranks = 2, .warmup = 2,
                .eager_limit = o->eager_limit, .bind = o->bind, .copy = SHM_COPY_AUTO,
                .listen = o->listen, .provider = o->provider, .netlab = o->netlab,
-               .lab = o->lab, .deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT},
+               .lab = o->lab, .deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT,
+               .cache = o->cache},
         .steps = (2 * n + 2 * streamed) * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS),
     };
     /* The regime: the reference probe first (its runs are not on the bar). */
@@ -473,6 +474,8 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
         return rc;
     m->eager_limit = o->eager_limit;
     m->netlab = o->netlab;
+    m->cache = o->cache;
+    m->cache_recorded = true;
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -588,13 +591,15 @@ double compare_error_pct(const compare_row *r)
 }
 
 void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
-                       const compare_row *rows, size_t n, const compare_row *curve,
-                       size_t ncurve)
+                       const char *note, const compare_row *rows, size_t n,
+                       const compare_row *curve, size_t ncurve)
 {
     char host[256];
     calibrate_hostname(host, sizeof host);
     fprintf(f, "# commlab-plot: compare\n# title: %s, %s, %d ranks, host %s\n", pattern,
             backend, ranks, host);
+    if (note)
+        fprintf(f, "# note: %s\n", note);
     fputs("pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,"
           "measured_max_s,error_pct,measured_q1_s,measured_q3_s\n", f);
     for (size_t i = 0; i < n; i++) {

@@ -79,6 +79,8 @@ typedef struct calib_opts {
     const netlab *lab;    /* that netlab, held by the caller (run_lab_open), 2 ports
                              at least; every run goes over it */
     bool progress;        /* draw a progress bar on stderr */
+    cache_mode cache;     /* --cache: every run measures in this mode, and the
+                             machine file records it */
 } calib_opts;
 
 typedef struct calib_point {
@@ -153,6 +155,7 @@ void calibrate_hostname(char *buf, size_t len);
  *
  *   # commlab-plot: compare
  *   # title: <pattern>, <backend>, <R> ranks, host <hostname>
+ *   # note: <note>                (only when there is one)
  *   pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct,measured_q1_s,measured_q3_s
  *   pingpong,shm,2,8,2.1e-07,2.3e-07,2.2e-07,2.9e-07,-8.7,2.25e-07,2.4e-07
  *   pingpong,shm,2,11,2.1e-07,,,,,,
@@ -168,10 +171,11 @@ typedef struct compare_row {
 
 double compare_error_pct(const compare_row *r);
 /* rows[0..n) measured, then curve[0..ncurve) (only bytes and modeled are
- * read) as rows of the model alone. */
+ * read) as rows of the model alone; note (NULL: none) goes on a comment
+ * line above them. */
 void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
-                       const compare_row *rows, size_t n, const compare_row *curve,
-                       size_t ncurve);
+                       const char *note, const compare_row *rows, size_t n,
+                       const compare_row *curve, size_t ncurve);
 
 /* The sizes at which the model's curve is drawn: from the smallest of
  * sizes[0..n) to the largest, COMPARE_CURVE_STEPS a doubling, those of

@@ -116,6 +116,12 @@ int cli_plot_sweep(const struct tier_set *ts, const uint64_t *sizes, size_t n, u
 struct plot_coll_row;
 int cli_plot_collectives(const char *name, const char *what, const struct plot_coll_row *rows,
                          size_t n, unsigned terms, FILE *report);
+/* validate --plot: write plots/out/validate-BACKEND.csv (titled what) and
+ * draw it; as cli_plot_sweep. */
+struct plot_validate_row;
+int cli_plot_validate(const char *backend, const char *what,
+                      const struct plot_validate_row *rows, size_t n, unsigned terms,
+                      FILE *report);
 /* run --timeline FILE: the last iteration's records as a timeline CSV,
  * titled with the pattern, backend (where: the modeled network, or NULL),
  * ranks, size and host; status is the run's outcome (0, CL_EDEADLOCK...).
@@ -137,6 +143,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
 int cmd_fabric(int argc, char **argv);
 int cmd_collectives(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 /* `fabric --mpi` (cli/fabric_mpi.c): a CLI_EXIT_* code. */
 int fabric_mpi(bool as_json);
 
@@ -151,5 +158,6 @@ extern const char cmd_compare_usage[];
 extern const char cmd_exercise_usage[];
 extern const char cmd_collectives_usage[];
 extern const char cmd_fabric_usage[];
+extern const char cmd_validate_usage[];
 
 #endif

@@ -57,6 +57,11 @@ const char cmd_calibrate_usage[] =
     "                           <host>-tcp-netlab-<rate>.yaml, e.g. -netlab-1gbit)\n"
     "      --provider NAME      rdma: the libfabric provider (auto, tcp, verbs, ...);\n"
     "                           the file records the one it ran on\n"
+    "      --cache MODE         the buffers' lines when each iteration starts, as `run\n"
+    "                           --cache`: fresh (written back just before by the rank's\n"
+    "                           core; the default), warm or cold; the file records it,\n"
+    "                           and compare refuses to set a model beside a measurement\n"
+    "                           of another mode\n"
     "      --csv                the points and the fit, in the schema of compare --csv\n"
     "      --json               segments and points as JSON\n"
     "  -h, --help               this text\n"
@@ -85,7 +90,7 @@ const char cmd_calibrate_usage[] =
 
 enum {
     OPT_EAGER = 256, OPT_QUICK, OPT_BIND, OPT_LISTEN, OPT_PROVIDER, OPT_NETLAB, OPT_CSV,
-    OPT_JSON
+    OPT_JSON, OPT_CACHE
 };
 
 /* ---- output ---- */
@@ -111,7 +116,7 @@ static int print_csv(const calib_opts *o, const calib_result *r)
     size_t nc = compare_curve_sizes(sizes, r->n, at);
     for (size_t i = 0; i < nc; i++)
         curve[i] = (compare_row){.bytes = at[i], .modeled = machine_time(&r->m, at[i])};
-    compare_print_csv(stdout, "pingpong", o->backend, 2, rows, r->n, curve, nc);
+    compare_print_csv(stdout, "pingpong", o->backend, 2, NULL, rows, r->n, curve, nc);
     free(rows);
     free(sizes);
     return CLI_EXIT_OK;
@@ -168,8 +173,9 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
         snprintf(lab, sizeof lab, " (netlab %s per port)", rate);
     }
     printf("calibrate %s%s on %s: pingpong between 2 ranks, %zu sizes %s..%s, eager limit "
-           "%s\n\n", o->backend, lab, r->m.host, r->n, units_size_str(a, r->points[0].bytes),
-           units_size_str(b, r->points[r->n - 1].bytes), units_size_str(e, o->eager_limit));
+           "%s, %s\n\n", o->backend, lab, r->m.host, r->n,
+           units_size_str(a, r->points[0].bytes), units_size_str(b, r->points[r->n - 1].bytes),
+           units_size_str(e, o->eager_limit), run_cache_words(o->cache));
     print_segments(r, &r->fit, true);
     printf("\nreference (the regime it was taken in, for compare):");
     for (size_t i = 0; i < r->m.nref; i++)
@@ -240,6 +246,7 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
     json_kv_uint(&w, "ranks", 2);
     json_kv_string(&w, "host", r->m.host);
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
+    json_kv_string(&w, "cache", cache_mode_name(o->cache));
     json_kv_string(&w, "machine_file", path);
     json_segments(&w, "segments", r, &r->fit, true);
     json_segments(&w, "duplex_segments", r, &r->duplex, false);
@@ -286,6 +293,7 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"provider", required_argument, NULL, OPT_PROVIDER},
         {"netlab", required_argument, NULL, OPT_NETLAB},
+        {"cache", required_argument, NULL, OPT_CACHE},
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -319,6 +327,10 @@ static int parse(int argc, char **argv, calib_opts *o, const char **out, cli_for
             if (run_parse_netlab(optarg, &o->netlab))
                 return CLI_EXIT_USAGE;
             backend_give(&given, BOPT_NETLAB, "netlab", optarg);
+            break;
+        case OPT_CACHE:
+            if (run_parse_cache(optarg, &o->cache))
+                return CLI_EXIT_USAGE;
             break;
         case OPT_CSV: *fmt = CLI_CSV; break;
         case OPT_JSON: *fmt = CLI_JSON; break;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/calibrate.h"
+#include "cli/compare.h"
 #include "cli/cli.h"
 #include "core/pattern.h"
 #include "cli/run_size.h"
@@ -58,6 +59,13 @@ const char cmd_compare_usage[] =
     "                           <host>-tcp-netlab-<rate>.yaml, calibrated over the\n"
     "                           same netlab when missing)\n"
     "      --provider NAME      rdma: the libfabric provider (default auto)\n"
+    "      --cache MODE         the buffers' lines when each measured iteration starts,\n"
+    "                           as `run --cache`: fresh (the default), warm or cold.\n"
+    "                           A model calibrated in another mode is refused (a file\n"
+    "                           without a cache key was measured warm); a calibration\n"
+    "                           run first uses this mode\n"
+    "      --mixed-cache        compare against a model of another --cache mode anyway:\n"
+    "                           the header, every row and the JSON say so\n"
     "      --timeout TIME       end a size that takes longer than this, modeled or\n"
     "                           measured (default 600s; 0: no limit), as run does\n"
     "pattern options:\n"
@@ -100,46 +108,8 @@ const char cmd_compare_usage[] =
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
     OPT_MICRO, OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT, OPT_RECAL, OPT_REPEAT,
-    OPT_SAVE, OPT_NETLAB, OPT_PIECES, OPT_SCHEDULE,
+    OPT_SAVE, OPT_NETLAB, OPT_PIECES, OPT_SCHEDULE, OPT_CACHE, OPT_MIXED_CACHE,
 };
-
-/* The least move of a reference called drift, %: the probe's own spread
- * between runs in one regime.  On the shared 2-core VM of chapter 06, ten
- * compares after one calibration probed 8 B at 105-110 ns against 120 ns
- * calibrated (up to 12.5 % apart, errors 2.4-5.0 %), while the other
- * regime is 3.5 x slower. */
-#define DRIFT_FLOOR_PCT 20.0
-
-typedef struct compare_opts {
-    run_opts run;      /* pattern, backend, ranks, sizes, iters, pattern args */
-    const char *model; /* --model, or NULL */
-    const machine *m;  /* the model's machine file, loaded */
-    bool quick;
-    bool recalibrate;  /* --recalibrate */
-    int repeat;        /* --repeat R: measurements of every size, >= 1 */
-    const char *save;  /* --save FILE.csv, or NULL */
-    int lo_iters, hi_iters; /* the iterations the sizes ran: fewest, most */
-} compare_opts;
-
-/* The reference probe against the machine file's (core/machine.h). */
-typedef struct drift {
-    size_t n;                             /* probes: the file's, 0 if it has none */
-    machine_ref cal[MACHINE_MAX_REFS];    /* at calibration */
-    double before[MACHINE_MAX_REFS];      /* seconds, before the measurements */
-    double after[MACHINE_MAX_REFS];       /* seconds, after them */
-    double threshold_pct[MACHINE_MAX_REFS]; /* the model's claimed residual there */
-    bool moved[MACHINE_MAX_REFS];
-    bool any;                             /* some probe moved */
-} drift;
-
-/* Timed iterations for a size whose modeled iteration takes t seconds:
- * calibrate's budget, so both measure the same steady state (the first tens
- * of round trips of 2-32 KiB messages run 2-3x slower than the rest). */
-static int planned_iters(double t)
-{
-    double it = 0.2 / (t + 2e-6);
-    return it < 10 ? 10 : it > 1000 ? 1000 : (int)it;
-}
 
 static int parse(int argc, char **argv, compare_opts *co)
 {
@@ -167,6 +137,8 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"save", required_argument, NULL, OPT_SAVE},
         {"netlab", required_argument, NULL, OPT_NETLAB},
+        {"cache", required_argument, NULL, OPT_CACHE},
+        {"mixed-cache", no_argument, NULL, OPT_MIXED_CACHE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -203,6 +175,8 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_RECAL: co->recalibrate = true; break;
         case OPT_REPEAT: rc = cli_parse_int("--repeat", optarg, 1, 1000, &co->repeat); break;
         case OPT_SAVE: co->save = optarg; break;
+        case OPT_CACHE: rc = run_parse_cache(optarg, &o->cache); break;
+        case OPT_MIXED_CACHE: co->mixed_cache = true; break;
         case OPT_NETLAB:
             rc = run_parse_netlab(optarg, &o->netlab);
             backend_give(&o->given, BOPT_NETLAB, "netlab", optarg);
@@ -243,185 +217,6 @@ static int parse(int argc, char **argv, compare_opts *co)
     return 0;
 }
 
-/* The machine file: --model, or this host's; calibrated now when this
- * host's is missing, or with --recalibrate. */
-static int get_machine(const compare_opts *co, machine *m, char *path, size_t len)
-{
-    const run_opts *o = &co->run;
-    cl_diag d = {{0}};
-    char provider[32];
-    int rc = calibrate_provider(o->be, o->provider, provider, sizeof provider);
-    if (rc)
-        return rc;
-    if (co->model)
-        snprintf(path, len, "%s", co->model);
-    else if ((rc = calibrate_default_path(path, len, o->backend, provider, o->netlab)))
-        return rc;
-    bool missing = !co->model && access(path, F_OK) != 0;
-    if (missing || co->recalibrate) {
-        if (missing)
-            fprintf(stderr, "commlab: no machine file for this host and %s at %s: calibrating "
-                            "first%s\n", o->backend, path, co->quick ? " (--quick)" : "");
-        else
-            fprintf(stderr, "commlab: --recalibrate: calibrating %s into %s%s\n", o->backend,
-                    path, co->quick ? " (--quick)" : "");
-        calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
-                          .eager_limit = o->eager_limit ? o->eager_limit : 64 * 1024,
-                          .quick = co->quick, .bind = o->bind, .listen = o->listen,
-                          .netlab = o->netlab, .lab = o->lab, .progress = isatty(2)};
-        calib_result r;
-        rc = calibrate_measure(&cal, &r);
-        if (rc == CLI_EXIT_OK && machine_save(&r.m, path, &d))
-            rc = cli_diag(&d, CLI_EXIT_USAGE);
-        calibrate_release(&r);
-        if (rc)
-            return rc;
-    }
-    if (machine_load(m, path, &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    char host[256];
-    calibrate_hostname(host, sizeof host);
-    char mwhat[80], owhat[80];
-    snprintf(mwhat, sizeof mwhat, "%s%s%s", m->backend, *m->provider ? "/" : "", m->provider);
-    snprintf(owhat, sizeof owhat, "%s%s%s", o->backend, *provider ? "/" : "", provider);
-    if (strcmp(mwhat, owhat) != 0 || strcmp(m->host, host) != 0)
-        fprintf(stderr, "commlab: note: %s was calibrated for %s on %s; measuring %s on %s\n",
-                path, mwhat, m->host, owhat, host);
-    if (m->netlab != o->netlab) {
-        char was[40] = "no netlab", now[40] = "no netlab";
-        if (m->netlab > 0)
-            netlab_rate_str(was, sizeof was, m->netlab);
-        if (o->netlab > 0)
-            netlab_rate_str(now, sizeof now, o->netlab);
-        fprintf(stderr, "commlab: note: %s was calibrated over %s%s; measuring over %s%s\n",
-                path, m->netlab > 0 ? "a netlab of " : "", was, o->netlab > 0 ? "a netlab of "
-                : "", now);
-    }
-    return 0;
-}
-
-/* The network a size is modeled on over a netlab: one switch of ranks
- * ports, every link half of the calibrated ping-pong segment's alpha at
- * that size and its bandwidth, so that a message alone costs alpha +
- * n/bandwidth, the calibrated time, and messages that cross one port at
- * once share it (max-min).  A segment without a per-byte cost gets a
- * bandwidth no message notices, the topology file having no infinity.
- * 0, or the exit status after saying why. */
-static int switch_net(const machine *m, int ranks, uint64_t bytes, sim_net **out)
-{
-    const machine_segment *seg = machine_segment_of(m, bytes);
-    double bw = isinf(seg->bandwidth) ? 1e30 : seg->bandwidth;
-    char yaml[256];
-    snprintf(yaml, sizeof yaml, "topology: [Switch]\nnpus_count: [%d]\nbandwidth: [%.17gB/s]\n"
-             "latency: [%.17gs]\n", ranks, bw, seg->alpha / 2);
-    cl_diag d = {{0}};
-    if (sim_net_load_string(out, m->path, yaml, NULL, &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    return 0;
-}
-
-/* One size modeled: on env's machine mesh, or over a netlab on the
- * switch of switch_net.  The run's status (0 or CL_E*, reported). */
-static int model_size(const compare_opts *co, const run_opts *sim, run_env *env,
-                      uint64_t bytes, run_row *row)
-{
-    if (!co->run.netlab)
-        return run_size_sim(sim, env, bytes, NULL, false, row);
-    run_env on = {0};
-    if (switch_net(co->m, sim->ranks, bytes, &on.net))
-        return CL_ECONFIG;
-    int status = run_size_sim(sim, &on, bytes, NULL, false, row);
-    sim_net_destroy(on.net);
-    return status;
-}
-
-static double median_abs_error(const compare_row *rows, size_t n)
-{
-    double *e = malloc(n * sizeof *e);
-    cl_stats s = {0};
-    if (!e)
-        return NAN;
-    for (size_t i = 0; i < n; i++)
-        e[i] = fabs(compare_error_pct(&rows[i]));
-    if (stats_compute(e, n, &s))
-        s.median = NAN;
-    free(e);
-    return s.median;
-}
-
-/* The reference probe before or after the measurements, into dr's
- * before or after; nothing when the file has no reference.  CLI_EXIT_OK
- * or the exit status of a failed run. */
-static int probe(const compare_opts *co, run_env *env, drift *dr, bool after)
-{
-    if (dr->n == 0)
-        return CLI_EXIT_OK;
-    machine_ref now[CALIB_NREF];
-    int rc = calibrate_probe(&co->run, env, now);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < dr->n; i++) {
-        double t = NAN;
-        for (size_t k = 0; k < CALIB_NREF; k++)
-            if (now[k].bytes == dr->cal[i].bytes)
-                t = now[k].time;
-        (after ? dr->after : dr->before)[i] = t;
-    }
-    return CLI_EXIT_OK;
-}
-
-/* The threshold at each reference size: the model's claimed residual
- * there (its segment's max residual), at least DRIFT_FLOOR_PCT. */
-static void drift_init(drift *dr, const machine *m)
-{
-    memset(dr, 0, sizeof *dr);
-    dr->n = m->nref;
-    for (size_t i = 0; i < dr->n; i++) {
-        dr->cal[i] = m->ref[i];
-        dr->before[i] = dr->after[i] = NAN;
-        double claim = machine_segment_of(m, m->ref[i].bytes)->max_residual_pct;
-        dr->threshold_pct[i] = isnan(claim) || claim < DRIFT_FLOOR_PCT ? DRIFT_FLOOR_PCT : claim;
-    }
-}
-
-static double moved_pct(double now, double cal)
-{
-    return 100.0 * (now - cal) / cal;
-}
-
-/* Which references moved by more than their threshold, before or after. */
-static void drift_judge(drift *dr)
-{
-    for (size_t i = 0; i < dr->n; i++) {
-        double c = dr->cal[i].time;
-        dr->moved[i] = fabs(moved_pct(dr->before[i], c)) > dr->threshold_pct[i] ||
-                       fabs(moved_pct(dr->after[i], c)) > dr->threshold_pct[i];
-        dr->any = dr->any || dr->moved[i];
-    }
-}
-
-/* The one drift line (without "commlab: "), or nothing when none moved. */
-static void drift_print(FILE *f, const drift *dr, const char *prefix)
-{
-    if (!dr->any)
-        return;
-    fputs(prefix, f);
-    bool first = true;
-    for (size_t i = 0; i < dr->n; i++) {
-        if (!dr->moved[i])
-            continue;
-        char b[UNITS_BUF], t0[UNITS_BUF], t1[UNITS_BUF], tc[UNITS_BUF];
-        fprintf(f, "%sthe %s reference took %s before and %s after the measurements, %s at "
-                   "calibration", first ? "" : "; ", units_size_str(b, dr->cal[i].bytes),
-                units_time_digits(t0, dr->before[i], 4), units_time_digits(t1, dr->after[i], 4),
-                units_time_digits(tc, dr->cal[i].time, 4));
-        first = false;
-    }
-    fputs(": the machine changed since calibration (by more than the model's claimed "
-          "residual and the probe's own spread); the errors reflect that (--recalibrate "
-          "measures the model again)\n", f);
-}
-
 /* The spread of the median |error| over the runs of --repeat. */
 static void print_repeats(const double *err, int runs, int shown)
 {
@@ -435,37 +230,52 @@ static void print_repeats(const double *err, int runs, int shown)
     printf(" %%; the table is run %d's (the median)\n", shown + 1);
 }
 
-static void print_text(const compare_opts *co, const machine *m, const char *path,
-                       const run_env *env, const drift *dr, const compare_row *rows, size_t n,
-                       const double *err, int runs, int shown)
+/* What the header says of the caches: the mode measured in, and the
+ * model's when they differ (--mixed-cache). */
+static void cache_header(char *buf, size_t len, const compare_opts *co, const compare_session *s)
+{
+    if (s->mismatch)
+        cli_textf(buf, len, ", --cache %s measured against a model calibrated --cache %s%s "
+                  "(--mixed-cache: the errors mix the two)", cache_mode_name(co->run.cache),
+                  cache_mode_name(s->m.cache), s->m.cache_recorded ? "" : " (no cache key)");
+    else
+        cli_textf(buf, len, ", --cache %s", cache_mode_name(co->run.cache));
+}
+
+static void print_text(const compare_opts *co, const compare_session *s, const compare_row *rows,
+                       size_t n, const double *err, int runs, int shown)
 {
     const run_opts *o = &co->run;
-    char el[UNITS_BUF];
-    char its[40];
+    const machine *m = &s->m;
+    char el[UNITS_BUF], its[40], cache[200];
     if (co->lo_iters == co->hi_iters)
         snprintf(its, sizeof its, "%d iteration%s", co->lo_iters, co->lo_iters == 1 ? "" : "s");
     else
         snprintf(its, sizeof its, "%d to %d iterations", co->lo_iters, co->hi_iters);
+    cache_header(cache, sizeof cache, co, s);
     if (o->netlab) {
         char rate[32];
         netlab_rate_str(rate, sizeof rate, o->netlab);
         printf("%s, %d ranks: %s measured over a netlab of %s per port (%s, %s after %d "
                "warm-up) vs modeled on one switch of %d ports from %s (at each size its "
                "ping-pong segment: half the alpha a link, the bandwidth; max-min sharing), "
-               "eager limit %s\n\n", o->pattern->name, o->ranks, o->backend, rate,
-               env->binding, its, o->warmup, o->ranks, path, units_size_str(el, m->eager_limit));
+               "eager limit %s%s\n\n", o->pattern->name, o->ranks, o->backend, rate,
+               s->env.binding, its, o->warmup, o->ranks, s->path,
+               units_size_str(el, m->eager_limit), cache);
     } else {
         printf("%s, %d ranks: %s measured (%s, %s after %d warm-up) vs modeled by %s, eager "
-               "limit %s\n\n", o->pattern->name, o->ranks, o->backend, env->binding, its,
-               o->warmup, path, units_size_str(el, m->eager_limit));
+               "limit %s%s\n\n", o->pattern->name, o->ranks, o->backend, s->env.binding, its,
+               o->warmup, s->path, units_size_str(el, m->eager_limit), cache);
     }
-    drift_print(stdout, dr, "drift: ");
-    if (dr->any)
+    compare_drift_print(stdout, &s->dr, "drift: ");
+    if (s->dr.any)
         putchar('\n');
-    const char *h[] = {"size", "modeled", "measured (median)", "min", "max", "error"};
+    const char *h[] = {"size", "modeled", "measured (median)", "min", "max", "error", "cache"};
     table t;
-    if (table_init(&t, 6, h))
+    if (table_init(&t, s->mismatch ? 7 : 6, h))
         return;
+    char words[80];
+    compare_cache_words(words, sizeof words, co, m);
     for (size_t i = 0; i < n; i++) {
         char b[UNITS_BUF], mo[UNITS_BUF], me[UNITS_BUF], lo[UNITS_BUF], hi[UNITS_BUF];
         table_add(&t, "%s", units_size_str(b, rows[i].bytes));
@@ -474,44 +284,22 @@ static void print_text(const compare_opts *co, const machine *m, const char *pat
         table_add(&t, "%s", units_time_digits(lo, rows[i].measured.min, 4));
         table_add(&t, "%s", units_time_digits(hi, rows[i].measured.max, 4));
         table_add(&t, "%+.1f %%", compare_error_pct(&rows[i]));
+        if (s->mismatch)
+            table_add(&t, "%s", words);
     }
     table_print(&t, stdout, 0);
     table_release(&t);
     if (n > 0)
-        printf("\nmedian |error|: %.1f %% over %zu size%s\n", median_abs_error(rows, n), n,
-               n == 1 ? "" : "s");
+        printf("\nmedian |error|: %.1f %% over %zu size%s\n", compare_median_abs_error(rows, n),
+               n, n == 1 ? "" : "s");
     print_repeats(err, runs, shown);
 }
 
-static void json_drift(json_writer *w, const drift *dr)
-{
-    if (dr->n == 0)
-        return;
-    json_key(w, "drift");
-    json_bool(w, dr->any);
-    json_key(w, "reference");
-    json_begin_array(w);
-    for (size_t i = 0; i < dr->n; i++) {
-        json_begin_object(w);
-        json_kv_uint(w, "bytes", dr->cal[i].bytes);
-        json_kv_number(w, "calibrated_s", dr->cal[i].time);
-        if (!isnan(dr->before[i]))
-            json_kv_number(w, "before_s", dr->before[i]);
-        if (!isnan(dr->after[i]))
-            json_kv_number(w, "after_s", dr->after[i]);
-        json_kv_number(w, "threshold_pct", dr->threshold_pct[i]);
-        json_key(w, "moved");
-        json_bool(w, dr->moved[i]);
-        json_end_object(w);
-    }
-    json_end_array(w);
-}
-
-static void print_json(const compare_opts *co, const machine *m, const char *path,
-                       const drift *dr, const compare_row *rows, size_t n, const double *err,
-                       int runs, int status)
+static void print_json(const compare_opts *co, const compare_session *s, const compare_row *rows,
+                       size_t n, const double *err, int runs, int status)
 {
     const run_opts *o = &co->run;
+    const machine *m = &s->m;
     json_writer w;
     json_init(&w, stdout, true);
     json_begin_object(&w);
@@ -519,12 +307,18 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     json_kv_string(&w, "pattern", o->pattern->name);
     json_kv_string(&w, "backend", o->backend);
     json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
-    json_kv_string(&w, "model", path);
+    json_kv_string(&w, "model", s->path);
     json_kv_string(&w, "model_host", m->host);
     json_kv_string(&w, "model_backend", m->backend);
     if (*m->provider)
         json_kv_string(&w, "model_provider", m->provider);
     json_kv_uint(&w, "eager_limit_bytes", m->eager_limit);
+    json_kv_string(&w, "cache", cache_mode_name(o->cache));
+    json_kv_string(&w, "model_cache", cache_mode_name(m->cache));
+    json_key(&w, "model_cache_recorded");
+    json_bool(&w, m->cache_recorded);
+    json_key(&w, "cache_mismatch");
+    json_bool(&w, s->mismatch);
     if (o->netlab) {
         json_kv_number(&w, "netlab_port_Bps", o->netlab);
         json_kv_string(&w, "modeled_on", "switch");
@@ -533,9 +327,9 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
     }
     json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
-    json_drift(&w, dr);
+    compare_drift_json(&w, &s->dr);
     if (n > 0)
-        json_kv_number(&w, "median_abs_error_pct", median_abs_error(rows, n));
+        json_kv_number(&w, "median_abs_error_pct", compare_median_abs_error(rows, n));
     json_kv_uint(&w, "repeat", (uint64_t)co->repeat);
     if (runs > 1) {
         json_key(&w, "median_abs_error_pct_runs");
@@ -558,6 +352,10 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
         json_kv_number(&w, "max", rows[i].measured.max);
         json_end_object(&w);
         json_kv_number(&w, "error_pct", compare_error_pct(&rows[i]));
+        if (s->mismatch) {
+            json_key(&w, "cache_mismatch");
+            json_bool(&w, true);
+        }
         json_end_object(&w);
     }
     json_end_array(&w);
@@ -568,8 +366,9 @@ static void print_json(const compare_opts *co, const machine *m, const char *pat
  * (compare_curve_sizes), so a figure draws the model as the curve it is
  * rather than straight lines between a few sizes.  A curve run moves no
  * bytes (the model's times do not depend on them) and says nothing; one
- * that fails only leaves its point out. */
-static void write_csv(FILE *f, const compare_opts *co, const run_opts *sim, run_env *env,
+ * that fails only leaves its point out.  A mixed pair (--mixed-cache) says
+ * so in a comment line above the rows. */
+static void write_csv(FILE *f, const compare_opts *co, compare_session *s,
                       const compare_row *rows, size_t n)
 {
     uint64_t sizes[COMPARE_CURVE_MAX], at[COMPARE_CURVE_MAX];
@@ -578,58 +377,37 @@ static void write_csv(FILE *f, const compare_opts *co, const run_opts *sim, run_
     for (size_t i = 0; i < n && i < COMPARE_CURVE_MAX; i++)
         sizes[nsizes++] = rows[i].bytes;
     size_t nat = compare_curve_sizes(sizes, nsizes, at);
-    run_opts quiet = *sim;
+    run_opts quiet = compare_sim_opts(co);
     quiet.payload = false;
     quiet.quiet = fopen("/dev/null", "w");
     for (size_t i = 0; quiet.quiet && i < nat; i++) {
         run_row r;
-        if (model_size(co, &quiet, env, at[i], &r) == 0)
+        if (compare_model_size(co, s, &quiet, at[i], &r) == 0)
             curve[ncurve++] = (compare_row){.bytes = at[i], .modeled = r.t.median};
     }
     if (quiet.quiet)
         fclose(quiet.quiet);
-    compare_print_csv(f, sim->pattern->name, sim->backend, sim->ranks, rows, n, curve, ncurve);
+    const run_opts *o = &co->run;
+    char note[160];
+    cli_textf(note, sizeof note, "--mixed-cache: measured --cache %s against a model calibrated "
+              "--cache %s", cache_mode_name(o->cache), cache_mode_name(s->m.cache));
+    compare_print_csv(f, o->pattern->name, o->backend, o->ranks, s->mismatch ? note : NULL, rows,
+                      n, curve, ncurve);
 }
 
 /* --save FILE.csv: the rows shown, in the --csv schema.  0, or the exit
  * status after saying why. */
-static int save_csv(const compare_opts *co, const run_opts *sim, run_env *env,
-                    const compare_row *rows, size_t n)
+static int save_csv(const compare_opts *co, compare_session *s, const compare_row *rows,
+                    size_t n)
 {
     cl_diag d = {{0}};
     file_out o;
     if (file_out_open(&o, co->save, "the --save file", &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
-    write_csv(o.f, co, sim, env, rows, n);
+    write_csv(o.f, co, s, rows, n);
     if (file_out_commit(&o, "the --save file", &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     return 0;
-}
-
-/* One measurement of every size into rows (modeled next to measured);
- * *done counts the rows filled.  Returns the last run's status. */
-static int measure_sizes(compare_opts *co, run_env *env, const run_opts *sim, bool first,
-                         compare_row *rows, size_t *done)
-{
-    run_opts *o = &co->run;
-    bool fixed = o->iters > 0;
-    int status = 0;
-    for (*done = 0; *done < o->nsizes; (*done)++) {
-        size_t i = *done;
-        run_row measured, modeled;
-        if ((status = model_size(co, sim, env, o->sizes[i], &modeled)))
-            break;
-        run_opts real = *o;
-        if (!fixed)
-            real.iters = planned_iters(modeled.t.median * o->pattern->time_divisor);
-        bool none_yet = first && i == 0;
-        co->lo_iters = none_yet || real.iters < co->lo_iters ? real.iters : co->lo_iters;
-        co->hi_iters = none_yet || real.iters > co->hi_iters ? real.iters : co->hi_iters;
-        if ((status = run_size(&real, env, o->sizes[i], NULL, none_yet, &measured)))
-            break;
-        rows[i] = (compare_row){o->sizes[i], modeled.t.median, measured.t};
-    }
-    return status;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -660,79 +438,51 @@ int cmd_compare(int argc, char **argv)
         student_unload(&o->student);
         return joined >= 0 ? joined : rc == -1 ? CLI_EXIT_OK : rc;
     }
-    machine m;
-    char path[1100];
-    run_env env = {0};
+    compare_session s = {0};
     compare_row *rows = NULL;
     double *err = NULL;
-    run_lab lab = {0};
-    /* One netlab for every run: calibration, probes and measurements. */
-    if (o->netlab && (rc = run_lab_open(&lab, o->ranks > 2 ? o->ranks : 2, o->netlab)))
+    if ((rc = compare_open(&co, &s)))
         goto out;
-    o->lab = lab.nl;
-    if ((rc = get_machine(&co, &m, path, sizeof path)))
-        goto out;
-    co.m = &m;
-    if (!o->netlab && sim_net_create_machine(&env.net, &m, o->ranks, &d)) {
-        rc = cli_diag(&d, CLI_EXIT_USAGE);
-        goto out;
-    }
     rows = calloc((size_t)co.repeat * o->nsizes, sizeof *rows);
     err = calloc((size_t)co.repeat, sizeof *err);
     if (!rows || !err) {
         rc = cli_error("out of memory");
         goto out;
     }
-    o->eager_limit = m.eager_limit;
-    drift dr;
-    drift_init(&dr, &m);
-    if (dr.n == 0)
-        fprintf(stderr, "commlab: note: %s records no reference probe (calibrated before "
-                        "commlab kept one), so a changed machine cannot be told from a wrong "
-                        "model; --recalibrate writes one\n", path);
-    /* The modeled side: one exact iteration, no warm-up.  A machine mesh
-     * is priced alone (its calibration holds what the transport shares);
-     * a netlab's switch shares its ports. */
-    run_opts sim = *o;
-    sim.sharing = o->netlab ? SIM_SHARE_MAXMIN : SIM_SHARE_NONE;
-    sim.iters = 1;
-    sim.warmup = 0;
-    int status = probe(&co, &env, &dr, false) ? CL_EPEER : 0;
+    int status = compare_probe(&co, &s, false) ? CL_EPEER : 0;
     int runs = 0, shown = 0;
     size_t nshow = 0;
     while (status == 0 && runs < co.repeat) {
         compare_row *r = &rows[(size_t)runs * o->nsizes];
         shown = runs; /* a run that fails shows what it did */
-        status = measure_sizes(&co, &env, &sim, runs == 0, r, &nshow);
+        status = compare_measure(&co, &s, runs == 0, r, &nshow);
         if (status)
             break;
-        err[runs++] = median_abs_error(r, nshow);
+        err[runs++] = compare_median_abs_error(r, nshow);
     }
-    if (status == 0 && probe(&co, &env, &dr, true))
+    if (status == 0 && compare_probe(&co, &s, true))
         status = CL_EPEER;
     if (status == 0) {
-        drift_judge(&dr);
+        compare_drift_judge(&s.dr);
         /* the table: the run whose median |error| is the median */
         shown = run_median_iter(err, runs);
     }
     const compare_row *show = &rows[(size_t)shown * o->nsizes];
     if (o->fmt == CLI_JSON)
-        print_json(&co, &m, path, &dr, show, nshow, err, runs, status);
+        print_json(&co, &s, show, nshow, err, runs, status);
     else if (o->fmt == CLI_CSV)
-        write_csv(stdout, &co, &sim, &env, show, nshow);
+        write_csv(stdout, &co, &s, show, nshow);
     else if (nshow > 0)
-        print_text(&co, &m, path, &env, &dr, show, nshow, err, runs, shown);
+        print_text(&co, &s, show, nshow, err, runs, shown);
     if (o->fmt != CLI_TEXT)
-        drift_print(stderr, &dr, "commlab: drift: ");
-    rc = run_exit_code(status, &env);
+        compare_drift_print(stderr, &s.dr, "commlab: drift: ");
+    rc = run_exit_code(status, &s.env);
     if (rc == CLI_EXIT_OK && co.save && backend_speaks(o->be))
-        rc = save_csv(&co, &sim, &env, show, nshow);
+        rc = save_csv(&co, &s, show, nshow);
 out:
-    int lab_rc = run_lab_close(&lab);
-    rc = rc == CLI_EXIT_OK ? lab_rc : rc;
+    rc = compare_close(&s, rc);
     free(rows);
     free(err);
-    sim_net_destroy(env.net);
     free(o->sizes);
     student_unload(&o->student);
     return rc;

@@ -157,8 +157,8 @@ int cmd_plot(int argc, char **argv)
     }
     int n = argc - optind;
     if (n < 1)
-        return cli_error("plot: which file? give a CSV written by price/sweep --plot, run "
-                         "--timeline or compare --csv\ntry 'commlab help plot'");
+        return cli_error("plot: which file? give a CSV written by price/sweep/collectives/validate "
+                         "--plot, run --timeline or compare --csv\ntry 'commlab help plot'");
     if (n > 2)
         return cli_error("plot: one file, or two timelines to stack; got %d files", n);
     return draw((const char *const *)argv + optind, (size_t)n, terms, outdir, stdout);
@@ -253,6 +253,25 @@ int cli_plot_collectives(const char *name, const char *what, const plot_coll_row
     snprintf(file, sizeof file, "collectives-%s", name);
     coll_arg a = {rows, n};
     return write_and_draw(file, write_coll, &a, title, terms, report);
+}
+
+typedef struct validate_arg { const plot_validate_row *rows; size_t n; } validate_arg;
+
+static int write_validate(FILE *f, const void *arg, const char *title)
+{
+    const validate_arg *a = arg;
+    return plot_write_validate(f, a->rows, a->n, title);
+}
+
+int cli_plot_validate(const char *backend, const char *what, const plot_validate_row *rows,
+                      size_t n, unsigned terms, FILE *report)
+{
+    char host[300], title[PLOT_TITLE_MAX], file[64];
+    host_words(host, sizeof host);
+    cli_textf(title, sizeof title, "%s%s", what, host);
+    snprintf(file, sizeof file, "validate-%s", backend);
+    validate_arg a = {rows, n};
+    return write_and_draw(file, write_validate, &a, title, terms, report);
 }
 
 /* ---- run --timeline ---- */

@@ -80,6 +80,12 @@ const char cmd_run_usage[] =
     "                           (each rank when the barrier lets it go, so a rank's\n"
     "                           time counts the others' lateness); the start skew,\n"
     "                           the spread of the ranks' starts, is in --json\n"
+    "      --cache MODE         where the lines of each rank's cl_alloc buffers are\n"
+    "                           when an iteration starts, set before its barrier:\n"
+    "                           fresh (every line written back unchanged by the\n"
+    "                           rank's core, as a producer that just computed its\n"
+    "                           data; the default), warm (left as the last iteration\n"
+    "                           left them) or cold (flushed from every cache)\n"
     "      --shm-copy WAY       messages above the eager limit: auto (one copy with\n"
     "                           process_vm_readv, staging if refused; the default),\n"
     "                           cma (one copy or fail) or staging (through the ring);\n"
@@ -185,7 +191,7 @@ enum {
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SYNC, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
     OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP, OPT_LIBRARY,
-    OPT_PIECES, OPT_SCHEDULE,
+    OPT_PIECES, OPT_SCHEDULE, OPT_CACHE,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -230,6 +236,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
         {"sync", required_argument, NULL, OPT_SYNC},
+        {"cache", required_argument, NULL, OPT_CACHE},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
         {"listen", required_argument, NULL, OPT_LISTEN},
@@ -256,7 +263,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_NO_PAYLOAD: case OPT_STACK: case OPT_SHARING:
             backend_give(&o->given, BOPT_MODEL, name, optarg);
             break;
-        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SYNC:
+        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SYNC: case OPT_CACHE:
             backend_give(&o->given, BOPT_MEASURED, name, optarg);
             break;
         case OPT_MASTER: case OPT_RANK: case OPT_WORLD: case OPT_JOIN_TIMEOUT:
@@ -323,6 +330,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
             break;
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
         case OPT_SYNC: rc = run_parse_sync(optarg, &o->sync); break;
+        case OPT_CACHE: rc = run_parse_cache(optarg, &o->cache); break;
         case OPT_LISTEN: o->listen = optarg; break;
         case OPT_PROVIDER: o->provider = optarg; break;
         case OPT_NETLAB: rc = run_parse_netlab(optarg, &o->netlab); break;
@@ -398,9 +406,10 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     char buf[256];
     auth_sha256 h;
     auth_sha256_init(&h);
-    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%s|%s|%d|%d|%.9g|%zu|%d|%zu|",
+    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%d|%s|%s|%d|%d|%.9g|%zu|%d|%zu|",
                      o->pattern->name, o->algo ? o->algo : "", o->library, o->backend, o->ranks,
                      o->iters, o->warmup, (unsigned long long)o->eager_limit, o->check,
+                     (int)o->cache,
                      o->args.fix ? o->args.fix : "", o->args.schedule ? o->args.schedule : "",
                      o->args.microbatches, o->args.pieces,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes);
@@ -687,11 +696,12 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
     }
     if (o->be->measured) {
         printf("%s on %s%s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
-               "warm-up, %s\n", run_name(o, all), o->backend, lab, o->ranks, env->binding,
+               "warm-up, %s, %s\n", run_name(o, all), o->backend, lab, o->ranks, env->binding,
                env->cores,
                units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
                o->warmup, o->sync == RUN_SYNC_WINDOW ? "started together (--sync window)"
-                                                    : "each started by the barrier (--sync barrier)");
+                                                    : "each started by the barrier (--sync barrier)",
+               run_cache_words(o->cache));
         print_skew(o, env, lines, n);
         putchar('\n');
     } else
@@ -811,6 +821,7 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
             json_kv_number(&w, "netlab_port_Bps", o->netlab);
         json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
         json_kv_string(&w, "sync", run_sync_name(o->sync));
+        json_kv_string(&w, "cache", cache_mode_name(o->cache));
     } else {
         json_kv_string(&w, "model", o->model);
         json_kv_string(&w, "network", sim_net_describe(env->net));

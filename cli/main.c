@@ -34,6 +34,8 @@ static const cli_command commands[] = {
      cmd_calibrate_usage},
     {"compare", cmd_compare, "a pattern measured next to its calibrated model, error per size",
      cmd_compare_usage},
+    {"validate", cmd_validate, "every tutorial pattern measured next to the model: a line each",
+     cmd_validate_usage},
     {"bench", cmd_bench, "benchmarks: the simulator's speed; each transport next to a reference", cmd_bench_usage},
     {"exercise", cmd_exercise, "the course's exercises: list, show, run, check",
      cmd_exercise_usage},

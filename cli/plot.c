@@ -110,7 +110,16 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"simulated_s", COL_NUM, 0, true, NULL},
          {"formula_s", COL_NUM, 0, true, NULL},
          {"best", COL_TEXT, 0, false, "yes,no"}},
-        {1, -1, -1},
+        {1, -1, -1}, -1,
+    },
+    [PLOT_VALIDATE] = {
+        "validate", {"validate", NULL}, 5,
+        {{"pattern", COL_KEY, 0, false, NULL},
+         {"bytes", COL_INT, 1, false, NULL},
+         {"modeled_s", COL_NUM, 0, true, NULL},
+         {"measured_median_s", COL_NUM, 0, true, NULL},
+         {"error_pct", COL_NUM, NO_MIN, false, NULL}},
+        {0, -1, -1}, -1,
     },
 };
 
@@ -138,6 +147,7 @@ const char *plot_kind_header(int kind)
         [PLOT_SWEEP] = "bytes,tier,time_s,regime,crossover_bytes,alpha_s,bandwidth_Bps",
         [PLOT_TIMELINE] = "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled",
         [PLOT_COLLECTIVES] = "bytes,algorithm,simulated_s,formula_s,best",
+        [PLOT_VALIDATE] = "pattern,bytes,modeled_s,measured_median_s,error_pct",
     };
     return kind >= 0 && kind < PLOT_KIND_COUNT ? headers[kind] : "";
 }
@@ -367,14 +377,14 @@ static int read_meta(csv_reader *r, cl_diag *d)
             return diag_set(d, CL_EIO, "%s: cannot read: %s", r->name, strerror(errno));
         return diag_set(d, CL_EPARSE, "%s:1: not a plot CSV: the first line must be "
                         "'# commlab-plot: KIND' (compare, tiers, sweep, timeline, "
-                        "collectives)", r->name);
+                        "collectives, validate)", r->name);
     }
     char kind[32];
     clean_copy(kind, sizeof kind, value);
     int k = plot_kind_find(kind);
     if (k < 0)
         return diag_set(d, CL_EPARSE, "%s:1: unknown plot kind '%s' (compare, tiers, sweep, "
-                        "timeline, collectives)", r->name, kind);
+                        "timeline, collectives, validate)", r->name, kind);
     r->out->kind = (plot_kind)k;
     r->k = &kinds[k];
     while (next_line(r)) {
@@ -783,6 +793,18 @@ int plot_write_collectives(FILE *f, const plot_coll_row *rows, size_t n, const c
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%llu,%s,%.9g,%.9g,%s\n", (unsigned long long)rows[i].bytes, rows[i].algo,
                 rows[i].simulated, rows[i].formula, rows[i].best ? "yes" : "no");
+    return write_end(f);
+}
+
+int plot_write_validate(FILE *f, const plot_validate_row *rows, size_t n, const char *title)
+{
+    write_head(f, PLOT_VALIDATE, title);
+    fprintf(f, "%s\n", plot_kind_header(PLOT_VALIDATE));
+    for (size_t i = 0; i < n; i++) {
+        const plot_validate_row *r = &rows[i];
+        fprintf(f, "%s,%llu,%.9g,%.9g,%.6g\n", r->pattern, (unsigned long long)r->bytes,
+                r->modeled, r->measured, 100.0 * (r->modeled - r->measured) / r->measured);
+    }
     return write_end(f);
 }
 

@@ -43,6 +43,7 @@ typedef enum plot_kind {
     PLOT_SWEEP,    /* T(n) per tier over sizes (commlab sweep --plot) */
     PLOT_TIMELINE, /* one iteration's records per rank (commlab run --timeline) */
     PLOT_COLLECTIVES, /* every algorithm of a collective over sizes (commlab collectives) */
+    PLOT_VALIDATE, /* every tutorial pattern's error per size (commlab validate --plot) */
     PLOT_KIND_COUNT
 } plot_kind;
 
@@ -138,6 +139,17 @@ typedef struct plot_coll_row {
 
 /* kind collectives: one row per (size, algorithm). */
 int plot_write_collectives(FILE *f, const plot_coll_row *rows, size_t n, const char *title);
+
+/* One pattern at one size, measured next to its model (validate). */
+typedef struct plot_validate_row {
+    const char *pattern; /* the row's name in validate's table: "pipeline-1f1b" */
+    uint64_t bytes;
+    double modeled;      /* seconds */
+    double measured;     /* seconds: the median */
+} plot_validate_row;
+
+/* kind validate: one row per (pattern, size), with the error in %. */
+int plot_write_validate(FILE *f, const plot_validate_row *rows, size_t n, const char *title);
 
 /* What a timeline says about its run. */
 typedef struct plot_timeline_meta {

@@ -26,7 +26,7 @@ int run_exit_code(int status, const run_env *env)
  * stdout carries CSV or JSON that a program reads. */
 static FILE *pattern_out(const run_opts *o)
 {
-    return o->quiet ? o->quiet : o->fmt == CLI_TEXT ? stdout : stderr;
+    return o->quiet ? o->quiet : o->lines ? o->lines : o->fmt == CLI_TEXT ? stdout : stderr;
 }
 
 /* Where a run's errors and reports go: stderr, or o->quiet. */
@@ -41,7 +41,8 @@ static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
     run_job j = {
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
-        .check = o->check, .debug = o->debug, .sync = o->sync, .timeout = o->timeout,
+        .check = o->check, .debug = o->debug, .sync = o->sync, .cache = o->cache,
+        .timeout = o->timeout,
         .records = log,
         .out = pattern_out(o), .report = report_out(o),
     };
@@ -58,6 +59,26 @@ int run_parse_sync(const char *text, run_sync *out)
     else
         return cli_error("--sync must be window or barrier, got '%s'", text);
     return 0;
+}
+
+int run_parse_cache(const char *text, cache_mode *out)
+{
+    if (cache_mode_parse(text, out))
+        return cli_error("--cache must be fresh, warm or cold, got '%s'", text);
+    if (*out == CACHE_COLD && !cache_cold_supported())
+        return cli_error("--cache cold flushes lines with clflush (x86-64) or dc civac "
+                         "(arm64): this build has neither; use fresh or warm");
+    return 0;
+}
+
+const char *run_cache_words(cache_mode m)
+{
+    switch (m) {
+    case CACHE_FRESH: return "buffers written just before (--cache fresh)";
+    case CACHE_WARM: return "buffers left as the last iteration left them (--cache warm)";
+    case CACHE_COLD: return "buffers flushed from the caches (--cache cold)";
+    }
+    return "?";
 }
 
 /* What to do when a size does not fit in memory. */
@@ -183,16 +204,23 @@ int run_parse_netlab(const char *text, double *out)
     return 0;
 }
 
-int run_lab_open(run_lab *lab, int ports, double rate_Bps)
+int run_lab_try(run_lab *lab, int ports, double rate_Bps, cl_diag *d)
 {
     sigset_t set;
     lab_signals(&set);
     sigprocmask(SIG_BLOCK, &set, &lab->old);
+    int err = netlab_create(&lab->nl, ports, rate_Bps, d);
+    if (err)
+        sigprocmask(SIG_SETMASK, &lab->old, NULL);
+    return err;
+}
+
+int run_lab_open(run_lab *lab, int ports, double rate_Bps)
+{
     cl_diag d = {{0}};
-    int err = netlab_create(&lab->nl, ports, rate_Bps, &d);
+    int err = run_lab_try(lab, ports, rate_Bps, &d);
     if (!err)
         return 0;
-    sigprocmask(SIG_SETMASK, &lab->old, NULL);
     return cli_diag(&d, err == CL_ENOSYS || err == CL_EINVAL ? CLI_EXIT_USAGE
                                                              : CLI_EXIT_FAILED);
 }

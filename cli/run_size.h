@@ -61,6 +61,8 @@ typedef struct run_opts {
     boot *boot;             /* its rendezvous, joined once for every size */
     double deadlock_timeout;
     run_sync sync;          /* --sync: when measured iterations start (core/run.h) */
+    cache_mode cache;       /* --cache: the buffers' lines when measured iterations
+                               start (core/cache.h) */
     double timeout;         /* --timeout: seconds one size may take; 0: no limit */
     backend_given given;    /* the options given that not every backend takes */
     student_pattern student; /* PATTERN given as a FILE.c */
@@ -69,6 +71,9 @@ typedef struct run_opts {
     FILE *quiet;            /* not NULL: where a run's pattern lines, reports and
                                errors go instead (compare's model curve: runs
                                nobody asked to read) */
+    FILE *lines;            /* not NULL: where a run's pattern lines (cl_printf) go
+                               instead, its errors staying where they were
+                               (validate: dozens of runs whose lines nobody reads) */
 } run_opts;
 
 /* What the header line and the JSON say about where the run ran. */
@@ -112,6 +117,13 @@ int run_parse_timeout(const char *text, double *out);
  * CLI_EXIT_USAGE. */
 int run_parse_sync(const char *text, run_sync *out);
 
+/* --cache's value (fresh, warm or cold) into *out; or prints why and
+ * returns CLI_EXIT_USAGE (cold where this machine cannot flush a line). */
+int run_parse_cache(const char *text, cache_mode *out);
+/* The words a header says of it: "buffers written just before
+ * (--cache fresh)".  Cannot fail. */
+const char *run_cache_words(cache_mode m);
+
 /* --sharing's value into o; or prints why and returns CLI_EXIT_USAGE. */
 int run_parse_sharing(const char *text, run_opts *o);
 /* "max-min" (text) or "maxmin" (JSON), "none". */
@@ -136,6 +148,10 @@ int run_parse_netlab(const char *text, double *out);
  * cannot: not root, no ip or tc, a kernel without namespaces or tbf), with
  * nothing left behind and the mask as it was. */
 int run_lab_open(run_lab *lab, int ports, double rate_Bps);
+/* The same without printing: 0, or netlab_create's error (CL_ENOSYS: this
+ * machine cannot, CL_EINVAL, ...) with d saying why, nothing left behind
+ * and the mask as it was. */
+int run_lab_try(run_lab *lab, int ports, double rate_Bps, cl_diag *d);
 /* Deletes the netlab and gives the signal mask back.  Returns 0, or
  * 128+N after saying so when signal N came while it was held and no run
  * took it.  A lab never opened (nl NULL) does nothing and returns 0. */

@@ -166,11 +166,28 @@ static int load_netlab(cfg_doc *c, yaml_node_t *root, machine *m, cl_diag *d)
     return err || !v ? err : cfg_bandwidth(c, v, "netlab", &m->netlab, d); /* > 0 */
 }
 
+/* cache: the --cache mode, optional; a file without it is from before
+ * --cache existed, whose runs left the buffers warm. */
+static int load_cache(cfg_doc *c, yaml_node_t *root, machine *m, cl_diag *d)
+{
+    yaml_node_t *v;
+    const char *text;
+    m->cache = CACHE_WARM;
+    m->cache_recorded = false;
+    int err = cfg_get(c, root, "cache", false, &v, d);
+    if (err || !v || (err = cfg_string(c, v, "cache", &text, d)))
+        return err;
+    if (cache_mode_parse(text, &m->cache))
+        return cfg_error(c, v, d, "'cache' must be fresh, warm or cold, got '%s'", text);
+    m->cache_recorded = true;
+    return 0;
+}
+
 static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
 {
     static const char *const keys[] = {"host", "backend", "provider", "netlab", "eager_limit",
-                                       "date", "method", "segments", "duplex", "reference",
-                                       NULL};
+                                       "cache", "date", "method", "segments", "duplex",
+                                       "reference", NULL};
     yaml_node_t *root, *v;
     int err;
     if ((err = cfg_root(c, &root, d)) || (err = cfg_known_keys(c, root, keys, "a machine file", d)) ||
@@ -181,7 +198,7 @@ static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
         (err = text_key(c, root, "method", false, m->method, sizeof m->method, d)) ||
         (err = cfg_get(c, root, "eager_limit", true, &v, d)) ||
         (err = cfg_size(c, v, "eager_limit", &m->eager_limit, d)) ||
-        (err = load_netlab(c, root, m, d)) ||
+        (err = load_netlab(c, root, m, d)) || (err = load_cache(c, root, m, d)) ||
         (err = load_segments(c, root, "segments", true, m->seg, &m->nseg, d)) ||
         (err = load_segments(c, root, "duplex", false, m->duplex, &m->nduplex, d)) ||
         (err = load_refs(c, root, m, d)))
@@ -268,7 +285,8 @@ int machine_write(const machine *m, FILE *f)
           "# another the opposite way (an exchange).  reference is a short\n"
           "# ping-pong probed when it was calibrated: the regime it was taken in.\n"
           "# netlab, where present: measured between network namespaces behind a\n"
-          "# switch of that rate a port (commlab calibrate --netlab).\n",
+          "# switch of that rate a port (commlab calibrate --netlab).  cache: the\n"
+          "# state of the buffers' lines when each iteration started (--cache).\n",
           f);
     fputs("host: ", f);
     put_quoted(f, m->host);
@@ -280,7 +298,8 @@ int machine_write(const machine *m, FILE *f)
     }
     if (m->netlab > 0)
         fprintf(f, "\nnetlab: %.6gGbit/s", m->netlab * 8 / 1e9);
-    fprintf(f, "\neager_limit: %llu\n", (unsigned long long)m->eager_limit);
+    fprintf(f, "\neager_limit: %llu\ncache: %s\n", (unsigned long long)m->eager_limit,
+            cache_mode_name(m->cache));
     if (*m->date) {
         fputs("date: ", f);
         put_quoted(f, m->date);

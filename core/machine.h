@@ -11,6 +11,9 @@
  *   netlab: 1Gbit/s                 # tcp only: measured over a netlab of this
  *                                   #   rate per port (real/netlab.h)
  *   eager_limit: 64KiB              # the eager/rendezvous switch it ran with
+ *   cache: fresh                    # optional: the --cache mode it was measured
+ *                                   #   in (core/cache.h); a file without it is
+ *                                   #   from before --cache, measured warm
  *   date: 2024-05-02T10:11:12Z      # optional
  *   method: ping-pong ...           # optional, free text
  *   segments:                       # increasing `upto`, at least one
@@ -69,6 +72,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/cache.h"
 #include "core/diag.h"
 
 #define MACHINE_MAX_SEGMENTS 16
@@ -102,6 +106,8 @@ typedef struct machine {
     char date[64];                 /* ISO 8601, or "" */
     char method[MACHINE_TEXT_MAX]; /* how it was measured, or "" */
     uint64_t eager_limit;          /* bytes */
+    cache_mode cache;              /* --cache it was measured in (warm when not recorded) */
+    bool cache_recorded;           /* the file says so (false: an older file, read as warm) */
     machine_segment seg[MACHINE_MAX_SEGMENTS]; /* increasing upto */
     size_t nseg;                   /* 1..MACHINE_MAX_SEGMENTS */
     machine_segment duplex[MACHINE_MAX_SEGMENTS]; /* increasing upto, no gaps */

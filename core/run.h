@@ -45,6 +45,7 @@
 #include <stdio.h>
 
 #include "commlab.h"
+#include "core/cache.h"
 #include "core/diag.h"
 #include "core/pattern.h"
 #include "core/record.h"
@@ -72,6 +73,9 @@ typedef struct run_job {
     bool debug;           /* --debug: buffer misuse checks (core/debug.h) */
     run_sync sync;        /* when timed iterations start; a backend without
                              wait_until (core/comm.h) starts at the barrier */
+    cache_mode cache;     /* measured: where the lines of the rank's cl_alloc blocks
+                             are when an iteration starts (core/cache.h); set by
+                             the backend before each iteration's barrier */
     double timeout;       /* seconds of wall-clock time the run may take; 0: no
                              limit.  Past it the run fails with CL_ETIMEOUT,
                              saying which rank made no progress and where */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cache.h"
 #include "core/debug.h"
 #include "core/units.h"
 #include "real/pages.h"
@@ -412,12 +413,17 @@ static int fail_code(real_rank *r, int err, const char *during)
     return r->slot->status == CL_ECHECK ? 1 : 2;
 }
 
-/* The driver's hooks: cl_alloc hands out the same blocks again from the
- * first, and a failure reported (cl_fail, a misuse) stands even when the
- * pattern went on and returned 0. */
+/* The driver's hooks: before an iteration's barrier every block is
+ * prepared as --cache says (outside the timed region: the pattern never
+ * sees it) and cl_alloc hands out the same blocks again from the first;
+ * a failure reported (cl_fail, a misuse) stands even when the pattern
+ * went on and returned 0. */
 static void iteration_begin(run_rank *run)
 {
     real_rank *r = run->backend;
+    r->cache_lines = 0;
+    for (rank_block *b = r->blocks; b; b = b->next)
+        r->cache_lines += cache_prepare(run->job->cache, b->data, b->bytes);
     r->cursor = &r->blocks;
 }
 

@@ -33,6 +33,8 @@ typedef struct real_rank {
     bool tracing;        /* keep records */
     rank_block *blocks;  /* cl_alloc blocks, in call order ... */
     rank_block **cursor; /* ... and the one the next call reuses */
+    size_t cache_lines;  /* cache lines of the blocks that --cache prepared before
+                            the running iteration (core/cache.h; 0 for warm) */
     bool blocked;        /* JOB_BLOCKED is published */
     uint64_t progress;   /* things completed so far; the slot holds a copy */
     uint64_t published;  /* progress when the wait was last published */

@@ -34,6 +34,7 @@
 #include "core/pattern.h"
 #include "core/record.h"
 #include "real/launch.h"
+#include "real/rank.h"
 #include "tests/testutil.h"
 
 cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, allreduce_naive,
@@ -65,6 +66,7 @@ typedef struct setup {
     double deadlock_timeout; /* default 5 s: long, so only a real deadlock reports */
     rec_log *records;
     run_sync sync;           /* default: the window way */
+    cache_mode cache;        /* default: fresh */
 } setup;
 
 /* The whole content of f, NUL-terminated; closes f. */
@@ -108,7 +110,8 @@ static int try_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const c
                 .warmup = s->warmup < 0 ? 0 : s->warmup ? s->warmup : 1,
                 .iters = s->iters ? s->iters : 2,
                 .eager_limit = s->eager_limit ? s->eager_limit : 64 * KiB, .payload = true,
-                .check = s->check, .sync = s->sync, .records = s->records, .report = rep},
+                .check = s->check, .sync = s->sync, .cache = s->cache, .records = s->records,
+                .report = rep},
         .backend = REAL_BACKEND, .bind = s->bind, .copy = s->copy, .listen = s->listen,
         .deadlock_timeout = s->deadlock_timeout > 0 ? s->deadlock_timeout : 5.0,
         .warn = NULL, REAL_OPTS_EXTRA
@@ -584,6 +587,75 @@ static void test_alloc_aligned(void **state)
     expect_clean_run(aligned_blocks, 0, NULL);
 }
 
+/* ---- --cache: the harness prepares every block ---- */
+
+/* Three blocks of whole pages (so their sizes are what cl_alloc keeps),
+ * one sent to the other rank.  From the second iteration on, the harness
+ * must have prepared all three before this one (the first has none yet):
+ * their every line for fresh and cold, none for warm.  Each rank is a
+ * process whose rank state begins with its real_rank (real/rank.h). */
+static int cache_blocks(cl_comm *c, const cl_args *a)
+{
+    static int calls; /* per rank: each is a process */
+    const real_rank *r = (const real_rank *)c;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), sizes[] = {page, 2 * page, a->bytes};
+    size_t lines = 0;
+    for (size_t i = 0; i < 3; i++)
+        lines += sizes[i] / 64;
+    cache_mode mode = r->run.job->cache;
+    size_t want = calls++ == 0 || mode == CACHE_WARM ||
+                  (mode == CACHE_COLD && !cache_cold_supported()) ? 0 : lines;
+    if (r->cache_lines != want)
+        return cl_fail(c, "iteration %d, --cache %s: %zu lines prepared before it, want %zu",
+                       a->iteration, cache_mode_name(mode), r->cache_lines, want);
+    unsigned char *small = cl_alloc(c, sizes[0]), *mid = cl_alloc(c, sizes[1]),
+                  *big = cl_alloc(c, sizes[2]);
+    if (!small || !mid)
+        return CL_ENOMEM;
+    if (cl_rank(c) == 0)
+        return cl_send(c, big, a->bytes, 1, 0);
+    return cl_recv(c, big, a->bytes, 0, 0, NULL);
+}
+
+static void test_cache_every_block(void **state)
+{
+    (void)state;
+    static const cache_mode modes[] = {CACHE_FRESH, CACHE_WARM, CACHE_COLD};
+    for (size_t m = 0; m < 3; m++) {
+        run r;
+        setup s = {.cache = modes[m], .iters = 3};
+        run_pattern(&r, cache_blocks, 2, 1 * MiB, NULL, &s);
+        if (r.res.status)
+            fail_msg("--cache %s: %s", cache_mode_name(modes[m]), r.res.diag.msg);
+        run_release(&r);
+    }
+    assert_no_children();
+}
+
+/* Preparing the blocks changes no byte: every course pattern of chapter
+ * 02 checks its data in each mode, its checks on the warm-up and the
+ * first timed iteration and on every one (--check). */
+static void test_cache_keeps_data(void **state)
+{
+    (void)state;
+    static const cache_mode modes[] = {CACHE_FRESH, CACHE_WARM, CACHE_COLD};
+    cl_pattern_fn *fns[] = {relay, pingpong, ring, exchange, pipeline, chunked,
+                            allreduce_ring};
+    for (size_t m = 0; m < 3; m++)
+        for (size_t p = 0; p < sizeof fns / sizeof fns[0]; p++)
+            for (int check = 0; check < 2; check++) {
+                run r;
+                cl_args a = {.microbatches = 3};
+                setup s = {.cache = modes[m], .check = check, .iters = 3};
+                run_pattern(&r, fns[p], 2, 1 * MiB, &a, &s);
+                if (r.res.status)
+                    fail_msg("pattern %zu, --cache %s, check %d: %s", p,
+                             cache_mode_name(modes[m]), check, r.res.diag.msg);
+                run_release(&r);
+            }
+    assert_no_children();
+}
+
 /* Rank 1 sends to a rank that does not exist and returns the error. */
 static int bad_peer(cl_comm *c, const cl_args *a)
 {
@@ -829,7 +901,8 @@ static void test_bad_opts(void **state)
         cmocka_unit_test(test_polling_deadlock), cmocka_unit_test(test_truncation),     \
         cmocka_unit_test(test_rank_killed), cmocka_unit_test(test_forked_child_ends_with_run), \
         cmocka_unit_test(test_check_fails), cmocka_unit_test(test_empty_checked),        \
-        cmocka_unit_test(test_alloc_aligned),                                           \
+        cmocka_unit_test(test_alloc_aligned), cmocka_unit_test(test_cache_every_block), \
+        cmocka_unit_test(test_cache_keeps_data),                                        \
         cmocka_unit_test(test_pattern_error), cmocka_unit_test(test_records),           \
         cmocka_unit_test(test_iteration_times), cmocka_unit_test(test_iteration_definition), \
         cmocka_unit_test(test_window_known_time),                                       \

@@ -74,6 +74,9 @@ static void test_load(void **state)
     assert_string_equal(m.path, "m.yaml");
     assert_string_equal(m.method, "synthetic");
     assert_int_equal(m.eager_limit, 65536);
+    /* no cache key: from before --cache, whose runs left buffers warm */
+    assert_int_equal(m.cache, CACHE_WARM);
+    assert_false(m.cache_recorded);
     assert_int_equal(m.nseg, 4);
     assert_int_equal(m.seg[2].upto, 8 << 20);
     assert_near(m.seg[0].r2, 0.99, 1e-12);
@@ -186,6 +189,13 @@ static void test_errors(void **state)
              "gap_bandwidth: 0GB/s}\n",
              head);
     bad(y, "bad.yaml:5:70: ", "'gap_bandwidth' must be > 0, got '0GB/s'");
+    snprintf(y, sizeof y, "%scache: hot\n%s", head, one);
+    bad(y, "bad.yaml:4:8: ", "'cache' must be fresh, warm or cold, got 'hot'");
+    machine cold;
+    snprintf(y, sizeof y, "%scache: cold\n%s", head, one);
+    load_text(&cold, y);
+    assert_int_equal(cold.cache, CACHE_COLD);
+    assert_true(cold.cache_recorded);
     snprintf(y, sizeof y, "%snetlab: fast\nsegments:\n  - {upto: 1, alpha: 1us, bandwidth: 1GB/s}\n",
              head);
     bad(y, "bad.yaml:4:9: ", "'netlab'");
@@ -235,6 +245,7 @@ static void test_write_read_back(void **state)
     snprintf(m.host, sizeof m.host, "we\"ird\\host");
     assert_true(m.netlab == 0); /* the file has none */
     m.netlab = 125e6;           /* 1 Gbit/s a port */
+    m.cache = CACHE_FRESH;
     char dir[] = "/tmp/commlab-test-machine-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char path[128];
@@ -252,6 +263,8 @@ static void test_write_read_back(void **state)
     assert_true(isinf(back.seg[0].bandwidth));
     assert_string_equal(back.provider, "tcp");
     assert_near(back.netlab, 125e6, 125e6 * 1e-6);
+    assert_int_equal(back.cache, CACHE_FRESH);
+    assert_true(back.cache_recorded);
     assert_true(machine_check(&back));
     for (size_t i = 0; i < m.nseg; i++) {
         assert_int_equal(back.seg[i].upto, m.seg[i].upto);

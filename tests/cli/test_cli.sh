@@ -283,6 +283,22 @@ run 2 run pingpong --sync barrier
 has "$err" "--sync"
 run 0 run --help; has "$out" "--sync WAY"
 
+# --cache: fresh (the default), warm or cold, measured only; the header
+# and the JSON say which, and every mode keeps the data checks passing.
+run 0 run pingpong --backend shm --sizes 8,1MiB --iters 3 --json
+json "run --cache fresh"; has "$out" '"cache": "fresh"'
+run 0 run relay --backend shm --sizes 1MiB --iters 3
+has "$out" "buffers written just before (--cache fresh)"
+run 0 run relay --backend shm --sizes 1MiB --iters 3 --cache warm --check
+has "$out" "buffers left as the last iteration left them (--cache warm)"
+run 0 run exchange --backend tcp --sizes 1MiB --iters 3 --cache cold --check --json
+json "run --cache cold"; has "$out" '"cache": "cold"'
+run 2 run pingpong --backend shm --cache hot
+has "$err" "--cache must be fresh, warm or cold, got 'hot'"
+run 2 run pingpong --cache warm
+has "$err" "--cache is an option of measured runs"
+run 0 run --help; has "$out" "--cache MODE"
+
 run 3 run deadlock --backend shm --bytes 1MiB --deadlock-timeout 200ms
 has "$err" "rank 0: blocked in send(dst=1, tag=0, 1 MiB)"
 has "$err" "rank 1: blocked in send(dst=0, tag=0, 1 MiB)"

@@ -6,12 +6,13 @@
 . "$(dirname "$0")/lib.sh"
 
 # A synthetic machine: T(n) = 1 us + n / 1 GB/s up to 64 KiB, then
-# 5 us + n / 2 GB/s.
+# 5 us + n / 2 GB/s, measured with fresh buffers (compare's default).
 m="$tmpd/synthetic.yaml"
 cat >"$m" <<'EOF'
 host: elsewhere
 backend: shm
 eager_limit: 64KiB
+cache: fresh
 segments:
   - {upto: 64KiB, alpha: 1us, bandwidth: 1GB/s}
   - {upto: 64MiB, alpha: 5us, bandwidth: 2GB/s}
@@ -63,6 +64,7 @@ q="$tmpd/quick-shm.yaml"
 if calibrated "$q" --backend shm --quick; then
 has "$out" "alpha"; has "$out" "R^2"; has "$out" "max residual"; has "$out" "model written to $q"
 has "$q" "backend: \"shm\""; has "$q" "eager_limit: 65536"; has "$q" "segments:"
+has "$q" "cache: fresh"; has "$out" "(--cache fresh)"
 has "$q" "{upto: 65536, "; has "$q" ", gap: "; has "$q" "gap_bandwidth: "
 has "$out" "gap bandwidth"
 has "$out" "duplex: an exchange"; has "$q" "duplex:"
@@ -82,8 +84,13 @@ if calibrated "$tmpd/q-tcp.yaml" --backend tcp --quick --json; then json calibra
 has "$out" '"command": "calibrate"'; has "$out" '"alpha_s"'; has "$out" '"r2"'
 has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'; has "$out" '"gap_s"'
 has "$out" '"duplex_segments"'; has "$out" '"exchange_s"'; has "$out" '"exchange_modeled_s"'
-has "$out" '"reference": ['; has "$out" '"time_s"'
+has "$out" '"reference": ['; has "$out" '"time_s"'; has "$out" '"cache": "fresh"'
 fi
+# --cache: the mode measured in, recorded in the file
+if calibrated "$tmpd/q-cold.yaml" --backend shm --quick --cache cold; then
+has "$tmpd/q-cold.yaml" "cache: cold"; has "$out" "buffers flushed from the caches (--cache cold)"
+fi
+run 2 calibrate --backend shm --cache lukewarm; has "$err" "--cache must be fresh, warm or cold, got 'lukewarm'"
 
 # --- rdma: calibrated through libfabric, the provider recorded ---
 r="$tmpd/quick-rdma.yaml"
@@ -150,6 +157,31 @@ has "$out" "ring_relay.c,shm,3,1048576,"
 printf 'int pattern(void) { return oops; }\n' >"$tmpd/broken.c"
 run 2 compare "$tmpd/broken.c" --model "$m"; has "$err" "oops"
 run 2 compare "$tmpd/missing.c" --model "$m"; has "$err" "cannot read the pattern file"
+
+# --- compare: the --cache of the measurement and of the model ---
+# A file without the key was measured warm (before --cache): refused
+# against the default fresh, with what to do; taken with --cache warm;
+# with --mixed-cache the header, every row and the JSON say so.
+grep -v '^cache:' "$m" >"$tmpd/old.yaml"
+run 2 compare pingpong --model "$tmpd/old.yaml" --sizes 8 -i 3
+has "$err" "was calibrated with --cache warm (it records no cache mode: it was written before --cache existed"
+has "$err" "and this measures --cache fresh"; has "$err" "give --mixed-cache"
+run 0 compare pingpong --model "$tmpd/old.yaml" --sizes 8 -i 3 --cache warm
+has "$out" ", --cache warm"
+run 0 compare pingpong --model "$tmpd/old.yaml" --sizes 8,1KiB -i 3 --mixed-cache
+has "$out" "--cache fresh measured against a model calibrated --cache warm (no cache key)"
+if [ "$(grep -c 'measured fresh, model warm (no cache key)$' "$out")" -eq 2 ]; then ok
+else bad "--mixed-cache: want every row to say so"; fi
+run 0 compare pingpong --model "$tmpd/old.yaml" --sizes 8 -i 3 --mixed-cache --json
+json "compare --mixed-cache"; has "$out" '"cache_mismatch": true'
+has "$out" '"model_cache": "warm"'; has "$out" '"model_cache_recorded": false'
+run 0 compare pingpong --model "$tmpd/old.yaml" --sizes 8 -i 3 --mixed-cache --csv
+has "$out" "# note: --mixed-cache: measured --cache fresh against a model calibrated --cache warm"
+run 2 compare pingpong --model "$m" --cache cold --sizes 8 -i 3
+has "$err" "was calibrated with --cache fresh, and this measures --cache cold"
+run 0 compare pingpong --model "$m" --sizes 8 -i 3 --json
+has "$out" '"cache": "fresh"'; has "$out" '"cache_mismatch": false'
+run 2 compare pingpong --model "$m" --cache tepid; has "$err" "--cache must be fresh, warm or cold"
 
 # --- compare: drift of the reference probe, --repeat, --save ---
 # The synthetic file records no reference: compare says drift cannot be told.

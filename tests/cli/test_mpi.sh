@@ -110,7 +110,7 @@ else
     bad "calibrate --backend mpi --quick exited $rc"
 fi
 # compare on a model of another machine: the MPI job runs, the table prints.
-printf '%s\n' "host: elsewhere" "backend: mpi" "eager_limit: 4KiB" "segments:" \
+printf '%s\n' "host: elsewhere" "backend: mpi" "eager_limit: 4KiB" "cache: fresh" "segments:" \
     "  - {upto: 4KiB, alpha: 1us, bandwidth: 1GB/s}" \
     "  - {upto: 64MiB, alpha: 5us, bandwidth: 2GB/s}" "reference:" \
     "  - {bytes: 8, time: 1us}" "  - {bytes: 1MiB, time: 500us}" >"$tmpd/m.yaml"

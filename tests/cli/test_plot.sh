@@ -159,6 +159,7 @@ for f in latency bandwidth error; do
 done
 run 0 plot "$data/tiers.csv"; png plots/out/tiers.png; svg plots/out/tiers.svg
 run 0 plot "$data/sweep.csv"; png plots/out/sweep.png; svg plots/out/sweep.svg
+run 0 plot "$data/validate.csv"; png plots/out/validate.png; svg plots/out/validate.svg
 run 0 plot "$data/timeline-sim.csv"; png plots/out/timeline-sim.png
 svg plots/out/timeline-sim.svg
 run 0 plot "$data/timeline-sim.csv" "$data/timeline-shm.csv" --out "$tmpd/stack"
