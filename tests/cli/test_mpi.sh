@@ -29,6 +29,7 @@ exe=$(readlink -f "$cl")
 run 0 --version; has "$out" "  mpi   built ("
 # The commands that take it say so in their help.
 run 0 help calibrate; has "$out" "--backend shm|tcp|rdma|mpi"
+run 0 help compare; has "$out" "shm (the default), tcp, rdma or mpi"
 
 # --- every pattern, checked, on 2 and 4 processes ---
 for p in pingpong ring exchange relay pipeline chunked incast allreduce-naive allreduce-ring; do
