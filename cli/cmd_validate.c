@@ -118,6 +118,8 @@ typedef struct vline {
     uint64_t worst_bytes;
     bool within;              /* median <= 10 %, worst <= 25 % */
     bool mismatch;            /* its model was of another --cache mode (--mixed-cache) */
+    int cores;                /* cores of the machine it ran on; fewer than ranks: the
+                                 ranks took turns on a core (said on its line) */
     char skipped[400];        /* why it was not measured; "" when it was */
 } vline;
 
@@ -315,6 +317,7 @@ static int measure_line(compare_opts *co, compare_session *s, vline *l, bool fir
         return CL_ENOMEM;
     }
     int status = compare_measure(co, s, first, l->rows, &l->n);
+    l->cores = s->env.cores;
     if (l->n > 0 && status == 0)
         summarize(l);
     return status;
@@ -376,10 +379,10 @@ static void print_text(const validate_opts *v, const compare_session *s, size_t 
     else
         cli_textf(sizes, sizeof sizes, "%zu sizes %s..%s", o->nsizes,
                   units_size_str(lo, o->sizes[0]), units_size_str(hi, o->sizes[o->nsizes - 1]));
-    if (measured > 0 && co->lo_iters == co->hi_iters)
+    if (co->hi_iters > 0 && co->lo_iters == co->hi_iters)
         cli_textf(runs, sizeof runs, ", %s, %d iteration%s after %d warm-up", s->env.binding,
                   co->lo_iters, co->lo_iters == 1 ? "" : "s", o->warmup);
-    else if (measured > 0)
+    else if (co->hi_iters > 0)
         cli_textf(runs, sizeof runs, ", %s, %d to %d iterations after %d warm-up",
                   s->env.binding, co->lo_iters, co->hi_iters, o->warmup);
     printf("validate %s, %d rank%s: every tutorial pattern measured (--cache %s, %s%s) vs "
@@ -405,8 +408,12 @@ static void print_text(const validate_opts *v, const compare_session *s, size_t 
         table_add(&t, "%.1f %%", l->median);
         table_add(&t, "%.1f %%", l->worst);
         table_add(&t, "%s", units_size_str(at, l->worst_bytes));
-        table_add(&t, "%s%s", l->within ? "yes" : "no",
-                  l->mismatch ? " (--mixed-cache: model of another --cache)" : "");
+        char turns[64] = "";
+        if (l->cores > 0 && l->cores < l->ranks)
+            cli_textf(turns, sizeof turns, " (%d ranks on %d cores take turns)", l->ranks,
+                      l->cores);
+        table_add(&t, "%s%s%s", l->within ? "yes" : "no",
+                  l->mismatch ? " (--mixed-cache: model of another --cache)" : "", turns);
     }
     table_print(&t, stdout, 0);
     table_release(&t);
@@ -492,6 +499,7 @@ static void print_json(const validate_opts *v, const compare_session *s, size_t 
         json_bool(&w, l->within);
         json_key(&w, "cache_mismatch");
         json_bool(&w, l->mismatch);
+        json_kv_uint(&w, "cores", (uint64_t)l->cores);
         json_rows(&w, l);
         json_end_object(&w);
     }
