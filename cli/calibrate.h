@@ -79,6 +79,7 @@ typedef struct calib_opts {
     const netlab *lab;    /* that netlab, held by the caller (run_lab_open), 2 ports
                              at least; every run goes over it */
     bool progress;        /* draw a progress bar on stderr */
+    bool strict;          /* a segment no measurement fits: refuse (else keep, warned) */
     cache_mode cache;     /* --cache: every run measures in this mode, and the
                              machine file records it */
 } calib_opts;

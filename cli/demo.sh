@@ -31,8 +31,9 @@ step "T(n) from 4 KiB to 1 GiB and each tier's crossover (commlab sweep)"
 "$cl" sweep --from 4KiB --to 1GiB --plot=png
 
 step "calibrate shared memory: ping-pong 1 B .. 4 MiB, piecewise alpha-beta fit"
-# calibrate refuses (exit 4, nothing written) a fit that a slow spell of a
-# busy machine bent; the demo measures again, up to three times.
+# calibrate keeps a fit that a slow spell of a busy machine bent, with a
+# warning; a transport that fails (exit 4) is measured again, up to three
+# times.
 tries=0
 until "$cl" calibrate --backend shm --quick --out "$model"; do
     rc=$?
