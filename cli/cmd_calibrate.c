@@ -134,6 +134,44 @@ static void segment_range(char *buf, size_t len, const calib_result *r, const fi
              units_size_str(b, r->points[f->first + f->n - 1].bytes));
 }
 
+/* Under a table of segments, what its odd-looking figures mean, each once
+ * and only when one shows: a student reads "0 s", "inf" or an R^2 near 0
+ * as a broken tool otherwise.  gaps: the ping-pong's machine segments (the
+ * gap columns), or NULL. */
+static void print_notes(const fit_result *fit, const machine_segment *gaps)
+{
+    bool zero_alpha = false, flat = false, loose = false, off = false, zero_gap = false;
+    double worst = 0;
+    for (size_t s = 0; s < fit->n; s++) {
+        const fit_segment *f = &fit->seg[s];
+        zero_alpha |= f->alpha == 0;
+        flat |= !(f->beta > 0);
+        loose |= f->r2 < 0.9;
+        off |= f->max_residual > 0.25;
+        worst = fmax(worst, f->max_residual);
+        zero_gap |= gaps && gaps[s].gap == 0;
+    }
+    if (zero_alpha)
+        printf("alpha 0 s: the best line through that segment would reach 0 bytes below "
+               "0 s; its fixed cost is too small to tell from its bytes' time, so it is "
+               "held at 0 and the segment is all bandwidth\n");
+    if (zero_gap)
+        printf("gap 0 s: likewise, a further message of a stream adds only its bytes' "
+               "time there\n");
+    if (flat)
+        printf("bandwidth inf: every size of that segment took the same time, so its bytes "
+               "add nothing measurable: the segment is all alpha\n");
+    if (loose)
+        printf("R^2 below 0.9: the line explains little of how that segment's times vary "
+               "(a flat segment, whose times differ by noise alone, has R^2 near 0); the "
+               "residuals say how far its points lie from the line\n");
+    if (off)
+        printf("a max residual of %.0f %%: at that size the model is that far from what "
+               "was measured, and compare will show an error that large there (a busy "
+               "machine, or a time that is not a line in the size)\n",
+               100 * worst);
+}
+
 /* The fit's segments as a table; with gaps (the ping-pong's) the gap
  * columns too. */
 static void print_segments(const calib_result *r, const fit_result *fit, bool gaps)
@@ -168,6 +206,7 @@ static void print_segments(const calib_result *r, const fit_result *fit, bool ga
     }
     table_print(&t, stdout, 0);
     table_release(&t);
+    print_notes(fit, gaps ? r->m.seg : NULL);
 }
 
 static void print_text(const calib_opts *o, const calib_result *r, const char *path)
