@@ -3,10 +3,11 @@
  * simulating the same pattern to the same simulated time, each timed as a
  * whole process from fork to exit, taking turns.  The ring all-reduce at
  * 1,000 ranks against SimGrid's fastest faithful platforms (a torus and a
- * star) and the star behind a backbone; the linear all-to-all, whose
- * messages share every port, at 256, 512 and 1,024 ranks against SimGrid
- * on the star.  SimGrid's 1,024-rank all-to-all takes minutes and gigabytes:
- * its figure is quoted from the run below unless --long runs it again. */
+ * star), the torus at full precision and the star behind a backbone; the
+ * linear all-to-all, whose messages share every port, at 256, 512 and
+ * 1,024 ranks against SimGrid on the star.  SimGrid's 1,024-rank
+ * all-to-all takes minutes and gigabytes: its figure is quoted from the
+ * run below unless --long runs it again. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -376,31 +376,19 @@ static match_link *indexed_receive(match_queues *m, const match_link *msg)
     return recv;
 }
 
-/* match_post_recv and match_arrive once the queues are indexed: out of
- * line, so the scans of short queues stay as lean as they were. */
-__attribute__((noinline)) static match_link *indexed_post(match_queues *m, match_link *recv)
+/* match_post_recv (recv) and match_arrive once the queues are indexed:
+ * out of line, so the scans of short queues stay as lean as they were. */
+__attribute__((noinline)) static match_link *indexed(match_queues *m, match_link *l, bool recv)
 {
-    match_link *msg = indexed_message(m, recv);
-    if (msg) {
-        list_unlink(&m->unexpected, msg);
+    match_link *got = recv ? indexed_message(m, l) : indexed_receive(m, l);
+    match_list *mine = recv ? &m->posted : &m->unexpected;
+    if (got) {
+        list_unlink(recv ? &m->unexpected : &m->posted, got);
         ix_trim(m);
-        return msg;
+        return got;
     }
-    list_append(&m->posted, recv, MATCH_POSTED);
-    ix_note(m, &m->posted, recv);
-    return NULL;
-}
-
-__attribute__((noinline)) static match_link *indexed_arrive(match_queues *m, match_link *msg)
-{
-    match_link *recv = indexed_receive(m, msg);
-    if (recv) {
-        list_unlink(&m->posted, recv);
-        ix_trim(m);
-        return recv;
-    }
-    list_append(&m->unexpected, msg, MATCH_UNEXPECTED);
-    ix_note(m, &m->unexpected, msg);
+    list_append(mine, l, recv ? MATCH_POSTED : MATCH_UNEXPECTED);
+    ix_note(m, mine, l);
     return NULL;
 }
 
@@ -411,7 +399,7 @@ match_link *match_post_recv(match_queues *m, match_link *recv)
     assert(recv->queue == MATCH_NONE);
     assert(recv->src >= MATCH_ANY_SOURCE && recv->tag >= MATCH_ANY_TAG);
     if (m->ix)
-        return indexed_post(m, recv);
+        return indexed(m, recv, true);
     for (match_link *msg = m->unexpected.head; msg; msg = msg->next) {
         if (matches(recv, msg)) {
             list_unlink(&m->unexpected, msg);
@@ -429,7 +417,7 @@ match_link *match_arrive(match_queues *m, match_link *msg)
     assert(msg->queue == MATCH_NONE);
     assert(msg->src >= 0 && msg->tag >= 0);
     if (m->ix)
-        return indexed_arrive(m, msg);
+        return indexed(m, msg, false);
     for (match_link *recv = m->posted.head; recv; recv = recv->next) {
         if (matches(recv, msg)) {
             list_unlink(&m->posted, recv);
