@@ -48,7 +48,7 @@ typedef struct ref_run {
     long peak_kib;
 } ref_run;
 
-/* The runs of one program, and their summary. */
+/* The runs of one program (or setup), in turn order. */
 typedef struct ref_row {
     const char *what;
     ref_run run[REF_RUNS_MAX];
@@ -89,24 +89,27 @@ static int simgrid_once(const ref_paths *p, const char *pattern, const char *pla
     return r->wall > 0 && sscanf(out, "simgrid %*d %*d %lg", &r->simulated) == 1 ? 0 : -1;
 }
 
-/* The median of the row's wall times (0 with none). */
-static double median_wall(const ref_row *r)
+/* The statistics of the row's wall times: 0, or CL_EINVAL with none. */
+static int wall_stats(const ref_row *r, cl_stats *s)
 {
     double t[REF_RUNS_MAX];
     for (int i = 0; i < r->n; i++)
         t[i] = r->run[i].wall;
+    return r->n ? stats_compute(t, (size_t)r->n, s) : CL_EINVAL;
+}
+
+/* The median of the row's wall times (0 with none). */
+static double median_wall(const ref_row *r)
+{
     cl_stats s;
-    return r->n && stats_compute(t, (size_t)r->n, &s) == 0 ? s.median : 0;
+    return wall_stats(r, &s) == 0 ? s.median : 0;
 }
 
 /* Median [min-max] of the rows' wall times into buf. */
 static const char *wall_range(char *buf, size_t len, const ref_row *r)
 {
-    double t[REF_RUNS_MAX];
-    for (int i = 0; i < r->n; i++)
-        t[i] = r->run[i].wall;
     cl_stats s;
-    if (r->n == 0 || stats_compute(t, (size_t)r->n, &s))
+    if (wall_stats(r, &s))
         return "-";
     if (r->n == 1) {
         char a[UNITS_BUF];
@@ -182,8 +185,9 @@ static void ring_reference(const ref_paths *p)
            RING_RANKS, REF_RUNS_MAX);
     fflush(stdout);
     for (int t = 0; t < REF_RUNS_MAX; t++) {
-        if (commlab_once(p, "allreduce-ring", NULL, RING_RANKS, MiB, &rows[0].run[t]) == 0)
-            rows[0].n++;
+        ref_row *c = &rows[0];
+        if (commlab_once(p, "allreduce-ring", NULL, RING_RANKS, MiB, &c->run[c->n]) == 0)
+            c->n++;
         for (size_t i = 0; i < RING_SETUPS; i++) {
             ref_row *r = &rows[i + 1];
             if (simgrid_once(p, "ring", ring_setups[i].platform, RING_RANKS, MiB,
