@@ -160,6 +160,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "simgrid_ref: bad arguments\n");
         return 2;
     }
+    /* SimGrid first: a configuration it refuses ends the process before
+     * there is a platform file to leave behind. */
+    char *sg_argv[] = {argv[0],
+                       "--cfg=network/model:CM02",
+                       "--cfg=network/latency-factor:1",
+                       "--cfg=network/bandwidth-factor:1",
+                       "--cfg=network/weight-S:0",
+                       "--cfg=network/crosstraffic:0",
+                       "--cfg=network/TCP-gamma:0",
+                       "--cfg=contexts/factory:raw",
+                       "--cfg=contexts/guard-size:0",
+                       "--log=root.thresh:critical",
+                       exact ? "--cfg=surf/precision:1e-15" : NULL,
+                       NULL};
+    int sg_argc = (int)(sizeof sg_argv / sizeof *sg_argv) - (exact ? 1 : 2);
+    simgrid_init(&sg_argc, sg_argv);
     char path[] = "/tmp/commlab-simgrid-XXXXXX";
     int fd = mkstemp(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -175,20 +191,6 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    char *sg_argv[] = {argv[0],
-                       "--cfg=network/model:CM02",
-                       "--cfg=network/latency-factor:1",
-                       "--cfg=network/bandwidth-factor:1",
-                       "--cfg=network/weight-S:0",
-                       "--cfg=network/crosstraffic:0",
-                       "--cfg=network/TCP-gamma:0",
-                       "--cfg=contexts/factory:raw",
-                       "--cfg=contexts/guard-size:0",
-                       "--log=root.thresh:critical",
-                       exact ? "--cfg=surf/precision:1e-15" : NULL,
-                       NULL};
-    int sg_argc = (int)(sizeof sg_argv / sizeof *sg_argv) - (exact ? 1 : 2);
-    simgrid_init(&sg_argc, sg_argv);
     simgrid_load_platform(path);
     unlink(path);
 
