@@ -10,10 +10,22 @@
 /* `commlab bench start` (cli/bench_start.c): a command's cost as a whole
  * process; a CLI_EXIT_* code. */
 int bench_start(bool quick);
+/* Runs `exe argv...` as a whole process; returns the seconds from fork to
+ * its exit, or -1 when it cannot start or exits non-zero.  Its stdout goes
+ * into out (NUL-terminated; what does not fit in len - 1 bytes is read and
+ * dropped) where out is not NULL, else to /dev/null; stderr to /dev/null.
+ * *peak_kib, where not NULL, gets its peak resident memory in KiB. */
+double bench_process(const char *exe, char *const argv[], char *out, size_t len,
+                     long *peak_kib);
 
 /* The backend table's bench entries (cli/backend.h); each returns a
  * CLI_EXIT_* code.  `commlab bench sim`: the simulator's speed. */
 int bench_sim(bool quick);
+/* The end of `bench sim` (cli/bench_ref.c): commlab and SimGrid simulating
+ * the same ring all-reduce and linear all-to-all, timed as whole processes
+ * (SimGrid's 1,024-rank all-to-all quoted from a stored run unless
+ * run_long).  Prints; a reference that cannot run says so. */
+void bench_references(bool run_long);
 /* `commlab bench shm` and `bench tcp`: latency and bandwidth beside Open
  * MPI's transport of the same kind. */
 int bench_shm(bool quick);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,25 +23,43 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Seconds from fork to the exit of `exe argv...` (output to /dev/null),
- * or -1 when it cannot start or exits non-zero. */
-static double one_start(const char *exe, char *const argv[])
+double bench_process(const char *exe, char *const argv[], char *out, size_t len,
+                     long *peak_kib)
 {
+    int fds[2] = {-1, -1};
+    if (out && (len == 0 || pipe(fds)))
+        return -1;
+    fflush(stdout);
     double t0 = now();
     pid_t pid = fork();
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
         if (null >= 0) {
-            dup2(null, STDOUT_FILENO);
+            dup2(out ? fds[1] : null, STDOUT_FILENO);
             dup2(null, STDERR_FILENO);
         }
         execv(exe, argv);
         _exit(127);
     }
+    if (out) {
+        close(fds[1]);
+        size_t used = 0;
+        char drop[256];
+        for (ssize_t got = 1; pid > 0 && got > 0;) {
+            bool room = used + 1 < len;
+            got = read(fds[0], room ? out + used : drop, room ? len - 1 - used : sizeof drop);
+            used += room && got > 0 ? (size_t)got : 0;
+        }
+        close(fds[0]);
+        out[used] = 0;
+    }
     int st;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &st, 0, &ru) != pid)
         return -1;
     double t = now() - t0;
+    if (peak_kib)
+        *peak_kib = ru.ru_maxrss;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;
 }
 
@@ -67,7 +86,7 @@ int bench_start(bool quick)
         for (int k = 1; cmds[i][k]; k++)
             cli_appendf(what, sizeof what, &used, "%s%s", k > 1 ? " " : "", cmds[i][k]);
         int k = 0;
-        while (k < runs && (t[k] = one_start(exe, cmds[i])) >= 0)
+        while (k < runs && (t[k] = bench_process(exe, cmds[i], NULL, 0, NULL)) >= 0)
             k++;
         cl_stats s;
         if (k < runs || stats_compute(t, (size_t)runs, &s)) {

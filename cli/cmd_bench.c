@@ -24,7 +24,7 @@
 
 const char cmd_bench_usage[] =
     "usage: commlab bench start|sim|shm|tcp|rdma|all [--quick]\n"
-    "       commlab bench sim --profile [--quick]\n"
+    "       commlab bench sim [--profile] [--long] [--quick]\n"
     "\n"
     "start: a command as a whole process, fork to exit (--help, price, a small\n"
     "simulated run, and fabric, which opens libfabric): what every script, test\n"
@@ -36,13 +36,20 @@ const char cmd_bench_usage[] =
     "in a child process so its peak memory is its own; the memory a size needs\n"
     "(the size before's peak, scaled to its ranks) is printed before it runs, and\n"
     "a size needing more than MemAvailable is skipped.  Then the contended case,\n"
-    "an all-to-all at 64 and 1,024 ranks whose messages share every port, with\n"
-    "the max-min solver's share of the time, and the solver alone (all-to-all\n"
-    "flows solved one at a time and in one batch, disjoint flows' fast path),\n"
-    "and the reference: the ring all-reduce at 1,000 ranks run to the end next\n"
-    "to SimGrid 3.32 simulating it with exact alpha-beta flags (same simulated\n"
-    "time; sim/simgrid/ring_allreduce.c, built by `make bench` where Debian's\n"
-    "libsimgrid-dev installs), with the ratio of their wall times.\n"
+    "alltoall-linear at 64 and 1,024 ranks (1 MiB a block), whose messages share\n"
+    "every port, with the max-min solver's share of the time.  Then the\n"
+    "references, whole processes from fork to exit taking turns, each row with\n"
+    "its simulated time and the ratio of wall times: the ring all-reduce at\n"
+    "1,000 ranks run to the end next to SimGrid 3.32 simulating it with exact\n"
+    "alpha-beta flags on its fastest platforms for it (a one-dimensional torus,\n"
+    "a star of host links), on the torus at full precision (SimGrid's default\n"
+    "rounds the ring's time by 0.32 us) and on a star behind a backbone; and\n"
+    "the linear all-to-all at 256, 512 and 1,024 ranks, 1 MiB a block, next to\n"
+    "SimGrid on the star (its 1,024-rank run, minutes long, quoted from a stored\n"
+    "run unless --long).  SimGrid is sim/simgrid/reference.c, built by `make\n"
+    "bench` where Debian's libsimgrid-dev installs.  Last, the solver alone\n"
+    "(all-to-all flows solved one at a time and in one batch, disjoint flows'\n"
+    "fast path).\n"
     "\n"
     "shm: one-way latency and bandwidth (windows of 64 non-blocking sends) of\n"
     "the shared-memory transport from 1 B to 4 MiB, next to Open MPI's shared\n"
@@ -65,6 +72,8 @@ const char cmd_bench_usage[] =
     "      --quick   sim: only 1,000 and 10,000 ranks, 2 million messages at most,\n"
     "                the all-to-all at 64 ranks, not the solver alone nor SimGrid;\n"
     "                shm, tcp, rdma: sizes up to 64 KiB\n"
+    "      --long    sim only: run SimGrid's 1,024-rank all-to-all (about 6 minutes\n"
+    "                and 2.5 GB) rather than quote its stored time\n"
     "      --profile sim only: under each run, where its time goes by phase\n"
     "                (context switches, event queue, matching, flow pricing, the\n"
     "                engine's operations, pattern code and API, libc) and its top\n"
@@ -134,32 +143,10 @@ static void profile_counters(char *buf, size_t len, const sim_stats *st)
              (double)st->adopted / m, (double)st->solves / m);
 }
 
-/* The contended benchmark: every rank posts a receive from every other,
- * sends 1 MiB to every other, and waits for all, so every port carries
- * K - 1 flows at once.  Not a course pattern (chapter 04 has none yet):
- * its requests come from malloc, there being no payload to cl_alloc. */
-static int alltoall(cl_comm *c, const cl_args *a)
-{
-    int k = cl_size(c), me = cl_rank(c), m = 0;
-    cl_request **req = malloc(2 * (size_t)k * sizeof *req);
-    if (!req)
-        return CL_ENOMEM;
-    int err = 0;
-    for (int i = 0; i < k && !err; i++)
-        if (i != me)
-            err = cl_irecv(c, NULL, a->bytes, i, 0, &req[m++]);
-    for (int i = 0; i < k && !err; i++)
-        if (i != me)
-            err = cl_isend(c, NULL, a->bytes, i, 0, &req[m++]);
-    if (!err)
-        err = cl_waitall(c, m, req, NULL);
-    free(req);
-    return err;
-}
-
-/* Runs fn at `ranks` in this process (sampled when profile); writes the
- * row to fd. */
-static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profile, int fd)
+/* Runs fn at `ranks` with bytes in this process (sampled when profile);
+ * writes the row to fd. */
+static void bench_child(cl_pattern_fn *fn, int ranks, size_t bytes, uint64_t budget,
+                        bool profile, int fd)
 {
     bench_row row = {0};
     tier_set ts;
@@ -168,7 +155,7 @@ static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, bool prof
     if (cli_load_tiers(&ts, NULL, "infiniband") == 0) {
         if (sim_net_create_tier(&net, &ts.tiers[0], ranks, &d) == 0) {
             sim_opts o = {
-                .job = {.fn = fn, .args = {.bytes = 1 << 20},
+                .job = {.fn = fn, .args = {.bytes = bytes},
                         .nranks = ranks, .eager_limit = 65536, .payload = false, .iters = 1,
                         .out = stdout, .report = stderr},
                 .net = net, .max_messages = budget, .stack_bytes = 16384,
@@ -206,10 +193,10 @@ static void bench_child(cl_pattern_fn *fn, int ranks, uint64_t budget, bool prof
         _exit(1);
 }
 
-/* Runs fn at `ranks` in a child process (its peak memory its own) into
- * *row and *ru; false when it failed. */
-static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profile,
-                       bench_row *row, struct rusage *ru)
+/* Runs fn at `ranks` with bytes in a child process (its peak memory its
+ * own) into *row and *ru; false when it failed. */
+static bool bench_fork(cl_pattern_fn *fn, int ranks, size_t bytes, uint64_t budget,
+                       bool profile, bench_row *row, struct rusage *ru)
 {
     int fds[2];
     if (pipe(fds))
@@ -218,7 +205,7 @@ static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profi
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        bench_child(fn, ranks, budget, profile, fds[1]);
+        bench_child(fn, ranks, bytes, budget, profile, fds[1]);
         _exit(0);
     }
     close(fds[1]);
@@ -233,11 +220,12 @@ static bool bench_fork(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profi
 /* Runs fn at `ranks` in a child and prints the rest of its row (the ranks
  * and the memory it was expected to need are out already); returns the
  * child's peak resident memory in bytes, 0 when the run failed. */
-static double bench_run(cl_pattern_fn *fn, int ranks, uint64_t budget, bool profile)
+static double bench_run(cl_pattern_fn *fn, int ranks, size_t bytes, uint64_t budget,
+                        bool profile)
 {
     bench_row row;
     struct rusage ru;
-    if (!bench_fork(fn, ranks, budget, profile, &row, &ru)) {
+    if (!bench_fork(fn, ranks, bytes, budget, profile, &row, &ru)) {
         printf("(run failed)\n");
         return 0;
     }
@@ -257,6 +245,7 @@ typedef struct bench_series {
     const int *ranks;
     size_t n;
     double power;     /* memory ~ ranks^power: 1 one flow per rank, 2 all-to-all */
+    bool per_block;   /* 1 MiB to each rank (bytes = ranks MiB), else 1 MiB in all */
     uint64_t budget;  /* messages before a run stops */
     uint64_t avail;   /* bytes of memory available; 0: unknown, nothing skipped */
     bool profile;     /* --profile: each run sampled, its breakdown under its row */
@@ -279,66 +268,12 @@ static void bench_series_run(const bench_series *s)
             peak = 0;
             continue;
         }
-        peak = bench_run(s->fn, s->ranks[i], s->budget, s->profile);
+        size_t bytes = (s->per_block ? (size_t)s->ranks[i] : 1) << 20;
+        peak = bench_run(s->fn, s->ranks[i], bytes, s->budget, s->profile);
     }
 }
 
-/* The reference: SimGrid simulating the same ring all-reduce (1,000
- * ranks, 1 MiB, tier infiniband; sim/simgrid/ring_allreduce.c, built by
- * `make bench`), run after commlab's, one at a time, both to the end. */
-static void bench_simgrid(void)
-{
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0)
-        return;
-    exe[len] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    char prog[4200];
-    snprintf(prog, sizeof prog, "%s/simgrid_ring", exe);
-    printf("\nreference: ring all-reduce, 1,000 ranks, 1 MiB, tier infiniband, to the end\n");
-    if (access(prog, X_OK) != 0) {
-        printf("SimGrid: skipped, %s is missing (`make bench` builds it where Debian's "
-               "libsimgrid-dev can be installed)\n", prog);
-        return;
-    }
-    tier_set ts;
-    if (cli_load_tiers(&ts, NULL, "infiniband"))
-        return;
-    double alpha = ts.tiers[0].alpha, bw = ts.tiers[0].bandwidth;
-    tier_set_release(&ts);
-    bench_row row;
-    struct rusage ru;
-    if (!bench_fork(pattern_find("allreduce-ring")->fn, 1000, 0, false, &row, &ru)) {
-        printf("commlab: run failed\n");
-        return;
-    }
-    char cmd[4400];
-    snprintf(cmd, sizeof cmd, "'%s' 1000 1048576 %.17g %.17g 2>&1", prog, alpha, bw);
-    fflush(stdout);
-    FILE *p = popen(cmd, "r");
-    char line[256];
-    int ranks = 0;
-    long msgs = 0;
-    double sim_s = 0, wall_s = 0;
-    bool got = false;
-    while (p && fgets(line, sizeof line, p))
-        got = got || sscanf(line, "simgrid %d %ld %lg %lg", &ranks, &msgs, &sim_s, &wall_s) == 4;
-    if (!p || pclose(p) != 0 || !got || wall_s <= 0) {
-        printf("SimGrid: skipped, %s failed\n", prog);
-        return;
-    }
-    printf("%-22s  %8s  %10s  %14s\n", "", "wall (s)", "Mmsg/s", "simulated (ms)");
-    printf("%-22s  %8.2f  %10.2f  %14.6f\n", "commlab (maxmin)", row.seconds,
-           row.messages / row.seconds / 1e6, row.simulated * 1e3);
-    printf("%-22s  %8.2f  %10.2f  %14.6f\n", "SimGrid 3.32 (CM02)", wall_s,
-           (double)msgs / wall_s / 1e6, sim_s * 1e3);
-    printf("commlab is %.1fx faster (goal: 25x)\n", wall_s / row.seconds);
-}
-
-static int bench_sim_run(bool quick, bool profile)
+static int bench_sim_run(bool quick, bool profile, bool run_long)
 {
     uint64_t avail = 0;
     char a[UNITS_BUF];
@@ -354,17 +289,18 @@ static int bench_sim_run(bool quick, bool profile)
     static const int sizes[] = {1000, 10000, 100000, 1000000};
     uint64_t budget = quick ? 2000000 : 20000000;
     bench_series ring = {pattern_find("allreduce-ring")->fn, sizes, quick ? 2u : 4u, 1.0,
-                         budget, avail, profile};
+                         false, budget, avail, profile};
     bench_series_run(&ring);
-    printf("\ncontended: all-to-all --no-payload, 1 MiB, tier infiniband (every port\n"
-           "carries K - 1 flows at once, shared max-min); solver: its share of the time\n");
+    printf("\ncontended: alltoall-linear --no-payload, 1 MiB a block, tier infiniband (every\n"
+           "port carries K - 1 flows at once, shared max-min); solver: its share of the time\n");
     printf(head, "ranks", "need MiB", "messages", "wall (s)", "Mmsg/s", "peak MiB", "solver");
     static const int a2a[] = {64, 1024};
-    bench_series all = {alltoall, a2a, quick ? 1u : 2u, 2.0, budget, avail, profile};
+    bench_series all = {pattern_find("alltoall-linear")->fn, a2a, quick ? 1u : 2u, 2.0, true,
+                        budget, avail, profile};
     bench_series_run(&all);
     if (quick)
         return CLI_EXIT_OK;
-    bench_simgrid();
+    bench_references(run_long);
     printf("\nthe max-min solver alone (sim/flow.h), flows of 256 MiB at 50 GB/s:\n");
     fflush(stdout);
     int err = sim_flow_bench(stdout);
@@ -373,25 +309,27 @@ static int bench_sim_run(bool quick, bool profile)
 
 int bench_sim(bool quick)
 {
-    return bench_sim_run(quick, false);
+    return bench_sim_run(quick, false, false);
 }
 
 int cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {{"quick", no_argument, NULL, 'q'},
                                          {"profile", no_argument, NULL, 'p'},
+                                         {"long", no_argument, NULL, 'l'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    bool quick = false, profile = false;
+    bool quick = false, profile = false, run_long = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             fputs(cmd_bench_usage, stdout);
             return CLI_EXIT_OK;
         }
-        if (c == 'q' || c == 'p') {
+        if (c == 'q' || c == 'p' || c == 'l') {
             quick = quick || c == 'q';
             profile = profile || c == 'p';
+            run_long = run_long || c == 'l';
             continue;
         }
         return cli_bad_option("bench", opts, argv, c);
@@ -403,17 +341,18 @@ int cmd_bench(int argc, char **argv)
                          names);
     const char *what = argv[optind];
     bool all = strcmp(what, "all") == 0;
-    if ((all || strcmp(what, "start") == 0) && profile)
-        return cli_error("bench: --profile is for 'bench sim' only");
+    const char *sim_only = profile ? "--profile" : run_long ? "--long" : NULL;
+    if ((all || strcmp(what, "start") == 0) && sim_only)
+        return cli_error("bench: %s is for 'bench sim' only", sim_only);
     if (strcmp(what, "start") == 0)
         return bench_start(quick);
     const backend_info *b = NULL;
     if (!all) {
         int rc = backend_lookup(what, "bench", false, &b);
-        if (!rc && profile && b->bench != bench_sim)
-            rc = cli_error("bench: --profile is for 'bench sim' only");
-        if (!rc && profile)
-            return bench_sim_run(quick, true);
+        if (!rc && sim_only && b->bench != bench_sim)
+            rc = cli_error("bench: %s is for 'bench sim' only", sim_only);
+        if (!rc && sim_only)
+            return bench_sim_run(quick, profile, run_long);
         return rc ? rc : b->bench(quick);
     }
     int rc = bench_start(quick);

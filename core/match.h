@@ -22,20 +22,25 @@
  * (container_of style).  From match_post_recv/match_arrive appending a link
  * until that link is returned again or removed by match_remove, the queue owns
  * its next, prev and queue fields; the caller must not move, free or edit it
- * (src, tag and ctx included).  Nothing here allocates, so nothing here fails
- * for lack of memory.  A match_queues holds only pointers to caller memory:
- * there is nothing to release, drop the links you own.
+ * (src, tag and ctx included).  The lists own nothing; the index below is
+ * the only memory a match_queues allocates, freed by match_queues_release
+ * (and whenever both lists are empty).  Nothing fails for lack of memory: an
+ * index that cannot be made leaves the scans.
  *
- * Cost.  Matching is a linear scan of the other list: O(posted) per arrival,
- * O(unexpected) per posted receive.  That is the right trade for the few
- * entries a rank usually has queued (a handful of compares on cache-hot
- * links), and it keeps the per-rank state at four pointers and two counts
- * (48 bytes on LP64), which matters with 100,000+ simulated ranks.  A hash by
- * (src, tag) with per-entry sequence numbers (to keep oldest-first across the
- * hashed and the wildcard lists) would pay off only when a rank routinely
- * holds hundreds of queued entries: a root gathering from every rank with
- * receives pre-posted, or an all-to-all among thousands of ranks, where the
- * scans make the pattern O(P^2) per rank.
+ * Cost.  While both lists are short, matching is a linear scan of the other
+ * list: O(posted) per arrival, O(unexpected) per posted receive.  That is
+ * the right trade for the few entries a rank usually has queued (a handful
+ * of compares on cache-hot links), and it keeps the per-rank state at 56
+ * bytes (LP64), which matters with 100,000+ simulated ranks.  Once a list
+ * holds more than MATCH_INDEX_FROM entries (a root gathering from every rank
+ * with receives pre-posted, an all-to-all among hundreds of ranks, where the
+ * scans made the pattern O(P^2) per rank) the queues also keep an index:
+ * a hash by (src, tag, ctx) of the unexpected messages and of the receives
+ * that name both, in their order, and the wildcard receives in post order,
+ * every receive with its post number.  A receive naming both then finds its
+ * message in O(1), an arrival the oldest of its hash's receives and of the
+ * wildcard receives that match it; a wildcard receive still scans the
+ * unexpected list.  The answers are the scans' answers.
  *
  * Not thread-safe: one match_queues is used by one thread at a time.
  */
@@ -73,15 +78,21 @@ typedef struct match_list {
     size_t len;       /* entries */
 } match_list;
 
+#define MATCH_INDEX_FROM 32 /* entries in a list above which it is indexed */
+
 typedef struct match_queues {
-    match_list posted;     /* receives waiting for a message, post order */
-    match_list unexpected; /* messages waiting for a receive, arrival order */
+    match_list posted;       /* receives waiting for a message, post order */
+    match_list unexpected;   /* messages waiting for a receive, arrival order */
+    struct match_index *ix;  /* the index (see Cost), or NULL */
 } match_queues;
 
 /* ---- setup ---- */
 
 /* Empty queues.  Cannot fail. */
 void match_queues_init(match_queues *m);
+/* Frees the index, if any; the lists and their links are left as they
+ * are (the caller's).  Call it before dropping m.  Cannot fail. */
+void match_queues_release(match_queues *m);
 
 /* Fill a link before its first use: src, tag, ctx as given, on no list.
  * A zero-initialized link with its fields set is equally valid.  Cannot fail. */
@@ -113,8 +124,10 @@ size_t match_posted_len(const match_queues *m);
 size_t match_unexpected_len(const match_queues *m);
 
 /* Check the invariants: both lists well linked both ways, lengths equal to
- * the counts, every link marked with its list, messages without wildcards.
- * Returns false at the first violation.  O(entries); for asserts and tests. */
+ * the counts, every link marked with its list, messages without wildcards,
+ * and where there is an index, every queued link in it once, in list
+ * order.  Returns false at the first violation.  O(entries); for asserts
+ * and tests. */
 bool match_check(const match_queues *m);
 
 #endif /* CORE_MATCH_H */

@@ -35,6 +35,7 @@ void xfer_release(xfer_rank *x)
         free(m->data);
         free(m);
     }
+    match_queues_release(&x->mq);
     while (x->free_reqs) {
         xfer_req *r = x->free_reqs;
         x->free_reqs = r->next;

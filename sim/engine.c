@@ -1531,6 +1531,7 @@ static void engine_release(sim_engine *e)
                 sim_msg *m = (sim_msg *)((char *)l - offsetof(sim_msg, link));
                 free(m->data);
             }
+            match_queues_release(mq);
         }
     while (e->slabs) {
         slab *s = e->slabs;

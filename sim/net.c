@@ -468,7 +468,7 @@ int sim_net_flow_route(sim_net *n, int src, int dst, int64_t *ids, double *cap, 
     if (h > (size_t)max)
         return CL_ERANGE;
     for (size_t i = 0; i < h; i++) {
-        sim_link l;
+        sim_link l = {0}; /* a route's links exist: sim_net_link fills it */
         sim_net_link(n, hops[i].link, &l);
         ids[i] = 2 * hops[i].link + (l.half_duplex ? 0 : hops[i].dir);
         cap[i] = l.bandwidth;

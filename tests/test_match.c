@@ -1,6 +1,7 @@
 /* test_match.c - MPI matching rules: order, wildcards, ctx, cancel. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,7 +52,9 @@ static void test_empty(void **state)
     assert_true(match_check(&m));
     assert_int_equal(match_posted_len(&m), 0);
     assert_int_equal(match_unexpected_len(&m), 0);
-    assert_true(sizeof m <= 6 * sizeof(void *));
+    /* Per rank: two lists and the index pointer. */
+    assert_true(sizeof m <= 7 * sizeof(void *));
+    match_queues_release(&m);
 }
 
 static void test_recv_then_msg(void **state)
@@ -320,6 +323,94 @@ static void test_many(void **state)
     assert_true(match_check(&m));
     assert_int_equal(match_unexpected_len(&m), N - N / 3);
     assert_int_equal(match_posted_len(&m), N - N / 3);
+    match_queues_release(&m);
+}
+
+/* The answers by linear scan, for test_index: the oldest receive a message
+ * matches among the posted ones (post order), or the oldest message a
+ * receive matches. */
+typedef struct model {
+    item *q[4096];
+    int n;
+} model;
+
+static bool model_matches(const item *recv, const item *msg)
+{
+    const match_link *r = &recv->link, *g = &msg->link;
+    return r->ctx == g->ctx && (r->src == ANY_SRC || r->src == g->src) &&
+           (r->tag == ANY_TAG || r->tag == g->tag);
+}
+
+/* Takes the oldest entry of m that matches it (as a receive when recv),
+ * or appends it to queue; returns the id taken or -1. */
+static int model_op(model *m, item *it, bool recv, model *queue)
+{
+    for (int i = 0; i < m->n; i++)
+        if (recv ? model_matches(it, m->q[i]) : model_matches(m->q[i], it)) {
+            int id = m->q[i]->id;
+            for (int j = i; j + 1 < m->n; j++)
+                m->q[j] = m->q[j + 1];
+            m->n--;
+            return id;
+        }
+    queue->q[queue->n++] = it;
+    return -1;
+}
+
+static void model_drop(model *m, const item *it)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->q[i] == it) {
+            for (int j = i; j + 1 < m->n; j++)
+                m->q[j] = m->q[j + 1];
+            m->n--;
+            return;
+        }
+}
+
+/* Long queues are indexed (match.h, Cost): random receives (a tenth with a
+ * wildcard), messages and cancels over few keys and contexts, the queues
+ * growing past MATCH_INDEX_FROM, shrinking to empty (the index goes) and
+ * growing again, give the scans' answers, op for op, every invariant
+ * checked (the index's too) after each. */
+static void test_index(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    static item it[N];
+    model posted = {0}, unexpected = {0};
+    match_queues m;
+    match_queues_init(&m);
+    unsigned x = 12345;
+    int indexed = 0;
+    for (int i = 0; i < N; i++) {
+        x = x * 1103515245u + 12345u;
+        unsigned r = x >> 8;
+        /* Phases of 500: mostly receives, mostly messages, then drain. */
+        bool recv = (i / 500) % 2 == 0 ? r % 10 < 8 : r % 10 < 2;
+        int src = (int)(r / 10 % 40), tag = (int)(r / 400 % 3);
+        uint32_t ctx = r / 1200 % 2;
+        if (recv && r / 2400 % 10 == 0)
+            src = ANY_SRC;
+        if (recv && r / 24000 % 10 == 0)
+            tag = ANY_TAG;
+        mk(&it[i], i, src, tag, ctx);
+        int want = recv ? model_op(&unexpected, &it[i], true, &posted)
+                        : model_op(&posted, &it[i], false, &unexpected);
+        int got = recv ? post(&m, &it[i]) : arrive(&m, &it[i]);
+        assert_int_equal(got, want);
+        if (got < 0 && r % 97 == 0) { /* cancel it */
+            assert_true(match_remove(&m, &it[i].link));
+            model_drop(recv ? &posted : &unexpected, &it[i]);
+            assert_true(match_check(&m));
+        }
+        indexed += m.ix != NULL;
+        assert_int_equal(match_posted_len(&m), (size_t)posted.n);
+        assert_int_equal(match_unexpected_len(&m), (size_t)unexpected.n);
+    }
+    assert_true(indexed > N / 4); /* the index did most of the work */
+    match_queues_release(&m);
+    assert_null(m.ix);
 }
 
 int main(void)
@@ -337,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_check_detects_corruption),
         cmocka_unit_test(test_many),
+        cmocka_unit_test(test_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

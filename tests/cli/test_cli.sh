@@ -426,6 +426,8 @@ run 2 bench;               has "$err" "which benchmark"
 run 2 bench shm --profile; has "$err" "--profile is for 'bench sim' only"
 run 2 bench all --profile; has "$err" "--profile is for 'bench sim' only"
 run 2 bench start --profile; has "$err" "--profile is for 'bench sim' only"
+run 2 bench tcp --long;    has "$err" "--long is for 'bench sim' only"
+run 2 bench all --long;    has "$err" "--long is for 'bench sim' only"
 # bench start: a row per command, none failed (figures only, none checked)
 run 0 bench start --quick; has "$out" "run ring -n 4"; has "$out" "fabric"
 if grep -q "failed" "$out"; then bad "bench start: a command failed"; else ok; fi
