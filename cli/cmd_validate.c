@@ -306,11 +306,6 @@ static int measure_line(compare_opts *co, compare_session *s, vline *l, bool fir
                   l->p->min_ranks, o->ranks);
         return 0;
     }
-    if (pattern_check_ranks(l->p, o->ranks)) {
-        cli_textf(l->skipped, sizeof l->skipped, "runs on at most %d ranks, not -n %d",
-                  l->p->max_ranks, o->ranks);
-        return 0;
-    }
     l->rows = calloc(o->nsizes, sizeof *l->rows);
     if (!l->rows) {
         cli_error("out of memory");
