@@ -133,11 +133,8 @@ static int parse_args(int argc, char **argv, coll_cmd *o)
     }
     if (units_parse_sizes(sizes, "--sizes", &o->run.sizes, &o->run.nsizes, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
-    const pattern_info *p;
-    for (; (p = collective_algo_at(o->coll, o->nalgos)) != NULL; o->nalgos++)
-        if (pattern_check_ranks(p, o->run.ranks))
-            return cli_error("%s runs on at most %d ranks (a request per peer on each rank's "
-                             "stack), got -n %d", p->name, p->max_ranks, o->run.ranks);
+    while (collective_algo_at(o->coll, o->nalgos))
+        o->nalgos++;
     return 0;
 }
 

@@ -537,11 +537,6 @@ static int validate(run_opts *o)
                          o->pattern->min_ranks, o->ranks);
     if (o->library && (rc = find_library(o)))
         return rc;
-    const pattern_info *p;
-    for (size_t i = 0; (p = run_algo_at(o, i)) != NULL; i++)
-        if (pattern_check_ranks(p, o->ranks))
-            return cli_error("%s runs on at most %d ranks (a request per peer on each rank's "
-                             "stack), got -n %d", p->name, p->max_ranks, o->ranks);
     if (o->args.fix) {
         const char *f = o->pattern->fixes;
         size_t len = strlen(o->args.fix);

@@ -414,6 +414,16 @@ void *cl_alloc(cl_comm *c, size_t bytes)
     return p;
 }
 
+void *cl_array(cl_comm *c, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    const char *outer = call_enter(c, "cl_array");
+    void *p = c->ops->alloc(c, count * size);
+    call_leave(c, outer, 0);
+    return p;
+}
+
 void cl_printf(cl_comm *c, const char *fmt, ...)
 {
     if (!c->world->printing)

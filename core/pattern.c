@@ -38,16 +38,11 @@ static const collective_info colls[] = {
 
 #define C04 "04-collectives"
 /* Algorithm algo of collective c: the pattern fn, called name. */
-#define COLL_MAX(c, name_, algo_, fn_, summary_, text_, max_)                              \
-    {.name = name_, .fn = fn_, .chapter = C04, .summary = summary_, .min_ranks = 2,         \
-     .max_ranks = max_, .time_divisor = 1, .collective = &colls[c], .algo = algo_,         \
-     .formula = formula_##fn_, .formula_text = text_}
 #define COLL(c, name_, algo_, fn_, summary_, text_)                                       \
-    COLL_MAX(c, name_, algo_, fn_, summary_, text_, 0)
-/* The linear algorithms keep a request per peer on a rank's stack:
- * COLL_MAX_RANKS of chapters/04-collectives/coll.h. */
-#define LINEAR(c, name_, fn_, summary_, text_)                                            \
-    COLL_MAX(c, name_, "linear", fn_, summary_, text_, 256)
+    {.name = name_, .fn = fn_, .chapter = C04, .summary = summary_, .min_ranks = 2,         \
+     .time_divisor = 1, .collective = &colls[c], .algo = algo_,                            \
+     .formula = formula_##fn_, .formula_text = text_}
+#define LINEAR(c, name_, fn_, summary_, text_) COLL(c, name_, "linear", fn_, summary_, text_)
 
 static const pattern_info table[] = {
     PATTERN("relay", relay, "02-point-to-point",
@@ -189,11 +184,6 @@ char *collective_algo_list(const collective_info *c, char *buf, size_t len)
         at += n > 0 ? (size_t)n : 0;
     }
     return buf;
-}
-
-int pattern_check_ranks(const pattern_info *p, int k)
-{
-    return k < p->min_ranks || (p->max_ranks && k > p->max_ranks) ? CL_ERANGE : 0;
 }
 
 double pattern_bus_factor(pattern_bus bus, int k)

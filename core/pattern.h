@@ -43,7 +43,6 @@ typedef struct pattern_info {
     const char *chapter; /* "02-point-to-point" */
     const char *summary; /* one line for `commlab patterns` */
     int min_ranks;       /* fewest ranks it runs on */
-    int max_ranks;       /* most ranks it runs on; 0: no limit */
     int time_divisor;    /* reported time = iteration time / this (pingpong: 2) */
     const char *fixes;   /* accepted --fix values, comma-separated, or NULL */
     const char *schedules; /* accepted --schedule values, comma-separated, the
@@ -73,9 +72,6 @@ const pattern_info *collective_algo(const collective_info *c, const char *algo);
 const pattern_info *collective_algo_at(const collective_info *c, size_t i);
 /* "naive, ring, rd, ..." into buf (always NUL-terminated); returns buf. */
 char *collective_algo_list(const collective_info *c, char *buf, size_t len);
-
-/* 0 when p runs on k ranks, else CL_ERANGE.  Cannot fail. */
-int pattern_check_ranks(const pattern_info *p, int k);
 
 /* nccl-tests' bus bandwidth factor for bus on k ranks (0 for BUS_NONE). */
 double pattern_bus_factor(pattern_bus bus, int k);

@@ -159,6 +159,13 @@ double cl_now(const cl_comm *c);
  * iteration hands back its block as it was, so the clock does not time
  * page faults and zeroing. */
 void *cl_alloc(cl_comm *c, size_t bytes);
+/* Memory for the pattern's own arrays of count elements of size bytes (a
+ * request per peer, a buffer pointer per rank, a list of ranks): freed
+ * when the pattern returns, like cl_alloc's blocks, but handed out in
+ * size-only runs too, and never named as a buffer by --debug.  Write an
+ * element before reading it.  NULL when out of memory (the run then fails
+ * with CL_ENOMEM) or when count * size overflows. */
+void *cl_array(cl_comm *c, size_t count, size_t size);
 /* True when this iteration checks data: always modeled; measured, in the
  * warm-up and the first timed iteration (every iteration with --check).
  * cl_fill and cl_verify do nothing when it is false, so the timed

@@ -364,8 +364,8 @@ bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const ch
     bool blame = true;
     if (err == CL_ESTACK) {
         snprintf(buf, len, "rank %d overflowed its %s stack %s (raise it with --stack-size, "
-                 "or make large arrays with cl_alloc)", rank, units_size_str(a, stack_bytes),
-                 where);
+                 "or make large arrays with cl_alloc or cl_array)", rank,
+                 units_size_str(a, stack_bytes), where);
     } else if (err == CL_ETIMEOUT && cause == SIM_FAULT_SPIN) {
         snprintf(buf, len, "rank %d made no progress: at --timeout %s it was running %s, and "
                  "it did not come back to commlab in the %s after (on sim, time passes only "

@@ -6,8 +6,6 @@
  * messages share a link"). */
 #include "commlab.h"
 
-#define MAX_SENDERS 256
-
 int incast(cl_comm *c, const cl_args *a)
 {
     int rank = cl_rank(c), n = cl_size(c);
@@ -16,12 +14,12 @@ int incast(cl_comm *c, const cl_args *a)
         cl_fill(c, out, a->bytes, 700 + (unsigned long long)rank);
         return cl_send(c, out, a->bytes, 0, 0);
     }
-    if (n - 1 > MAX_SENDERS) {
-        cl_printf(c, "incast: at most %d senders", MAX_SENDERS);
-        return CL_ERANGE;
-    }
-    unsigned char *in[MAX_SENDERS];
-    cl_request *r[MAX_SENDERS];
+    /* A buffer and a request per sender: arrays from cl_array, which (unlike
+     * the rank's small stack) hold any number of senders. */
+    unsigned char **in = cl_array(c, (size_t)n - 1, sizeof *in);
+    cl_request **r = cl_array(c, (size_t)n - 1, sizeof *r);
+    if (!in || !r)
+        return CL_ENOMEM;
     for (int s = 1; s < n; s++) {
         in[s - 1] = cl_alloc(c, a->bytes);
         CL_TRY(cl_irecv(c, in[s - 1], a->bytes, s, 0, &r[s - 1]));

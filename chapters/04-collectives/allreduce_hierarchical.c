@@ -28,13 +28,13 @@
 /* The blocks local rank `set` owns in a group of `size` ranks: j with
  * j % size == set.  One ring step inside the group (ranks base .. base +
  * size - 1): send set `out` to the right, receive set `in` from the left
- * (into tmp and added when reducing, in place otherwise). */
+ * (into tmp and added when reducing, in place otherwise); r has room for
+ * a request per block of both sets (2G). */
 static int ring_step(cl_comm *c, double *x, double *tmp, size_t count, int g, int base,
-                     int size, int out, int in, bool reduce)
+                     int size, int out, int in, bool reduce, cl_request **r)
 {
     int me = cl_rank(c) - base, n = 0;
     int right = base + (me + 1) % size, left = base + (me - 1 + size) % size;
-    cl_request *r[2 * COLL_MAX_RANKS];
     size_t at = 0;
     for (int j = in; j < g; j += size) {
         size_t f = coll_first(count, g, j), len = coll_len(count, g, j);
@@ -60,19 +60,18 @@ int allreduce_hierarchical(cl_comm *c, const cl_args *a)
     int g = a->group > 0 && a->group < k ? a->group : k;
     int groups = (k + g - 1) / g, base = rank / g * g, me = rank - base;
     int size = base + g <= k ? g : k - base;
-    if (g > COLL_MAX_RANKS || groups > COLL_MAX_RANKS) {
-        cl_printf(c, "allreduce-hierarchical: at most %d ranks a group and %d groups, got %d "
-                  "and %d", COLL_MAX_RANKS, COLL_MAX_RANKS, g, groups);
-        return CL_ERANGE;
-    }
+    int *members = cl_array(c, (size_t)groups, sizeof *members);
+    cl_request **r;
+    if (!members)
+        return CL_ENOMEM;
+    CL_TRY(coll_requests(c, 2 * (size_t)g, &r));
     size_t count = coll_count(a->bytes);
     double *x = cl_alloc(c, count * sizeof(double)), *tmp = cl_alloc(c, count * sizeof(double));
     coll_reduce_init(c, x, count);
     for (int s = 0; s < size - 1; s++)
         CL_TRY(ring_step(c, x, tmp, count, g, base, size, (me - s - 1 + size) % size,
-                         (me - s - 2 + 2 * size) % size, true));
+                         (me - s - 2 + 2 * size) % size, true, r));
     for (int j = 0; j < g; j++) {
-        int members[COLL_MAX_RANKS];
         for (int h = 0; h < groups; h++) {
             int hb = h * g, hs = hb + g <= k ? g : k - hb;
             members[h] = hb + j % hs;
@@ -88,6 +87,6 @@ int allreduce_hierarchical(cl_comm *c, const cl_args *a)
     }
     for (int s = 0; s < size - 1; s++)
         CL_TRY(ring_step(c, x, tmp, count, g, base, size, (me - s + size) % size,
-                         (me - s - 1 + size) % size, false));
+                         (me - s - 1 + size) % size, false, r));
     return coll_reduce_verify(c, x, 0, count, "sum");
 }

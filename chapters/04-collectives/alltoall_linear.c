@@ -5,18 +5,17 @@
  * rank's one port out carries K - 1 of them and every port in as many, so
  * where ports are shared it takes alpha + (K - 1) n / (K B), every port
  * full for the whole time: no all-to-all can do better on bytes, and the
- * most-loaded link of a real network decides.  Any K (up to
- * COLL_MAX_RANKS) and n. */
+ * most-loaded link of a real network decides.  Any K and n. */
 #include "coll.h"
 
 int alltoall_linear(cl_comm *c, const cl_args *a)
 {
     int rank = cl_rank(c), k = cl_size(c);
     size_t n = a->bytes;
-    CL_TRY(coll_check_ranks(c, "alltoall-linear"));
     size_t mine = coll_len(n, k, rank); /* every block this rank receives */
     unsigned char *out = cl_alloc(c, n), *in = cl_alloc(c, (size_t)k * mine);
-    cl_request *r[2 * COLL_MAX_RANKS];
+    cl_request **r;
+    CL_TRY(coll_requests(c, 2 * ((size_t)k - 1), &r));
     int m = 0;
     for (int d = 0; d < k; d++)
         cl_fill(c, CL_AT(out, coll_first(n, k, d)), coll_len(n, k, d), coll_seed(rank, d));

@@ -99,13 +99,10 @@ int coll_sendrecv(cl_comm *c, const void *sbuf, size_t sbytes, int dst, void *rb
     return cl_waitall(c, 2, r, NULL);
 }
 
-int coll_check_ranks(cl_comm *c, const char *name)
+int coll_requests(cl_comm *c, size_t n, cl_request ***r)
 {
-    if (cl_size(c) <= COLL_MAX_RANKS)
-        return 0;
-    cl_printf(c, "%s keeps a request per peer: at most %d ranks, got %d", name,
-              COLL_MAX_RANKS, cl_size(c));
-    return CL_ERANGE;
+    *r = cl_array(c, n, sizeof **r);
+    return *r ? 0 : CL_ENOMEM;
 }
 
 /* Bytes and offset of the real blocks behind virtual ranks [v, v + n). */

@@ -97,12 +97,10 @@ int coll_real_hi(const coll_fold *f, int v);
 
 /* ---- small steps ---- */
 
-/* The linear algorithms keep one request (and one buffer) per peer on the
- * rank's small stack, so they run on at most this many ranks. */
-#define COLL_MAX_RANKS 256
-/* 0, or says that `name` runs on at most COLL_MAX_RANKS ranks and returns
- * CL_ERANGE. */
-int coll_check_ranks(cl_comm *c, const char *name);
+/* *r = an array of n request pointers (cl_array: on the heap, not the
+ * rank's small stack, so a linear algorithm keeps one per peer at any
+ * rank count); 0 or CL_ENOMEM. */
+int coll_requests(cl_comm *c, size_t n, cl_request ***r);
 
 /* Sends sbuf to dst and receives rbuf from src at once (tag), then waits
  * for both; either count may be 0 and either peer -1 for none. */

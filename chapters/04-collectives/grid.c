@@ -32,8 +32,10 @@ typedef struct grid_shape {
  * belongs to.  On failure it keeps none. */
 static int build_groups(cl_comm *c, const grid_shape *g, cl_comm **pipe, cl_comm **dp)
 {
-    int members[COLL_MAX_RANKS], err = 0;
+    int *members = cl_array(c, (size_t)(g->p > g->d ? g->p : g->d), sizeof *members), err = 0;
     cl_comm *mine;
+    if (!members)
+        return CL_ENOMEM;
     for (int d = 0; !err && d < g->d; d++) {
         for (int s = 0; s < g->p; s++)
             members[s] = s * g->d + d;
@@ -92,10 +94,9 @@ int grid(cl_comm *c, const cl_args *a)
 {
     int k = cl_size(c), r = cl_rank(c);
     int d = a->group > 0 ? a->group : 2;
-    if (d > k || k % d != 0 || k / d > COLL_MAX_RANKS || d > COLL_MAX_RANKS) {
+    if (d > k || k % d != 0) {
         cl_printf(c, "grid: %d ranks do not make data-parallel groups of %d (--group must "
-                  "divide the ranks; at most %d stages and %d replicas)", k, d,
-                  COLL_MAX_RANKS, COLL_MAX_RANKS);
+                  "divide the ranks)", k, d);
         return CL_EINVAL;
     }
     grid_shape g = {.p = k / d, .d = d, .stage = r / d, .replica = r % d};
