@@ -711,8 +711,7 @@ static void print_reducing(const run_opts *o, const run_env *env)
     double gamma = env->net ? sim_net_gamma(env->net, o->args.dtype) : 0;
     char bw[UNITS_BUF];
     if (env->net && gamma > 0)
-        printf(", %s a rank (gamma = 1 / reduce_bandwidth per byte)",
-               units_bandwidth_str(bw, 1 / gamma));
+        printf(" at %s a rank", units_bandwidth_str(bw, 1 / gamma));
     else if (env->net)
         printf(", free (reduce_bandwidth inf)");
     putchar('\n');

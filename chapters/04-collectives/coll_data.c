@@ -38,8 +38,6 @@
 
 #include "coll.h"
 
-#define BITS_MAX 61 /* B of i64 */
-
 typedef struct coll_data {
     cl_dtype t;
     cl_op op;
@@ -81,7 +79,7 @@ static int pow2_limit(cl_dtype t)
 static void data_init(coll_data *d, const coll_red *r, int k)
 {
     *d = (coll_data){.t = r->t, .op = r->op, .k = k, .q = 1,
-                     .bits = r->t == CL_I32 ? 29 : BITS_MAX};
+                     .bits = r->t == CL_I32 ? 29 : 61};
     double kk = k, e = exact_limit(r->t);
     if (r->op == CL_OP_SUM || r->op == CL_OP_AVG) {
         d->weighted = 7 * kk * (kk + 1) / 2 <= e;
@@ -219,8 +217,11 @@ int coll_reduce_verify(cl_comm *c, const coll_red *r, const void *x, size_t firs
         return 0;
     coll_data d;
     data_init(&d, r, cl_size(c));
-    int64_t table[7 * BITS_MAX];
+    /* the bitwise results by (w, i % B): on the heap, not the rank's stack */
+    int64_t *table = bitwise(d.op) ? cl_array(c, 7 * (size_t)d.bits, sizeof *table) : NULL;
     bool built = false;
+    if (bitwise(d.op) && !table)
+        return CL_ENOMEM;
     for (size_t j = 0; j < count; j++) {
         size_t i = first + j;
         if (bitwise(d.op)) {

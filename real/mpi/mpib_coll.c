@@ -2,8 +2,8 @@
  * library's own collective as a rank program, beside chapter 04's
  * hand-written algorithms.  Each starts from the data the chapter's
  * algorithms start from and checks what they check (coll.h: the same
- * blocks, seeds and sums), so a row of the library is the same work as a
- * row of an algorithm.
+ * blocks, seeds and results, in the run's type and operator), so a row of
+ * the library is the same work as a row of an algorithm.
  *
  * The call is the blocking one (MPI_Allreduce, not MPI_Iallreduce): it is
  * the one a program calls and the one the library tunes (Open MPI's
