@@ -124,10 +124,10 @@ else
     echo "gnuplot not installed: the crossover's plot is not drawn"
 fi
 # --- the exercises: solutions pass, wrong data and too many messages fail ---
-for id in 4.2 4.3 4.4 4.5 4.7 4.8; do
+for id in 4.2 4.3 4.4 4.5 4.7 4.8 4.9 4.10; do
     run 0 exercise check $id --solution; has "$out" "passed: "
 done
-for id in 4.2 4.3 4.4 4.7 4.8; do
+for id in 4.2 4.3 4.4 4.7 4.8 4.9 4.10; do
     run 0 exercise check $id --solution --backend shm; has "$out" "--backend shm"
 done
 # (the wrong attempts are the grader's own cases: tests/cli/test_grader.sh)
