@@ -129,6 +129,9 @@ int sim_net_create_machine(sim_net **out, const machine *m, int nranks, cl_diag 
         return diag_set(d, CL_ENOMEM, "network: out of memory");
     }
     *n->machine = *m;
+    _Static_assert(REDUCE_NDTYPES == MACHINE_NDTYPES, "one reduce_bandwidth per cl_dtype");
+    for (int t = 0; t < REDUCE_NDTYPES; t++)
+        n->gamma[t] = m->reduce_bandwidth[t] > 0 ? 1 / m->reduce_bandwidth[t] : 0;
     snprintf(n->desc, sizeof n->desc,
              "machine %.200s (%.31s on %.100s, %zu segment%s%s), full mesh of %d ranks",
              *m->path ? m->path : "model", m->backend, m->host, m->nseg,

@@ -154,8 +154,9 @@ const char *sim_net_describe(const sim_net *n);
 
 /* Seconds per byte of type t a rank reduces (cl_reduce_local): the
  * gamma of the alpha-beta-gamma model, 1 / the tier's reduce_bandwidth,
- * or the topology file's top-level `reduce_bandwidth` (a bandwidth or
- * inf; default TIER_REDUCE_BANDWIDTH, core/tier.h); 0: free. */
+ * the topology file's top-level `reduce_bandwidth` (a bandwidth or inf;
+ * default TIER_REDUCE_BANDWIDTH, core/tier.h), or a machine file's
+ * measured figure for t (none: free); 0: free. */
 double sim_net_gamma(const sim_net *n, cl_dtype t);
 /* Sets every type's gamma (seconds per byte, >= 0).  Cannot fail. */
 void sim_net_set_gamma(sim_net *n, double gamma);
