@@ -406,11 +406,13 @@ int cl_compute(cl_comm *c, double seconds)
 /* What cl_reduce_local and cl_reduce_finish refuse, and their modeled
  * cost.  Alignment is checked because the loops read whole elements. */
 static int reduce_args(cl_comm *c, const char *call, const void *dst, const void *src,
-                       cl_dtype t, cl_op op)
+                       size_t count, cl_dtype t, cl_op op)
 {
     char why[96];
     if (reduce_valid(t, op, why, sizeof why))
         return refuse(c, "%s: %s", call, why);
+    if (c->payload && count && (!dst || !src))
+        return refuse(c, "%s of %zu elements with a NULL buffer", call, count);
     size_t size = cl_dtype_size(t);
     if ((uintptr_t)dst % size || (uintptr_t)src % size)
         return refuse(c, "%s: %s is not on a boundary of its %s elements (%zu bytes)", call,
@@ -429,7 +431,7 @@ static int reduce_cost(cl_comm *c, size_t count, cl_dtype t)
 static int reduce_call(cl_comm *c, void *dst, const void *src, size_t count, cl_dtype t,
                        cl_op op)
 {
-    CL_TRY(reduce_args(c, "cl_reduce_local", dst, src, t, op));
+    CL_TRY(reduce_args(c, "cl_reduce_local", dst, src, count, t, op));
     if (dst && src && c->payload)
         reduce_apply(dst, src, count, t, op);
     return reduce_cost(c, count, t);
@@ -443,7 +445,7 @@ int cl_reduce_local(cl_comm *c, void *dst, const void *src, size_t count, cl_dty
 
 static int finish_call(cl_comm *c, void *buf, size_t count, cl_dtype t, cl_op op, int n)
 {
-    CL_TRY(reduce_args(c, "cl_reduce_finish", buf, buf, t, op));
+    CL_TRY(reduce_args(c, "cl_reduce_finish", buf, buf, count, t, op));
     if (n < 1)
         return refuse(c, "cl_reduce_finish over %d ranks: at least 1", n);
     if (op != CL_OP_AVG)

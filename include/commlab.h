@@ -184,8 +184,8 @@ const char *cl_op_name(cl_op op);
  * gamma (seconds per byte reduced: 1 / the reduce_bandwidth of the tier
  * or topology).  In size-only runs (NULL buffers) it computes nothing and
  * costs the same.  CL_EINVAL (nothing done) for an unknown type or
- * operator, a bitwise operator on a floating type, or a misaligned
- * buffer. */
+ * operator, a bitwise operator on a floating type, a misaligned buffer,
+ * or a NULL one where buffers are real. */
 int cl_reduce_local(cl_comm *c, void *dst, const void *src, size_t count, cl_dtype t, cl_op op);
 /* The last step of a reduction over n ranks of the count elements of buf:
  * for avg each becomes itself / n (floating types: rounded once; integer
