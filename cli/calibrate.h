@@ -37,6 +37,12 @@
  * one-way time of a message that moves while another moves the opposite
  * way.  Fitted piecewise like the ping-pong (its own breaks), it becomes
  * the machine's duplex segments.
+ *
+ * Beside the transport, the host's reduction (cli/calib_reduce.c): for
+ * each element type, one process sums two buffers of CALIB_REDUCE_BYTES
+ * with core/reduce.c's loop (cl_reduce_local's), CALIB_REDUCE_REPS times
+ * after one pass that warms pages and caches; the median time gives the
+ * machine's reduce_bandwidth of that type, its gamma.
  */
 #ifndef CL_CALIBRATE_H
 #define CL_CALIBRATE_H
@@ -66,6 +72,8 @@
 #define CALIB_REF_SMALL 8             /* bytes: latency */
 #define CALIB_REF_LARGE (1u << 20)    /* bytes: bandwidth */
 #define CALIB_PROBE_ROUNDS 3          /* rounds of the probe */
+#define CALIB_REDUCE_BYTES (8u << 20) /* bytes a reduction measured sums */
+#define CALIB_REDUCE_REPS 7           /* its timed repetitions: the median is kept */
 
 typedef struct calib_opts {
     const char *backend;  /* a measured backend's name: "shm", "tcp", "rdma" */
@@ -185,5 +193,10 @@ void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ra
 #define COMPARE_CURVE_STEPS 4
 #define COMPARE_CURVE_MAX 256
 size_t compare_curve_sizes(const uint64_t *sizes, size_t n, uint64_t out[COMPARE_CURVE_MAX]);
+
+/* How fast this host reduces each cl_dtype (bytes/s of src, a sum of two
+ * buffers of CALIB_REDUCE_BYTES, the median of CALIB_REDUCE_REPS passes)
+ * into out.  0, or CL_ENOMEM with out unchanged. */
+int calibrate_reduce(double out[MACHINE_NDTYPES]);
 
 #endif

@@ -229,7 +229,12 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
            "bandwidth (up to %u MiB)\n\n", CALIB_STREAM_TOP >> 20);
     printf("duplex: an exchange, both ranks sending to and receiving from the other at once\n\n");
     print_segments(r, &r->duplex, false);
-    printf("\nmodel written to %s\n", path);
+    printf("\nreduce (one rank sums two buffers of %u MiB, the simulator's gamma):",
+           CALIB_REDUCE_BYTES >> 20);
+    for (int t = 0; t < MACHINE_NDTYPES; t++)
+        printf("%s %s %s", t ? "," : "", cl_dtype_name((cl_dtype)t),
+               units_bandwidth_str(a, r->m.reduce_bandwidth[t]));
+    printf("\n\nmodel written to %s\n", path);
 }
 
 /* A fit's segments as a JSON array under key. */
@@ -292,6 +297,11 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
     json_kv_string(&w, "cache", cache_mode_name(o->cache));
     json_kv_string(&w, "machine_file", path);
+    json_key(&w, "reduce_bandwidth_Bps");
+    json_begin_object(&w);
+    for (int t = 0; t < MACHINE_NDTYPES; t++)
+        json_kv_number(&w, cl_dtype_name((cl_dtype)t), r->m.reduce_bandwidth[t]);
+    json_end_object(&w);
     json_segments(&w, "segments", r, &r->fit, true);
     json_segments(&w, "duplex_segments", r, &r->duplex, false);
     json_key(&w, "reference");
@@ -455,6 +465,8 @@ int cmd_calibrate(int argc, char **argv)
     o.lab = lab.nl;
     calib_result r;
     rc = calibrate_measure(&o, &r);
+    if (rc == CLI_EXIT_OK && calibrate_reduce(r.m.reduce_bandwidth))
+        rc = cli_error("out of memory measuring the reduction");
     int lab_rc = run_lab_close(&lab);
     if (rc == CLI_EXIT_OK && lab_rc)
         rc = lab_rc; /* interrupted after its last run: nothing written */

@@ -23,8 +23,9 @@ const char cmd_collectives_usage[] =
     "\n"
     "Runs every algorithm of COLLECTIVE (`commlab patterns` lists them) in the\n"
     "simulator at each size, with no payload, and prints each one's time\n"
-    "beside its alpha-beta formula (every message alone on its link: a + n/B),\n"
-    "then which algorithm is fastest over which sizes.  Where the two differ,\n"
+    "beside its alpha-beta formula (every message alone on its link: a + n/B;\n"
+    "for a reduction, reducing m bytes costs a rank m g, g = gamma = 1 / the\n"
+    "tier's reduce_bandwidth), then which algorithm is fastest over which sizes.  Where the two differ,\n"
     "messages shared a port; a formula marked ~ prices its algorithm only\n"
     "roughly at these K and n (blocks of unequal size, or a tree or recursive\n"
     "algorithm on K not a power of two).\n"
@@ -38,6 +39,8 @@ const char cmd_collectives_usage[] =
     "      --eager-limit SIZE   largest message sent eagerly (default 64KiB)\n"
     "      --chunk SIZE         broadcast-chain: bytes per piece (default n/8)\n"
     "      --group G            allreduce-hierarchical: ranks per group (default K)\n"
+    "      --reduce-bandwidth RATE  how fast a rank reduces, instead of the tier's\n"
+    "                           reduce_bandwidth; inf: reducing is free (gamma 0)\n"
     "      --between A,B        instead: the size n* at which the formulas of\n"
     "                           algorithms A and B give the same time (the smaller\n"
     "                           is faster below it, the other above), found by\n"
@@ -55,7 +58,7 @@ const char cmd_collectives_usage[] =
 
 enum {
     OPT_CSV = 256, OPT_JSON, OPT_EAGER, OPT_CHUNK, OPT_GROUP, OPT_SHARING, OPT_PLOT,
-    OPT_BETWEEN,
+    OPT_BETWEEN, OPT_REDUCE_BW,
 };
 
 typedef struct coll_cmd {
@@ -85,6 +88,7 @@ static int parse_args(int argc, char **argv, coll_cmd *o)
         {"json", no_argument, NULL, OPT_JSON},
         {"plot", optional_argument, NULL, OPT_PLOT},
         {"between", required_argument, NULL, OPT_BETWEEN},
+        {"reduce-bandwidth", required_argument, NULL, OPT_REDUCE_BW},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -109,6 +113,7 @@ static int parse_args(int argc, char **argv, coll_cmd *o)
         case OPT_JSON: o->run.fmt = CLI_JSON; break;
         case OPT_PLOT: rc = cli_plot_terms(optarg, &o->plot); break;
         case OPT_BETWEEN: o->between = optarg; break;
+        case OPT_REDUCE_BW: rc = run_parse_reduce_bandwidth(optarg, &o->run.reduce_bw); break;
         case 'h': fputs(cmd_collectives_usage, stdout); return -1;
         default: return cli_bad_option("collectives", opts, argv, c);
         }
@@ -190,7 +195,7 @@ static int run_between(const coll_cmd *o)
     formula_args f = {
         .ranks = o->run.ranks, .alpha = o->t.alpha, .bandwidth = o->t.bandwidth,
         .eager_limit = o->run.eager_limit, .chunk = o->run.args.chunk,
-        .group = o->run.args.group,
+        .group = o->run.args.group, .gamma = tier_gamma(&o->t),
     };
     double n = 0;
     bool found = crossing(a, b, &f, &n) == 0;
@@ -205,6 +210,8 @@ static int run_between(const coll_cmd *o)
         json_kv_uint(&w, "ranks", (uint64_t)o->run.ranks);
         json_kv_number(&w, "alpha_s", o->t.alpha);
         json_kv_number(&w, "bandwidth_Bps", o->t.bandwidth);
+        if (o->coll->reduces)
+            json_kv_number(&w, "gamma_s_per_byte", f.gamma);
         json_kv_string(&w, "below", small->algo);
         json_kv_string(&w, "above", found ? large->algo : small->algo);
         json_key(&w, "crossover_bytes");
@@ -222,9 +229,13 @@ static int run_between(const coll_cmd *o)
                large->algo, o->run.ranks, o->t.name);
     } else {
         char sz[UNITS_BUF];
-        printf("%s: %s\n%s: %s\n\nK = %d, tier %s: the formulas cross at n* = %.0f B "
+        char rb[UNITS_BUF + 16] = "", bw[UNITS_BUF];
+        if (o->coll->reduces)
+            snprintf(rb, sizeof rb, ", reduce %s", f.gamma > 0
+                     ? units_bandwidth_str(bw, o->t.reduce_bandwidth) : "free");
+        printf("%s: %s\n%s: %s\n\nK = %d, tier %s%s: the formulas cross at n* = %.0f B "
                "(%s): %s is faster below, %s above\n", a->algo, a->formula_text, b->algo,
-               b->formula_text, o->run.ranks, o->t.name, n,
+               b->formula_text, o->run.ranks, o->t.name, rb, n,
                units_size_str(sz, (uint64_t)n), small->algo, large->algo);
     }
     return CLI_EXIT_OK;
@@ -240,6 +251,7 @@ static int run_all(coll_cmd *o, run_env *env)
             .ranks = o->run.ranks, .bytes = o->run.sizes[s], .alpha = o->t.alpha,
             .bandwidth = o->t.bandwidth, .eager_limit = o->run.eager_limit,
             .chunk = o->run.args.chunk, .group = o->run.args.group,
+            .gamma = tier_gamma(&o->t),
         };
         size_t best = 0;
         for (size_t a = 0; a < na; a++) {
@@ -265,11 +277,18 @@ static void print_text(const coll_cmd *o, const run_env *env)
 {
     char el[UNITS_BUF], a[UNITS_BUF], b[UNITS_BUF];
     size_t na = o->nalgos, n = o->run.nsizes * na;
-    printf("%s on sim: %d ranks, %s (alpha %s, %s), sharing %s, eager limit %s, no payload\n\n",
+    char rb[UNITS_BUF + 16] = "";
+    if (o->coll->reduces)
+        snprintf(rb, sizeof rb, ", reduce %s", tier_gamma(&o->t) > 0
+                 ? units_bandwidth_str(b, o->t.reduce_bandwidth) : "free");
+    printf("%s on sim: %d ranks, %s (alpha %s, %s%s), sharing %s, eager limit %s, no payload\n\n",
            o->coll->name, o->run.ranks, sim_net_describe(env->net),
-           units_time_str(a, o->t.alpha), units_bandwidth_str(b, o->t.bandwidth),
+           units_time_str(a, o->t.alpha), units_bandwidth_str(b, o->t.bandwidth), rb,
            run_sharing_name(o->run.sharing, true), units_size_str(el, o->run.eager_limit));
-    const char *fh[] = {"algorithm", "alpha-beta time, each message alone (a = alpha, B)"};
+    const char *fh[] = {"algorithm", o->coll->reduces
+                        ? "alpha-beta-gamma time, each message alone (a = alpha, B; g = gamma "
+                          "= 1 / reduce)"
+                        : "alpha-beta time, each message alone (a = alpha, B)"};
     table t;
     if (table_init(&t, 2, fh))
         return;
@@ -360,6 +379,8 @@ static void print_json(const coll_cmd *o, const run_env *env)
     json_kv_string(&w, "network", sim_net_describe(env->net));
     json_kv_number(&w, "alpha_s", o->t.alpha);
     json_kv_number(&w, "bandwidth_Bps", o->t.bandwidth);
+    if (o->coll->reduces)
+        json_kv_number(&w, "gamma_s_per_byte", tier_gamma(&o->t));
     json_kv_string(&w, "sharing", run_sharing_name(o->run.sharing, false));
     json_kv_uint(&w, "eager_limit_bytes", o->run.eager_limit);
     json_key(&w, "algorithms");
@@ -410,6 +431,8 @@ int cmd_collectives(int argc, char **argv)
     }
     o.t = ts.tiers[0];
     tier_set_release(&ts);
+    if (o.run.reduce_bw > 0)
+        o.t.reduce_bandwidth = o.run.reduce_bw;
     if (o.between) {
         rc = run_between(&o);
         free(o.run.sizes);

@@ -126,6 +126,10 @@ const char cmd_run_usage[] =
     "                           ranks costs its calibrated piecewise alpha + n/B (the\n"
     "                           rendezvous handshake is inside it); its eager limit is\n"
     "                           the default; not with --tier, --topology, --config\n"
+    "      --reduce-bandwidth RATE  how fast a rank reduces (cl_reduce_local), for\n"
+    "                           every type: overrides the tier's or topology's\n"
+    "                           reduce_bandwidth (default 680GB/s, an A100's memory\n"
+    "                           speed over 3); inf: reducing is free\n"
     "      --rendezvous-handshake  rendezvous also pays the 2 alpha request/clear-to-\n"
     "                           send round trip (off: the course's figures stay exact)\n"
     "      --no-payload         move no bytes, skip data checks (scale runs)\n"
@@ -148,6 +152,13 @@ const char cmd_run_usage[] =
     "                           topology's first dimension; else all ranks, one group);\n"
     "                           grid: ranks per data-parallel group, dividing the\n"
     "                           ranks (default: the topology's first dimension, else 2)\n"
+    "      --op OP              reduce, allreduce, reducescatter (and a FILE.c, as\n"
+    "                           a->op): sum (the default), avg, prod, min, max, band,\n"
+    "                           bor, bxor\n"
+    "      --dtype TYPE         their elements (a->dtype): f64 (the default), f32,\n"
+    "                           bf16, f16, i32, i64; band, bor, bxor take i32 and i64.\n"
+    "                           Reducing costs modeled ranks gamma = 1 / the tier's or\n"
+    "                           topology's reduce_bandwidth per byte\n"
     "output:\n"
     "      --trace FILE.json    Perfetto / chrome://tracing timeline (one size only)\n"
     "      --timeline FILE.csv  the last iteration's records per rank, for\n"
@@ -191,7 +202,7 @@ enum {
     OPT_TRACE, OPT_CHECK, OPT_BIND, OPT_DEADLOCK_TIMEOUT, OPT_SYNC, OPT_SHM_COPY, OPT_LISTEN,
     OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_JOIN_TIMEOUT, OPT_TIMELINE, OPT_PROVIDER,
     OPT_DEBUG, OPT_NETLAB, OPT_SHARING, OPT_TIMEOUT, OPT_ALGO, OPT_GROUP, OPT_LIBRARY,
-    OPT_PIECES, OPT_SCHEDULE, OPT_CACHE,
+    OPT_PIECES, OPT_SCHEDULE, OPT_CACHE, OPT_OP, OPT_DTYPE, OPT_REDUCE_BW,
 };
 
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
@@ -228,11 +239,14 @@ static int parse_args(int argc, char **argv, run_opts *o)
         {"algo", required_argument, NULL, OPT_ALGO},
         {"library", no_argument, NULL, OPT_LIBRARY},
         {"group", required_argument, NULL, OPT_GROUP},
+        {"op", required_argument, NULL, OPT_OP},
+        {"dtype", required_argument, NULL, OPT_DTYPE},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"timeline", required_argument, NULL, OPT_TIMELINE},
         {"check", no_argument, NULL, OPT_CHECK},
         {"debug", no_argument, NULL, OPT_DEBUG},
         {"sharing", required_argument, NULL, OPT_SHARING},
+        {"reduce-bandwidth", required_argument, NULL, OPT_REDUCE_BW},
         {"bind", required_argument, NULL, OPT_BIND},
         {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
         {"sync", required_argument, NULL, OPT_SYNC},
@@ -260,7 +274,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         const char *name = c == 't' ? "tier" : c == 'c' ? "config" : opts[idx].name;
         switch (c) {
         case 't': case 'c': case OPT_TOPOLOGY: case OPT_MODEL: case OPT_HANDSHAKE:
-        case OPT_NO_PAYLOAD: case OPT_STACK: case OPT_SHARING:
+        case OPT_NO_PAYLOAD: case OPT_STACK: case OPT_SHARING: case OPT_REDUCE_BW:
             backend_give(&o->given, BOPT_MODEL, name, optarg);
             break;
         case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SYNC: case OPT_CACHE:
@@ -313,6 +327,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
             rc = run_pattern_option(opts[idx].name, optarg, &o->args);
             break;
+        case OPT_OP: case OPT_DTYPE: rc = run_parse_reduction(o, opts[idx].name, optarg); break;
         case OPT_ALGO: o->algo = optarg; break;
         case OPT_LIBRARY: o->library = true; break;
         case OPT_TRACE: o->trace = optarg; break;
@@ -320,6 +335,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         case OPT_CHECK: o->check = true; break;
         case OPT_DEBUG: o->debug = true; break;
         case OPT_SHARING: rc = run_parse_sharing(optarg, o); break;
+        case OPT_REDUCE_BW: rc = run_parse_reduce_bandwidth(optarg, &o->reduce_bw); break;
         case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
         case OPT_DEADLOCK_TIMEOUT:
             if (units_parse_time(optarg, "--deadlock-timeout", &o->deadlock_timeout, &d))
@@ -406,13 +422,15 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     char buf[256];
     auth_sha256 h;
     auth_sha256_init(&h);
-    int n = snprintf(buf, sizeof buf, "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%d|%s|%s|%d|%d|%.9g|%zu|%d|%zu|",
+    int n = snprintf(buf, sizeof buf,
+                     "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%d|%s|%s|%d|%d|%.9g|%zu|%d|%zu|%s|%s|",
                      o->pattern->name, o->algo ? o->algo : "", o->library, o->backend, o->ranks,
                      o->iters, o->warmup, (unsigned long long)o->eager_limit, o->check,
                      (int)o->cache,
                      o->args.fix ? o->args.fix : "", o->args.schedule ? o->args.schedule : "",
                      o->args.microbatches, o->args.pieces,
-                     o->args.compute, o->args.chunk, o->args.group, o->nsizes);
+                     o->args.compute, o->args.chunk, o->args.group, o->nsizes,
+                     cl_op_name(o->args.op), cl_dtype_name(o->args.dtype));
     auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     auth_sha256_add(&h, &o->args.pieces, sizeof o->args.pieces);
     auth_sha256_add(&h, o->sizes, o->nsizes * sizeof *o->sizes);
@@ -581,7 +599,18 @@ static int validate(run_opts *o)
     return 0;
 }
 
+static int build_net_of(run_opts *o, sim_net **net);
+
+/* The network of a modeled run, with --reduce-bandwidth's gamma. */
 static int build_net(run_opts *o, sim_net **net)
+{
+    int rc = build_net_of(o, net);
+    if (!rc && o->reduce_bw > 0)
+        sim_net_set_gamma(*net, 1 / o->reduce_bw);
+    return rc;
+}
+
+static int build_net_of(run_opts *o, sim_net **net)
 {
     if (o->model_file) {
         machine m;
@@ -681,6 +710,22 @@ static void print_skew(const run_opts *o, const run_env *env, const result_line 
                o->ranks, env->cores);
 }
 
+/* A reduction's line under the header: its operator and type, and what
+ * reducing costs a modeled rank. */
+static void print_reducing(const run_opts *o, const run_env *env)
+{
+    if (!run_reduces(o))
+        return;
+    printf("reducing: %s of %s elements", cl_op_name(o->args.op), cl_dtype_name(o->args.dtype));
+    double gamma = env->net ? sim_net_gamma(env->net, o->args.dtype) : 0;
+    char bw[UNITS_BUF];
+    if (env->net && gamma > 0)
+        printf(" at %s a rank", units_bandwidth_str(bw, 1 / gamma));
+    else if (env->net)
+        printf(", free (reduce_bandwidth inf)");
+    putchar('\n');
+}
+
 static void print_text(const run_opts *o, const run_env *env, const result_line *lines, size_t n,
                        bool all)
 {
@@ -697,13 +742,17 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
                o->warmup, o->sync == RUN_SYNC_WINDOW ? "started together (--sync window)"
                                                     : "each started by the barrier (--sync barrier)",
                run_cache_words(o->cache));
+        print_reducing(o, env);
         print_skew(o, env, lines, n);
         putchar('\n');
-    } else
-        printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n\n",
+    } else {
+        printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n",
                run_name(o, all), o->ranks, sim_net_describe(env->net),
                run_sharing_name(o->sharing, true), units_size_str(el, o->eager_limit),
                o->iters, o->iters == 1 ? "" : "s");
+        print_reducing(o, env);
+        putchar('\n');
+    }
     double algbw, busbw;
     bool bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
     const char *h[8];
@@ -823,6 +872,12 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
         json_kv_string(&w, "sharing", run_sharing_name(o->sharing, false));
     }
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
+    if (run_reduces(o)) {
+        json_kv_string(&w, "op", cl_op_name(o->args.op));
+        json_kv_string(&w, "dtype", cl_dtype_name(o->args.dtype));
+        if (env->net)
+            json_kv_number(&w, "gamma_s_per_byte", sim_net_gamma(env->net, o->args.dtype));
+    }
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
     json_key(&w, "results");
     json_begin_array(&w);

@@ -2,10 +2,12 @@
  * core/run.h's job, the backend runs it, the result becomes a row. */
 #include "cli/run_size.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/near.h"
+#include "core/reduce.h"
 #include "core/units.h"
 #include "sim/engine.h"
 
@@ -257,6 +259,20 @@ int run_parse_timeout(const char *text, double *out)
     return 0;
 }
 
+int run_parse_reduce_bandwidth(const char *text, double *out)
+{
+    cl_diag d = {{0}};
+    if (strcmp(text, "inf") == 0) {
+        *out = INFINITY;
+        return 0;
+    }
+    if (units_parse_bandwidth(text, "--reduce-bandwidth", out, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (!(*out > 0))
+        return cli_error("--reduce-bandwidth must be > 0 (or inf: free), got '%s'", text);
+    return 0;
+}
+
 int run_parse_sharing(const char *text, run_opts *o)
 {
     o->sharing_given = true;
@@ -348,10 +364,42 @@ static int check_schedule(const run_opts *o)
     return cli_error("unknown --schedule '%s' for %s (%s)", want, o->pattern->name, list);
 }
 
+int run_parse_reduction(run_opts *o, const char *name, const char *text)
+{
+    o->op_given = true;
+    if (strcmp(name, "op") == 0) {
+        if (reduce_op_parse(text, &o->args.op))
+            return cli_error("unknown --op '%s' (%s)", text, reduce_op_list());
+    } else if (reduce_dtype_parse(text, &o->args.dtype)) {
+        return cli_error("unknown --dtype '%s' (%s)", text, reduce_dtype_list());
+    }
+    return 0;
+}
+
+bool run_reduces(const run_opts *o)
+{
+    const collective_info *c = o->pattern->collective;
+    return c ? c->reduces : o->pattern == &o->student.info && o->op_given;
+}
+
+static int check_reduction(const run_opts *o)
+{
+    const pattern_info *p = o->pattern;
+    char why[96];
+    if (!o->op_given)
+        return 0;
+    if (!run_reduces(o))
+        return cli_error("--op and --dtype apply to the reductions (reduce, allreduce, "
+                         "reducescatter) and your own FILE.c, not '%s'", p->name);
+    if (reduce_valid(o->args.dtype, o->args.op, why, sizeof why))
+        return cli_error("--op %s: %s: give --dtype i32 or i64", cl_op_name(o->args.op), why);
+    return 0;
+}
+
 int run_check_pattern_args(const run_opts *o)
 {
     int rc = check_schedule(o);
-    if (rc)
+    if (rc || (rc = check_reduction(o)))
         return rc;
     int g = o->args.group ? o->args.group : o->topology ? 0 : 2;
     if (o->pattern->group_divides && g && o->ranks % g != 0)

@@ -67,6 +67,9 @@ typedef struct run_opts {
     backend_given given;    /* the options given that not every backend takes */
     student_pattern student; /* PATTERN given as a FILE.c */
     cl_args args;
+    bool op_given;          /* --op or --dtype was on the command line */
+    double reduce_bw;       /* sim: --reduce-bandwidth, bytes/s (INFINITY: free);
+                               0: the network's own */
     cli_format fmt;
     FILE *quiet;            /* not NULL: where a run's pattern lines, reports and
                                errors go instead (compare's model curve: runs
@@ -94,9 +97,16 @@ int run_find_pattern(run_opts *o, const char *name);
  * "chunk" or "group" (the long option's name).  0, or prints why and returns
  * CLI_EXIT_USAGE. */
 int run_pattern_option(const char *name, const char *text, cl_args *a);
+/* --op or --dtype (name "op" or "dtype") into o->args; or prints why
+ * (the known names) and returns CLI_EXIT_USAGE. */
+int run_parse_reduction(run_opts *o, const char *name, const char *text);
+/* Whether o's pattern reduces: a reduction's algorithm, or a FILE.c given
+ * --op or --dtype (which it reads from cl_args). */
+bool run_reduces(const run_opts *o);
 /* The pattern options o->pattern constrains: --schedule against its
  * schedules, and the ranks against --group when the group must divide
- * them (by default 2; a --topology's group is its own).  0, or a usage
+ * them (by default 2; a --topology's group is its own), --op and --dtype
+ * against a reduction (bitwise operators: integer types).  0, or a usage
  * error (printed) naming the pattern or the nearest known schedule. */
 int run_check_pattern_args(const run_opts *o);
 /* Whether o runs every algorithm of a collective (--algo all). */
@@ -123,6 +133,9 @@ int run_parse_cache(const char *text, cache_mode *out);
 /* The words a header says of it: "buffers written just before
  * (--cache fresh)".  Cannot fail. */
 const char *run_cache_words(cache_mode m);
+/* --reduce-bandwidth's value (a bandwidth, or inf: reducing is free) into
+ * *out; or prints why and returns CLI_EXIT_USAGE. */
+int run_parse_reduce_bandwidth(const char *text, double *out);
 
 /* --sharing's value into o; or prints why and returns CLI_EXIT_USAGE. */
 int run_parse_sharing(const char *text, run_opts *o);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/debug.h"
+#include "core/reduce.h"
 #include "core/run.h"
 
 void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, int size,
@@ -400,6 +401,64 @@ int cl_compute(cl_comm *c, double seconds)
 {
     const char *outer = call_enter(c, "cl_compute");
     return call_leave(c, outer, compute_call(c, seconds));
+}
+
+/* What cl_reduce_local and cl_reduce_finish refuse, and their modeled
+ * cost.  Alignment is checked because the loops read whole elements. */
+static int reduce_args(cl_comm *c, const char *call, const void *dst, const void *src,
+                       size_t count, cl_dtype t, cl_op op)
+{
+    char why[96];
+    if (reduce_valid(t, op, why, sizeof why))
+        return refuse(c, "%s: %s", call, why);
+    if (c->payload && count && (!dst || !src))
+        return refuse(c, "%s of %zu elements with a NULL buffer", call, count);
+    size_t size = cl_dtype_size(t);
+    if ((uintptr_t)dst % size || (uintptr_t)src % size)
+        return refuse(c, "%s: %s is not on a boundary of its %s elements (%zu bytes)", call,
+                      (uintptr_t)dst % size ? "dst" : "src", cl_dtype_name(t), size);
+    return 0;
+}
+
+static int reduce_cost(cl_comm *c, size_t count, cl_dtype t)
+{
+    if (!c->ops->reduce_time)
+        return 0;
+    double s = c->ops->reduce_time(c, count * cl_dtype_size(t), t);
+    return s > 0 ? c->ops->compute(c, s) : 0;
+}
+
+static int reduce_call(cl_comm *c, void *dst, const void *src, size_t count, cl_dtype t,
+                       cl_op op)
+{
+    CL_TRY(reduce_args(c, "cl_reduce_local", dst, src, count, t, op));
+    if (dst && src && c->payload)
+        reduce_apply(dst, src, count, t, op);
+    return reduce_cost(c, count, t);
+}
+
+int cl_reduce_local(cl_comm *c, void *dst, const void *src, size_t count, cl_dtype t, cl_op op)
+{
+    const char *outer = call_enter(c, "cl_reduce_local");
+    return call_leave(c, outer, reduce_call(c, dst, src, count, t, op));
+}
+
+static int finish_call(cl_comm *c, void *buf, size_t count, cl_dtype t, cl_op op, int n)
+{
+    CL_TRY(reduce_args(c, "cl_reduce_finish", buf, buf, count, t, op));
+    if (n < 1)
+        return refuse(c, "cl_reduce_finish over %d ranks: at least 1", n);
+    if (op != CL_OP_AVG)
+        return 0;
+    if (buf && c->payload)
+        reduce_divide(buf, count, t, n);
+    return reduce_cost(c, count, t);
+}
+
+int cl_reduce_finish(cl_comm *c, void *buf, size_t count, cl_dtype t, cl_op op, int n)
+{
+    const char *outer = call_enter(c, "cl_reduce_finish");
+    return call_leave(c, outer, finish_call(c, buf, count, t, op, n));
 }
 
 void *cl_alloc(cl_comm *c, size_t bytes)

@@ -57,6 +57,10 @@ typedef struct comm_ops {
     /* Give a done request back. */
     void (*release)(cl_comm *c, cl_request *req);
     int (*compute)(cl_comm *c, double seconds);
+    /* Optional, for a modeled backend: the seconds reducing `bytes` bytes
+     * of type t costs this rank (cl_reduce_local then spends them as
+     * compute).  NULL (measured): the arithmetic takes what it takes. */
+    double (*reduce_time)(const cl_comm *c, size_t bytes, cl_dtype t);
     double (*now)(const cl_comm *c);
     /* Optional: returns once now() reads t or later, with that reading,
      * moving no messages; sleeps while t is far and the wake-up can still

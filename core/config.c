@@ -342,6 +342,15 @@ int cfg_bandwidth(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_d
     return 0;
 }
 
+int cfg_bandwidth_or_inf(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d)
+{
+    if (n->type == YAML_SCALAR_NODE && strcmp(scalar(n), "inf") == 0) {
+        *out = INFINITY;
+        return 0;
+    }
+    return cfg_bandwidth(c, n, key, out, d);
+}
+
 int cfg_int(cfg_doc *c, yaml_node_t *n, const char *key, long min, long max, long *out,
             cl_diag *d)
 {

@@ -78,6 +78,9 @@ int cfg_number(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag
 #define CFG_BANDWIDTH_MAX 1e15  /* bytes per second: a petabyte a second */
 int cfg_time(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
 int cfg_bandwidth(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
+/* A bandwidth, or "inf" (INFINITY): a reduce_bandwidth, where inf makes
+ * reducing free. */
+int cfg_bandwidth_or_inf(cfg_doc *c, yaml_node_t *n, const char *key, double *out, cl_diag *d);
 
 /* Formats "file:line:col: " + message for node n (1-based positions). */
 int cfg_error(cfg_doc *c, yaml_node_t *n, cl_diag *d, const char *fmt, ...)

@@ -64,14 +64,20 @@ double formula_broadcast_chain(const formula_args *f)
     return (k + m - 2) * t1(f, pc);
 }
 
+/* Reducing m bytes: m gamma. */
+static double red(const formula_args *f, double m)
+{
+    return m * f->gamma;
+}
+
 double formula_reduce_linear(const formula_args *f)
 {
-    return t1(f, nd(f));
+    return t1(f, nd(f)) + (f->ranks - 1) * red(f, nd(f));
 }
 
 double formula_reduce_binomial(const formula_args *f)
 {
-    return ceil_log2(f->ranks) * t1(f, nd(f));
+    return ceil_log2(f->ranks) * (t1(f, nd(f)) + red(f, nd(f)));
 }
 
 double formula_gather_linear(const formula_args *f)
@@ -118,45 +124,70 @@ double formula_allgather_rd(const formula_args *f)
     return folded(f, n_(f), n_(f) / f->ranks, n_(f));
 }
 
+/* Recursive halving over p = 2^floor(log2 K) ranks reduces (p - 1) / p
+ * of the bytes; the fold first reduces all of them once more. */
+static double halving_red(const formula_args *f)
+{
+    int p = 1 << floor_log2(f->ranks);
+    return red(f, (double)(p - 1) * nd(f) / p) + (pow2(f->ranks) ? 0 : red(f, nd(f)));
+}
+
 double formula_reducescatter_ring(const formula_args *f)
 {
-    return (f->ranks - 1) * t1(f, nd(f) / f->ranks);
+    return (f->ranks - 1) * (t1(f, nd(f) / f->ranks) + red(f, nd(f) / f->ranks));
 }
 
 double formula_reducescatter_rh(const formula_args *f)
 {
+    double r = halving_red(f);
     if (pow2(f->ranks))
         return ceil_log2(f->ranks) * f->alpha +
-               (double)(f->ranks - 1) * nd(f) / f->ranks / f->bandwidth;
-    return folded(f, nd(f), nd(f), nd(f) / f->ranks);
+               (double)(f->ranks - 1) * nd(f) / f->ranks / f->bandwidth + r;
+    return folded(f, nd(f), nd(f), nd(f) / f->ranks) + r;
 }
 
 double formula_allreduce_naive(const formula_args *f)
 {
-    return 2 * (f->ranks - 1) * t1(f, nd(f));
+    return 2 * (f->ranks - 1) * t1(f, nd(f)) + (f->ranks - 1) * red(f, nd(f));
 }
 
 double formula_allreduce_ring(const formula_args *f)
 {
-    return 2 * (f->ranks - 1) * t1(f, nd(f) / f->ranks);
+    return 2 * (f->ranks - 1) * t1(f, nd(f) / f->ranks) +
+           (f->ranks - 1) * red(f, nd(f) / f->ranks);
 }
 
 double formula_allreduce_rd(const formula_args *f)
 {
-    int steps = floor_log2(f->ranks) + (pow2(f->ranks) ? 0 : 2);
-    return steps * t1(f, nd(f));
+    int lp = floor_log2(f->ranks), steps = lp + (pow2(f->ranks) ? 0 : 2);
+    return steps * t1(f, nd(f)) + (lp + (pow2(f->ranks) ? 0 : 1)) * red(f, nd(f));
 }
 
 double formula_allreduce_rabenseifner(const formula_args *f)
 {
     int lp = floor_log2(f->ranks), p = 1 << lp;
-    double t = 2 * lp * f->alpha + 2.0 * (double)(p - 1) * nd(f) / p / f->bandwidth;
+    double t = 2 * lp * f->alpha + 2.0 * (double)(p - 1) * nd(f) / p / f->bandwidth +
+               halving_red(f);
     return pow2(f->ranks) ? t : t + 2 * t1(f, nd(f));
+}
+
+/* When rank r of the tree has its children's results reduced into its
+ * own: both children's messages arrive together, one t1 after the later
+ * child is ready, and each is then reduced. */
+static double tree_up(const formula_args *f, int r)
+{
+    double ready = 0;
+    int children = 0;
+    for (int c = 2 * r + 1; c <= 2 * r + 2 && c < f->ranks; c++, children++) {
+        double t = tree_up(f, c);
+        ready = t > ready ? t : ready;
+    }
+    return children ? ready + t1(f, nd(f)) + children * red(f, nd(f)) : 0;
 }
 
 double formula_allreduce_tree(const formula_args *f)
 {
-    return 2 * floor_log2(f->ranks) * t1(f, nd(f));
+    return tree_up(f, 0) + floor_log2(f->ranks) * t1(f, nd(f));
 }
 
 static int group_of(const formula_args *f)
@@ -169,9 +200,10 @@ double formula_allreduce_hierarchical(const formula_args *f)
     int g = group_of(f), groups = (f->ranks + g - 1) / g;
     double t = 0;
     if (g > 1)
-        t += 2 * (g - 1) * t1(f, nd(f) / g);
+        t += 2 * (g - 1) * t1(f, nd(f) / g) + (g - 1) * red(f, nd(f) / g);
     if (groups > 1)
-        t += 2 * (groups - 1) * t1(f, nd(f) / g / groups);
+        t += 2 * (groups - 1) * t1(f, nd(f) / g / groups) +
+             (groups - 1) * red(f, nd(f) / g / groups);
     return t;
 }
 

@@ -1,9 +1,15 @@
 /*
- * formula.h - the alpha-beta time of each collective algorithm of chapter
- * 04, for `commlab collectives` to print beside the simulated one.
+ * formula.h - the alpha-beta-gamma time of each collective algorithm of
+ * chapter 04, for `commlab collectives` to print beside the simulated one.
  *
  * Every formula prices each message alone on its link, alpha + m / B (the
- * Hockney model), with the steps the algorithm's file describes.  So the
+ * Hockney model), and each reduction of m bytes m gamma, gamma the seconds
+ * a rank takes to reduce a byte (Thakur, Rabenseifner and Gropp,
+ * "Optimization of collective communication operations in MPICH", 2005),
+ * with the steps the algorithm's file describes.  Gamma 0 gives the
+ * alpha-beta figures.  The reductions are priced for an operator that
+ * needs no last pass (every one but avg, whose division adds a pass over
+ * what each rank finishes).  So the
  * simulator reproduces it to the nanosecond where no two messages ever
  * share a link (`--sharing none`, or an algorithm whose ranks send and
  * receive one message at a time) and the sizes split evenly: n bytes into
@@ -27,6 +33,7 @@ typedef struct formula_args {
     uint64_t eager_limit; /* bytes: broadcast-chain's pieces above it wait */
     uint64_t chunk;       /* broadcast-chain's piece, bytes (0: n / 8) */
     int group;            /* allreduce-hierarchical's group (0: K) */
+    double gamma;         /* seconds per byte reduced (0: free) */
 } formula_args;
 
 /* Seconds; cannot fail. */

@@ -183,11 +183,29 @@ static int load_cache(cfg_doc *c, yaml_node_t *root, machine *m, cl_diag *d)
     return 0;
 }
 
+/* reduce_bandwidth: a mapping of type names to bandwidths, optional. */
+static int load_reduce(cfg_doc *c, yaml_node_t *root, machine *m, cl_diag *d)
+{
+    static const char *const names[] = {"f64", "f32", "bf16", "f16", "i32", "i64", NULL};
+    yaml_node_t *map, *v;
+    int err = cfg_get(c, root, "reduce_bandwidth", false, &map, d);
+    if (err || !map)
+        return err;
+    if ((err = cfg_expect_map(c, map, "reduce_bandwidth", d)) ||
+        (err = cfg_known_keys(c, map, names, "reduce_bandwidth", d)))
+        return err;
+    for (int t = 0; t < MACHINE_NDTYPES; t++)
+        if ((err = cfg_get(c, map, names[t], false, &v, d)) ||
+            (v && (err = cfg_bandwidth(c, v, names[t], &m->reduce_bandwidth[t], d))))
+            return err;
+    return 0;
+}
+
 static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
 {
     static const char *const keys[] = {"host", "backend", "provider", "netlab", "eager_limit",
                                        "cache", "date", "method", "segments", "duplex",
-                                       "reference", NULL};
+                                       "reference", "reduce_bandwidth", NULL};
     yaml_node_t *root, *v;
     int err;
     if ((err = cfg_root(c, &root, d)) || (err = cfg_known_keys(c, root, keys, "a machine file", d)) ||
@@ -201,7 +219,7 @@ static int load_doc(machine *m, cfg_doc *c, cl_diag *d)
         (err = load_netlab(c, root, m, d)) || (err = load_cache(c, root, m, d)) ||
         (err = load_segments(c, root, "segments", true, m->seg, &m->nseg, d)) ||
         (err = load_segments(c, root, "duplex", false, m->duplex, &m->nduplex, d)) ||
-        (err = load_refs(c, root, m, d)))
+        (err = load_refs(c, root, m, d)) || (err = load_reduce(c, root, m, d)))
         return err;
     return 0;
 }
@@ -286,7 +304,9 @@ int machine_write(const machine *m, FILE *f)
           "# ping-pong probed when it was calibrated: the regime it was taken in.\n"
           "# netlab, where present: measured between network namespaces behind a\n"
           "# switch of that rate a port (commlab calibrate --netlab).  cache: the\n"
-          "# state of the buffers' lines when each iteration started (--cache).\n",
+          "# state of the buffers' lines when each iteration started (--cache).\n"
+          "# reduce_bandwidth, where present: how fast one rank sums two buffers,\n"
+          "# per element type.\n",
           f);
     fputs("host: ", f);
     put_quoted(f, m->host);
@@ -318,6 +338,15 @@ int machine_write(const machine *m, FILE *f)
     for (size_t i = 0; i < m->nref; i++)
         fprintf(f, "  - {bytes: %llu, time: %.6gns}\n", (unsigned long long)m->ref[i].bytes,
                 m->ref[i].time * 1e9);
+    static const char *const names[] = {"f64", "f32", "bf16", "f16", "i32", "i64"};
+    const char *sep = "reduce_bandwidth: {";
+    for (int t = 0; t < MACHINE_NDTYPES; t++)
+        if (m->reduce_bandwidth[t] > 0) {
+            fprintf(f, "%s%s: %.6gGB/s", sep, names[t], m->reduce_bandwidth[t] / 1e9);
+            sep = ", ";
+        }
+    if (*sep == ',')
+        fputs("}\n", f);
     return ferror(f) ? CL_EIO : 0;
 }
 

@@ -61,6 +61,15 @@
  *     - {bytes: 8, time: 121.3ns}
  *     - {bytes: 1MiB, time: 70.21us}
  *
+ * reduce_bandwidth (optional) is how fast one rank of this host reduces
+ * (cl_reduce_local, a sum of two buffers), per element type, as
+ * `commlab calibrate` measures it; a simulation with the file charges each
+ * reduction bytes / that rate (the gamma of the alpha-beta-gamma model),
+ * and a file without it, or without a type, reduces for free:
+ *
+ *   reduce_bandwidth: {f64: 11.2GB/s, f32: 10.9GB/s, bf16: 3.1GB/s,
+ *                      f16: 2.2GB/s, i32: 10.8GB/s, i64: 11.1GB/s}
+ *
  * Every load error names file:line:column, the key and the bad value.  A
  * machine is a plain value (fixed arrays, nothing allocated): copy it,
  * no release needed.
@@ -78,6 +87,7 @@
 #define MACHINE_MAX_SEGMENTS 16
 #define MACHINE_TEXT_MAX 256
 #define MACHINE_MAX_REFS 4
+#define MACHINE_NDTYPES 6 /* cl_dtype values (core/reduce.h's REDUCE_NDTYPES) */
 
 typedef struct machine_segment {
     uint64_t upto;           /* bytes: the largest message it covers */
@@ -114,6 +124,8 @@ typedef struct machine {
     size_t nduplex;                /* 0 (none) ..MACHINE_MAX_SEGMENTS */
     machine_ref ref[MACHINE_MAX_REFS]; /* the reference probe at calibration */
     size_t nref;                   /* 0 (none: an older file) ..MACHINE_MAX_REFS */
+    double reduce_bandwidth[MACHINE_NDTYPES]; /* bytes/s one rank reduces, per cl_dtype
+                                      (f64, f32, bf16, f16, i32, i64); 0: not measured */
 } machine;
 
 /* Loads a machine file.  CL_EIO, CL_EPARSE or CL_ECONFIG with d naming

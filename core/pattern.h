@@ -35,6 +35,7 @@ typedef struct collective_info {
     const char *summary; /* one line for `commlab patterns` */
     const char *algo;    /* the algorithm `run NAME` picks without --algo */
     pattern_bus bus;     /* its bus bandwidth factor */
+    bool reduces;        /* a reduction: takes --op and --dtype (cl_args) */
 } collective_info;
 
 typedef struct pattern_info {

@@ -11,7 +11,8 @@
 
 static int load_tier(cfg_doc *c, yaml_node_t *node, cl_tier *t, cl_diag *d)
 {
-    static const char *const keys[] = {"name", "alpha", "bandwidth", "scope", NULL};
+    static const char *const keys[] = {"name", "alpha", "bandwidth", "reduce_bandwidth",
+                                       "scope", NULL};
     yaml_node_t *v;
     const char *s;
     int err;
@@ -29,6 +30,10 @@ static int load_tier(cfg_doc *c, yaml_node_t *node, cl_tier *t, cl_diag *d)
         return err;
     if ((err = cfg_get(c, node, "bandwidth", true, &v, d)) ||
         (err = cfg_bandwidth(c, v, "bandwidth", &t->bandwidth, d)))
+        return err;
+    t->reduce_bandwidth = TIER_REDUCE_BANDWIDTH;
+    if ((err = cfg_get(c, node, "reduce_bandwidth", false, &v, d)) ||
+        (v && (err = cfg_bandwidth_or_inf(c, v, "reduce_bandwidth", &t->reduce_bandwidth, d))))
         return err;
     if ((err = cfg_get(c, node, "scope", false, &v, d)))
         return err;
@@ -210,4 +215,9 @@ double tier_time(const cl_tier *t, uint64_t bytes)
 double tier_crossover(const cl_tier *t)
 {
     return t->alpha * t->bandwidth;
+}
+
+double tier_gamma(const cl_tier *t)
+{
+    return t->reduce_bandwidth > 0 ? 1.0 / t->reduce_bandwidth : 0;
 }

@@ -70,6 +70,27 @@ typedef struct cl_status {
     size_t bytes; /* bytes received (0 for a send) */
 } cl_status;
 
+/* ---- element types and reduction operators ----
+ * A reduction combines every rank's buffer element by element.  The types
+ * and operators are those of PyTorch's ReduceOp and the dtypes training
+ * reduces in; bf16 is bfloat16 (8 exponent bits, 8 significant) and f16
+ * IEEE binary16.  Floating-point results are rounded to nearest even; bf16
+ * and f16 are computed in float and rounded once, which gives the same
+ * result as computing in the type itself.  The bitwise operators take
+ * integer types only.  Integer sum and product wrap around (two's
+ * complement) rather than overflow. */
+typedef enum cl_dtype { CL_F64, CL_F32, CL_BF16, CL_F16, CL_I32, CL_I64 } cl_dtype;
+typedef enum cl_op {
+    CL_OP_SUM,
+    CL_OP_AVG,  /* a sum, divided by the rank count at the end (cl_reduce_finish) */
+    CL_OP_PROD,
+    CL_OP_MIN,
+    CL_OP_MAX,
+    CL_OP_BAND, /* bitwise and, or, xor: integer types only */
+    CL_OP_BOR,
+    CL_OP_BXOR,
+} cl_op;
+
 /* The run's arguments, the same on every rank. */
 typedef struct cl_args {
     size_t bytes;     /* message size of this run, bytes */
@@ -81,6 +102,8 @@ typedef struct cl_args {
     int group;        /* allreduce-hierarchical: ranks per group (0: one group of all) */
     const char *fix;  /* deadlock: NULL, "order" or "nonblocking" */
     const char *schedule; /* pipeline: NULL (gpipe), "gpipe" or "1f1b" */
+    cl_op op;         /* reductions: the operator (--op; 0: sum) */
+    cl_dtype dtype;   /* reductions: the element type (--dtype; 0: f64) */
 } cl_args;
 
 /* A pattern: one rank's program for one iteration.  Returns 0, a CL_E*
@@ -144,6 +167,39 @@ int cl_barrier(cl_comm *c);
  * Free with cl_group_free. */
 int cl_group(cl_comm *c, const int *ranks, int n, cl_comm **out);
 void cl_group_free(cl_comm *group);
+
+/* ---- reducing ---- */
+
+/* Bytes of one element of t (8, 4, 2, 2, 4, 8); 0 for an unknown type. */
+size_t cl_dtype_size(cl_dtype t);
+/* "f64", "f32", "bf16", "f16", "i32", "i64"; "sum", "avg", "prod", "min",
+ * "max", "band", "bor", "bxor"; "?" when unknown.  Cannot fail. */
+const char *cl_dtype_name(cl_dtype t);
+const char *cl_op_name(cl_op op);
+/* dst[i] = dst[i] op src[i] for i < count elements of type t (avg adds;
+ * see cl_reduce_finish).  dst and src are the same buffer or do not
+ * overlap, each on a boundary of its element size.  Measured, it computes
+ * and takes the time computing takes; modeled, it computes and advances
+ * this rank's clock by count * cl_dtype_size(t) bytes times the device's
+ * gamma (seconds per byte reduced: 1 / the reduce_bandwidth of the tier
+ * or topology).  In size-only runs (NULL buffers) it computes nothing and
+ * costs the same.  CL_EINVAL (nothing done) for an unknown type or
+ * operator, a bitwise operator on a floating type, a misaligned buffer,
+ * or a NULL one where buffers are real. */
+int cl_reduce_local(cl_comm *c, void *dst, const void *src, size_t count, cl_dtype t, cl_op op);
+/* The last step of a reduction over n ranks of the count elements of buf:
+ * for avg each becomes itself / n (floating types: rounded once; integer
+ * types: truncated toward zero), costing what a cl_reduce_local of them
+ * costs; for every other operator it does nothing.  CL_EINVAL as
+ * cl_reduce_local, or for n < 1. */
+int cl_reduce_finish(cl_comm *c, void *buf, size_t count, cl_dtype t, cl_op op, int n);
+/* Element i of a buffer of type t, as a double (an i64 beyond 2^53 is
+ * rounded).  Cannot fail; t must be known. */
+double cl_value(cl_dtype t, const void *buf, size_t i);
+/* Stores v into element i: rounded to nearest even in a floating type
+ * (beyond its range: infinity), rounded to nearest and clamped to the
+ * range of an integer type (NaN: 0).  Cannot fail; t must be known. */
+void cl_set_value(cl_dtype t, void *buf, size_t i, double v);
 
 /* ---- time, memory, output ---- */
 

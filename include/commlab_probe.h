@@ -17,7 +17,8 @@
  *
  * and when the pattern returns, for every rank:
  *
- *     call R NAME      the rank called cl_NAME (once per name)
+ *     call R NAME      the rank called cl_NAME (once per name; the sends,
+ *                      receives, waits, tests, group, barrier, reduce_local)
  *     leak R N         the rank returned with N requests it never completed
  *     holds R P HOW    a block of rank R from cl_alloc holds cl_fill's
  *                      stream for seed P; HOW is "arrived" when every byte
@@ -122,9 +123,10 @@ static probe_state probe_st;
 static cl_pattern_fn probe_student;
 
 enum { PROBE_SEND, PROBE_ISEND, PROBE_RECV, PROBE_IRECV, PROBE_WAIT, PROBE_WAITALL,
-       PROBE_TEST, PROBE_GROUP, PROBE_BARRIER, PROBE_NCALLS };
+       PROBE_TEST, PROBE_GROUP, PROBE_BARRIER, PROBE_REDUCE, PROBE_NCALLS };
 static const char *const probe_call_names[PROBE_NCALLS] = {
     "send", "isend", "recv", "irecv", "wait", "waitall", "test", "group", "barrier",
+    "reduce_local",
 };
 
 /* Room for one more entry in *v (n used of *cap, entries of size each);
@@ -397,6 +399,13 @@ static PROBE_UNUSED int probe_barrier(cl_comm *c)
     return cl_barrier(c);
 }
 
+static PROBE_UNUSED int probe_reduce_local(cl_comm *c, void *dst, const void *src,
+                                            size_t count, cl_dtype t, cl_op op)
+{
+    probe_called(c, PROBE_REDUCE);
+    return cl_reduce_local(c, dst, src, count, t, op);
+}
+
 /* Whether the block holds cl_fill's stream for seed: the first word is
  * compared first, the whole block only when it agrees. */
 static int probe_holds(const cl_comm *c, const probe_block *b, unsigned long long seed,
@@ -583,5 +592,6 @@ int pattern(cl_comm *c, const cl_args *a)
 #define cl_waitall probe_waitall
 #define cl_test probe_test
 #define cl_barrier probe_barrier
+#define cl_reduce_local probe_reduce_local
 
 #endif /* COMMLAB_PROBE_H */

@@ -1129,6 +1129,12 @@ static int sim_compute(cl_comm *c, double seconds)
     return 0;
 }
 
+static double sim_reduce_time(const cl_comm *c, size_t bytes, cl_dtype t)
+{
+    const sim_rank *me = c->backend;
+    return (double)bytes * sim_net_gamma(me->eng->o->net, t);
+}
+
 static double sim_now(const cl_comm *c)
 {
     const sim_rank *me = c->backend;
@@ -1178,6 +1184,7 @@ static const comm_ops sim_ops = {
     .test = sim_test,
     .release = sim_release,
     .compute = sim_compute,
+    .reduce_time = sim_reduce_time,
     .now = sim_now,
     .alloc = sim_alloc,
     .print = sim_print,

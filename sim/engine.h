@@ -19,6 +19,9 @@
  *   posted, and the send completes when the data has arrived.  With the
  *   handshake option the request/clear-to-send round trip (2 alpha) is paid
  *   before the data moves.
+ * cl_compute advances the rank's clock by its seconds; cl_reduce_local and
+ * cl_reduce_finish spend their bytes times the network's gamma
+ * (sim_net_gamma) the same way (comm_ops.reduce_time).
  *
  * When no event is left and a rank has not returned, the engine prints the
  * wait-for report (core/waitfor) and the run ends with CL_EDEADLOCK.  Every

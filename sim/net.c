@@ -9,6 +9,7 @@
 
 #include "commlab.h"
 #include "core/config.h"
+#include "core/reduce.h"
 
 enum { NET_MESH, NET_DIMS, NET_GRAPH };
 enum { DIM_SWITCH, DIM_RING, DIM_FULL };
@@ -51,6 +52,7 @@ struct sim_net {
     int ntrees;
     int32_t *queue;              /* graph: BFS queue, vertices entries */
     sim_link_dir *route;         /* scratch for sim_net_route */
+    double gamma[REDUCE_NDTYPES]; /* seconds per byte reduced, per cl_dtype; 0: free */
     char desc[512];              /* sim_net_describe */
     machine *machine;            /* machine mesh: the piecewise cost, malloc'd */
 };
@@ -107,6 +109,7 @@ int sim_net_create_tier(sim_net **out, const cl_tier *tier, int nranks, cl_diag 
     n->nlinks = (int64_t)nranks * (nranks - 1) / 2;
     n->alpha = tier->alpha;
     n->bw = tier->bandwidth;
+    sim_net_set_gamma(n, tier_gamma(tier));
     snprintf(n->desc, sizeof n->desc, "tier %s, full mesh of %d ranks", tier->name, nranks);
     *out = n;
     return 0;
@@ -126,6 +129,9 @@ int sim_net_create_machine(sim_net **out, const machine *m, int nranks, cl_diag 
         return diag_set(d, CL_ENOMEM, "network: out of memory");
     }
     *n->machine = *m;
+    _Static_assert(REDUCE_NDTYPES == MACHINE_NDTYPES, "one reduce_bandwidth per cl_dtype");
+    for (int t = 0; t < REDUCE_NDTYPES; t++)
+        n->gamma[t] = m->reduce_bandwidth[t] > 0 ? 1 / m->reduce_bandwidth[t] : 0;
     snprintf(n->desc, sizeof n->desc,
              "machine %.200s (%.31s on %.100s, %zu segment%s%s), full mesh of %d ranks",
              *m->path ? m->path : "model", m->backend, m->host, m->nseg,
@@ -153,6 +159,17 @@ int64_t sim_net_links(const sim_net *n)
 const char *sim_net_describe(const sim_net *n)
 {
     return n->desc;
+}
+
+void sim_net_set_gamma(sim_net *n, double gamma)
+{
+    for (int t = 0; t < REDUCE_NDTYPES; t++)
+        n->gamma[t] = gamma;
+}
+
+double sim_net_gamma(const sim_net *n, cl_dtype t)
+{
+    return (unsigned)t < REDUCE_NDTYPES ? n->gamma[t] : 0;
 }
 
 int sim_net_group(const sim_net *n)
@@ -532,7 +549,7 @@ static int seq_key(loader *L, yaml_node_t *root, const char *key, bool required,
 static int load_dims(loader *L, yaml_node_t *root)
 {
     static const char *const keys[] = {"topology", "npus_count", "bandwidth", "latency", "tier",
-                                       NULL};
+                                       "reduce_bandwidth", NULL};
     sim_net *n = L->n;
     yaml_node_t *npus, *topo, *bw, *lat, *tier;
     int err;
@@ -845,7 +862,8 @@ static int load_hosts(loader *L, yaml_node_t *hosts, bool attach)
 
 static int load_graph(loader *L, yaml_node_t *root)
 {
-    static const char *const keys[] = {"hosts", "devices", "switches", "links", NULL};
+    static const char *const keys[] = {"hosts", "devices", "switches", "links",
+                                       "reduce_bandwidth", NULL};
     static const char *const link_keys[] = {"a",     "b",      "tier", "alpha", "bandwidth",
                                             "lanes", "duplex", NULL};
     sim_net *n = L->n;
@@ -946,6 +964,12 @@ static int load_doc(sim_net **out, cfg_doc *c, const tier_set *tiers, cl_diag *d
     else if (!(err = load_graph(&L, root)))
         err = finish_graph(&L);
     free(L.devnode);
+    yaml_node_t *rb = NULL;
+    double rbw = TIER_REDUCE_BANDWIDTH;
+    if (!err && !(err = cfg_get(c, root, "reduce_bandwidth", false, &rb, d)) && rb)
+        err = cfg_bandwidth_or_inf(c, rb, "reduce_bandwidth", &rbw, d);
+    if (!err)
+        sim_net_set_gamma(L.n, tier_gamma(&(cl_tier){.reduce_bandwidth = rbw}));
     if (err) {
         sim_net_destroy(L.n);
         return err;

@@ -21,6 +21,8 @@
  *      bandwidth: [300GB/s, 50GB/s]   # per link and direction
  *      latency: [1us, 3us]            # alpha per link crossed
  *      # or, instead of bandwidth and latency:  tier: [nvlink, infiniband]
+ *      reduce_bandwidth: 680GB/s      # optional, in both forms: how fast a
+ *                                     # device reduces (sim_net_gamma)
  *
  *    In dim i each group of npus_count[i] devices (the devices that differ
  *    only in coordinate i) is joined by: Switch, a switch of its own and one
@@ -89,6 +91,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "commlab.h"
 #include "core/diag.h"
 #include "core/machine.h"
 #include "core/tier.h"
@@ -148,6 +151,15 @@ char *sim_net_vertex_name(const sim_net *n, int v, char *buf, size_t len);
 /* "tier nvlink, full mesh of 8 ranks" or "topology configs/topologies/x.yaml:
  * 16 devices, 3 switches, 18 links".  Owned by n. */
 const char *sim_net_describe(const sim_net *n);
+
+/* Seconds per byte of type t a rank reduces (cl_reduce_local): the
+ * gamma of the alpha-beta-gamma model, 1 / the tier's reduce_bandwidth,
+ * the topology file's top-level `reduce_bandwidth` (a bandwidth or inf;
+ * default TIER_REDUCE_BANDWIDTH, core/tier.h), or a machine file's
+ * measured figure for t (none: free); 0: free. */
+double sim_net_gamma(const sim_net *n, cl_dtype t);
+/* Sets every type's gamma (seconds per byte, >= 0).  Cannot fail. */
+void sim_net_set_gamma(sim_net *n, double gamma);
 
 /* Devices in a group of the first dimension (npus_count[0]: the GPUs of
  * one node) for a topology in dimension form; 0 for other networks. */

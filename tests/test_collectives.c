@@ -12,16 +12,21 @@
 #include "commlab.h"
 #include "core/formula.h"
 #include "core/pattern.h"
+#include "core/tier.h"
 #include "sim/engine.h"
+#include "sim/net.h"
 #include "tests/simcase.h"
 #include "tests/testutil.h"
 
 #define KiB 1024ULL
 #define MiB (1024ULL * 1024ULL)
 
-/* nvlink in configs/tiers.yaml: alpha 1 us, 300 GB/s. */
+/* nvlink in configs/tiers.yaml: alpha 1 us, 300 GB/s, reduce_bandwidth
+ * 680 GB/s (an A100's 2,039 GB/s of HBM2e over the 3 bytes a reduced
+ * byte moves: NVIDIA's A100 datasheet). */
 #define ALPHA 1e-6
 #define BW 300e9
+#define GAMMA (1 / 680e9)
 
 static const int rank_counts[] = {2, 3, 4, 7, 8};
 
@@ -92,14 +97,28 @@ static void test_groups_and_pieces(void **state)
 /* A reduction that leaves one rank out: the chapter's check catches it. */
 static int allreduce_missing_rank(cl_comm *c, const cl_args *a)
 {
-    size_t count = coll_count(a->bytes);
+    coll_red r = coll_red_of(a);
+    size_t count = coll_count(&r, a->bytes);
     double *x = cl_alloc(c, count * sizeof(double));
-    coll_reduce_init(c, x, count);
+    coll_reduce_init(c, &r, x, count);
     if (cl_rank(c) == cl_size(c) - 1)
         for (size_t i = 0; i < count; i++)
             x[i] = 0;
-    CL_TRY(coll_ring_allreduce(c, x, count));
-    return coll_reduce_verify(c, x, 0, count, "sum");
+    CL_TRY(coll_ring_allreduce(c, &r, x, count, cl_size(c)));
+    return coll_reduce_verify(c, &r, x, 0, count, "result");
+}
+
+/* The ring all-reduce of the data of a->op, reduced with the operator
+ * of a->pieces - 1 instead: the check must catch every other operator. */
+static int allreduce_wrong_op(cl_comm *c, const cl_args *a)
+{
+    coll_red r = coll_red_of(a), wrong = r;
+    wrong.op = (cl_op)(a->pieces - 1);
+    size_t count = coll_count(&r, a->bytes);
+    void *x = cl_alloc(c, count * r.size);
+    coll_reduce_init(c, &r, x, count);
+    CL_TRY(coll_ring_allreduce(c, &wrong, x, count, cl_size(c)));
+    return coll_reduce_verify(c, &r, x, 0, count, "result");
 }
 
 /* A broadcast whose root sends the wrong bytes to the last rank. */
@@ -124,12 +143,154 @@ static void test_wrong_data_caught(void **state)
     run r;
     run_pattern(&r, allreduce_missing_rank, 4, 1000, NULL, NULL);
     assert_int_equal(r.res.status, CL_ECHECK);
-    assert_non_null(strstr(r.res.diag.msg, "element 0 of the sum is 6, expected 10"));
+    assert_non_null(strstr(r.res.diag.msg, "element 0 of the result is 6, expected 10 (sum of "
+                                           "f64 over 4 ranks)"));
     run_release(&r);
     run_pattern(&r, broadcast_wrong_bytes, 3, 1000, NULL, NULL);
     assert_int_equal(r.res.status, CL_ECHECK);
     assert_non_null(strstr(r.res.diag.msg, "broadcast buffer"));
     run_release(&r);
+}
+
+static formula_args shape(int k, uint64_t bytes)
+{
+    return (formula_args){.ranks = k, .bytes = bytes, .alpha = ALPHA, .bandwidth = BW,
+                          .eager_limit = 64 * KiB, .gamma = GAMMA};
+}
+
+static const cl_dtype dtypes[] = {CL_F64, CL_F32, CL_BF16, CL_F16, CL_I32, CL_I64};
+
+static bool op_takes(cl_op op, cl_dtype t)
+{
+    return op < CL_OP_BAND || t == CL_I32 || t == CL_I64;
+}
+
+/* Every algorithm of the three reductions with every operator on every
+ * type it takes, on K = 2, 3, 7 and 40 (where bf16 and f16 sums take the
+ * sparse inputs of coll_data.c) and a size that splits unevenly: each
+ * pattern's own check holds. */
+static void test_every_op_and_dtype(void **state)
+{
+    (void)state;
+    static const int ks[] = {2, 3, 7, 40};
+    const pattern_info *p;
+    int runs = 0;
+    for (size_t i = 0; (p = pattern_at(i)) != NULL; i++) {
+        if (!p->collective || !p->collective->reduces)
+            continue;
+        for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++)
+            for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++)
+                for (int op = CL_OP_SUM; op <= CL_OP_BXOR; op++) {
+                    if (!op_takes((cl_op)op, dtypes[t]))
+                        continue;
+                    cl_args a = {.op = (cl_op)op, .dtype = dtypes[t]};
+                    if (run_algo(p, ks[k], 1003, &a, NULL, NULL, NULL))
+                        fail_msg("%s, %s of %s", p->name, cl_op_name(a.op),
+                                 cl_dtype_name(a.dtype));
+                    runs++;
+                }
+    }
+    assert_int_equal(runs, 10 * 4 * (5 * 6 + 3 * 2));
+}
+
+/* The data of each operator, reduced with any other operator the type
+ * takes, fails the check, on 4 ranks and on 40 (sparse sums in bf16 and
+ * f16): a sum is caught where a max, a min or a product is asked, and so
+ * on for every pair. */
+static void test_wrong_op_caught(void **state)
+{
+    (void)state;
+    static const int ks[] = {4, 40};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++)
+            for (int op = CL_OP_SUM; op <= CL_OP_BXOR; op++)
+                for (int other = CL_OP_SUM; other <= CL_OP_BXOR; other++) {
+                    if (other == op || !op_takes((cl_op)op, dtypes[t]) ||
+                        !op_takes((cl_op)other, dtypes[t]))
+                        continue;
+                    cl_args a = {.op = (cl_op)op, .dtype = dtypes[t], .pieces = other + 1};
+                    run r;
+                    run_pattern(&r, allreduce_wrong_op, ks[k], 1000, &a, NULL);
+                    if (r.res.status != CL_ECHECK)
+                        fail_msg("K = %d, %s data reduced with %s in %s: status %d", ks[k],
+                                 cl_op_name(a.op), cl_op_name((cl_op)other),
+                                 cl_dtype_name(a.dtype), r.res.status);
+                    run_release(&r);
+                }
+}
+
+/* Gamma 0 (reduce_bandwidth inf) gives the alpha-beta figures of the
+ * chapter before gamma: the ring all-reduce on 8 nvlink ranks at 8 MiB is
+ * 2(K - 1)(alpha + n / (K B)) = 14 (1 us + 1 MiB / 300 GB/s) = 62.933 us,
+ * and with the tier's gamma the same plus (K - 1) n gamma / K = 7 MiB /
+ * 680 GB/s = 10.794 us. */
+static void test_gamma_zero_is_alpha_beta(void **state)
+{
+    (void)state;
+    cl_tier free_tier = {.name = "free", .alpha = ALPHA, .bandwidth = BW,
+                         .reduce_bandwidth = INFINITY};
+    sim_net *net;
+    assert_int_equal(sim_net_create_tier(&net, &free_tier, 8, NULL), 0);
+    setup s = {.net = net, .no_sharing = true, .no_payload = true};
+    setup g = {.no_sharing = true, .no_payload = true};
+    const pattern_info *ring = pattern_find("allreduce-ring");
+    double t0, tg;
+    assert_int_equal(run_algo(ring, 8, 8 * MiB, NULL, &s, &t0, NULL), 0);
+    assert_int_equal(run_algo(ring, 8, 8 * MiB, NULL, &g, &tg, NULL), 0);
+    assert_near(t0, 14 * (ALPHA + (double)MiB / BW), 1e-12);
+    assert_near(t0, 62.933e-6, 1e-9);
+    assert_near(tg - t0, 7.0 * (double)MiB / 680e9, 1e-12);
+    assert_near(tg - t0, 10.794e-6, 1e-9);
+    /* And every reduction's simulated time is its formula with gamma 0. */
+    const pattern_info *p;
+    for (size_t i = 0; (p = pattern_at(i)) != NULL; i++) {
+        if (!p->collective || !p->collective->reduces)
+            continue;
+        formula_args f = shape(8, 8 * MiB);
+        f.gamma = 0;
+        assert_int_equal(run_algo(p, 8, 8 * MiB, NULL, &s, &t0, NULL), 0);
+        assert_near(t0, p->formula(&f), 1e-9);
+    }
+    sim_net_destroy(net);
+}
+
+/* Where gamma changes the winner: 16 ranks on infiniband (3 us, 50 GB/s),
+ * 512 KiB, each message alone.  Without gamma the tree all-reduce beats
+ * the ring (8 (3 us + 10.486 us) = 107.89 us against 30 (3 us + 0.655 us)
+ * = 109.66 us: below exercise 4.5's crossover, 538776 B); at 680 GB/s the
+ * tree's parents reduce whole buffers, 7 n gamma on its longest path
+ * (5.397 us), the ring (K - 1) n gamma / K (0.723 us), and the ring wins:
+ * 113.29 us against 110.38 us. */
+static void test_gamma_changes_the_winner(void **state)
+{
+    (void)state;
+    tier_set ts = {0};
+    cl_tier ib = *course_tier(&ts, "infiniband");
+    tier_set_release(&ts);
+    const pattern_info *tree = pattern_find("allreduce-tree"), *ring = pattern_find("allreduce-ring");
+    double t[2][2]; /* [gamma 0, tier's][tree, ring] */
+    for (int g = 0; g < 2; g++) {
+        if (!g)
+            ib.reduce_bandwidth = INFINITY;
+        else
+            ib.reduce_bandwidth = 680e9;
+        sim_net *net;
+        assert_int_equal(sim_net_create_tier(&net, &ib, 16, NULL), 0);
+        setup s = {.net = net, .no_sharing = true, .no_payload = true};
+        formula_args f = {.ranks = 16, .bytes = 512 * KiB, .alpha = 3e-6, .bandwidth = 50e9,
+                          .eager_limit = 64 * KiB, .gamma = tier_gamma(&ib)};
+        assert_int_equal(run_algo(tree, 16, 512 * KiB, NULL, &s, &t[g][0], NULL), 0);
+        assert_int_equal(run_algo(ring, 16, 512 * KiB, NULL, &s, &t[g][1], NULL), 0);
+        assert_near(t[g][0], tree->formula(&f), 1e-9);
+        assert_near(t[g][1], ring->formula(&f), 1e-9);
+        sim_net_destroy(net);
+    }
+    assert_near(t[0][0], 107.886e-6, 1e-9);
+    assert_near(t[0][1], 109.661e-6, 1e-9);
+    assert_near(t[1][0], 113.283e-6, 1e-9);
+    assert_near(t[1][1], 110.384e-6, 1e-9);
+    assert_true(t[0][0] < t[0][1]); /* the tree wins without gamma */
+    assert_true(t[1][1] < t[1][0]); /* the ring with it */
 }
 
 /* Messages per all-reduce of each algorithm on K = 8 (a power of two) and
@@ -172,11 +333,6 @@ static void test_message_counts(void **state)
     }
 }
 
-static formula_args shape(int k, uint64_t bytes)
-{
-    return (formula_args){.ranks = k, .bytes = bytes, .alpha = ALPHA, .bandwidth = BW,
-                          .eager_limit = 64 * KiB};
-}
 
 /* --sharing none prices every message alone: every algorithm's time is
  * its formula, to the nanosecond, wherever formula_exact says the figure
@@ -359,6 +515,10 @@ int main(void)
         cmocka_unit_test(test_every_algorithm_checks),
         cmocka_unit_test(test_groups_and_pieces),
         cmocka_unit_test(test_wrong_data_caught),
+        cmocka_unit_test(test_every_op_and_dtype),
+        cmocka_unit_test(test_wrong_op_caught),
+        cmocka_unit_test(test_gamma_zero_is_alpha_beta),
+        cmocka_unit_test(test_gamma_changes_the_winner),
         cmocka_unit_test(test_message_counts),
         cmocka_unit_test(test_formula_exact_alone),
         cmocka_unit_test(test_formula_where_ports_are_shared),

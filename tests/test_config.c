@@ -183,7 +183,7 @@ static void test_tiers_strict(void **state)
 {
     (void)state;
     tiers_bad("tiers:\n  - name: a\n    alpha: 1us\n    bandwith: 1GB/s\n", "t.yaml:4:5: ",
-              "unknown key 'bandwith' in a tier (known: name, alpha, bandwidth, scope)");
+              "unknown key 'bandwith' in a tier (known: name, alpha, bandwidth, reduce_bandwidth, scope)");
     tiers_bad("tiers:\n  - {name: a, alpha: 1us, bandwidth: 1GB/s, scope: galaxy}\n",
               "t.yaml:2:52: ", "'scope' must be 'intra-node' or 'inter-node', got 'galaxy'");
     tiers_bad("tiers:\n  - {name: a, alpha: 1us, bandwidth: 1GB/s}\nextra: 1\n", "t.yaml:3:1: ",

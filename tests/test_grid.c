@@ -16,18 +16,19 @@ cl_pattern_fn grid;
 /* Above the eager limit every send returns when its data has arrived, so
  * the pipeline step ends on every rank at alpha + n/B, and then the D
  * ranks of each data-parallel group run the ring all-reduce at once:
- * 2 (D - 1)(alpha + n/(D B)).  NVLink (alpha 1 us, B 300 GB/s), n = 1 MiB:
- * 2 x 2: 4.4953 + 2 (1 + 1.7476) = 9.9906 us; 4 x 2 (--group 2, 8 ranks)
- * the same; 2 x 4 (--group 4, 8 ranks): 4.4953 + 6 (1 + 0.8738) = 15.738 us.
- * (D divides n's doubles here: otherwise a ring step takes its largest
- * block, a few bytes over n/D.) */
+ * 2 (D - 1)(alpha + n/(D B)) + (D - 1) n gamma / D.  NVLink (alpha 1 us,
+ * B 300 GB/s, reduce_bandwidth 680 GB/s in configs/tiers.yaml), n = 1 MiB:
+ * 2 x 2: 4.4953 + 2 (1 + 1.7476) + 0.7710 = 10.7615 us; 4 x 2 (--group 2,
+ * 8 ranks) the same; 2 x 4 (--group 4, 8 ranks): 4.4953 + 6 (1 + 0.8738)
+ * + 1.1565 = 16.8947 us.  (D divides n's doubles here: otherwise a ring
+ * step takes its largest block, a few bytes over n/D.) */
 static void test_time(void **state)
 {
     (void)state;
     static const struct {
         int k, d;
     } shapes[] = {{4, 2}, {8, 2}, {8, 4}, {16, 8}};
-    double alpha = 1e-6, bw = 300e9, n = 1048576;
+    double alpha = 1e-6, bw = 300e9, n = 1048576, gamma = 1 / 680e9;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         int k = shapes[i].k, d = shapes[i].d;
         run r;
@@ -36,10 +37,15 @@ static void test_time(void **state)
         run_pattern(&r, grid, k, 1048576, &a, &s);
         if (r.res.status)
             fail_msg("%d ranks, --group %d: %s", k, d, r.res.diag.msg);
-        double want = alpha + n / bw + 2 * (d - 1) * (alpha + n / (d * bw));
+        double want = alpha + n / bw + 2 * (d - 1) * (alpha + n / (d * bw)) +
+                      (d - 1) * n * gamma / d;
         if (fabs(r.res.iter_time[0] - want) > 1e-15)
             fail_msg("%d ranks, --group %d: %.9g s, want %.9g s", k, d, r.res.iter_time[0],
                      want);
+        if (d == 2)
+            assert_near(r.res.iter_time[0], 10.7615e-6, 1e-10);
+        if (k == 8 && d == 4)
+            assert_near(r.res.iter_time[0], 16.8947e-6, 1e-10);
         run_release(&r);
     }
 }

@@ -503,6 +503,44 @@ static void test_net_describe(void **state)
     sim_net_destroy(net);
 }
 
+/* reduce_bandwidth: per type, optional (a type left out, or a file
+ * without the key, reduces for free), written and read back, and the
+ * simulator's gamma of each type is its inverse. */
+static void test_reduce_bandwidth(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, "%sreduce_bandwidth: {f64: 10GB/s, bf16: 2.5GB/s}\n", good);
+    machine m;
+    load_text(&m, text);
+    assert_true(m.reduce_bandwidth[CL_F64] == 10e9);
+    assert_true(m.reduce_bandwidth[CL_BF16] == 2.5e9);
+    assert_true(m.reduce_bandwidth[CL_F32] == 0);
+    sim_net *net;
+    assert_int_equal(sim_net_create_machine(&net, &m, 2, NULL), 0);
+    assert_near(sim_net_gamma(net, CL_F64), 1e-10, 1e-25);
+    assert_near(sim_net_gamma(net, CL_BF16), 4e-10, 1e-25);
+    assert_true(sim_net_gamma(net, CL_F32) == 0);
+    sim_net_destroy(net);
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_non_null(f);
+    assert_int_equal(machine_write(&m, f), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "reduce_bandwidth: {f64: 10GB/s, bf16: 2.5GB/s}\n"));
+    machine back;
+    load_text(&back, buf);
+    assert_true(back.reduce_bandwidth[CL_BF16] == 2.5e9);
+    load_good(&m); /* none: free */
+    assert_int_equal(sim_net_create_machine(&net, &m, 2, NULL), 0);
+    assert_true(sim_net_gamma(net, CL_F64) == 0);
+    sim_net_destroy(net);
+    snprintf(text, sizeof text, "%sreduce_bandwidth: {f8: 1GB/s}\n", good);
+    bad(text, "bad.yaml:", "unknown key 'f8' in reduce_bandwidth");
+    snprintf(text, sizeof text, "%sreduce_bandwidth: {f32: -1GB/s}\n", good);
+    bad(text, "bad.yaml:", "'f32' must be > 0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_write_read_back),
         cmocka_unit_test(test_modeled_pingpong_is_the_file),
         cmocka_unit_test(test_net_describe),
+        cmocka_unit_test(test_reduce_bandwidth),
         cmocka_unit_test(test_gap_load),
         cmocka_unit_test(test_modeled_stream_with_gaps),
         cmocka_unit_test(test_duplex_load),

@@ -186,7 +186,7 @@ static void test_flow_mesh(void **state)
 static void test_mesh_million(void **state)
 {
     (void)state;
-    cl_tier t = {"nvlink", "", 1e-6, 300e9};
+    cl_tier t = {"nvlink", "", 1e-6, 300e9, 0};
     sim_net *n;
     cl_diag d = {{0}};
     assert_int_equal(sim_net_create_tier(&n, &t, 1000000, &d), 0);
@@ -416,6 +416,25 @@ static void bad(const char *yaml, const char *where, const char *what)
     assert_null(n);
 }
 
+/* A topology's reduce_bandwidth, in both forms: absent, the default of
+ * core/tier.h (680 GB/s); a figure; inf, free. */
+static void test_reduce_bandwidth(void **state)
+{
+    (void)state;
+    sim_net *n = load("topology: [Ring]\nnpus_count: [4]\nbandwidth: [1GB/s]\n"
+                      "latency: [1us]\n", NULL);
+    assert_near(sim_net_gamma(n, CL_F64), 1 / 680e9, 1e-25);
+    sim_net_destroy(n);
+    n = load("topology: [Ring]\nnpus_count: [4]\nbandwidth: [1GB/s]\nlatency: [1us]\n"
+             "reduce_bandwidth: 100GB/s\n", NULL);
+    assert_near(sim_net_gamma(n, CL_BF16), 1e-11, 1e-25);
+    sim_net_destroy(n);
+    n = load("devices: 2\nlinks: [{a: 0, b: 1, alpha: 1us, bandwidth: 1GB/s}]\n"
+             "reduce_bandwidth: inf\n", NULL);
+    assert_true(sim_net_gamma(n, CL_I32) == 0);
+    sim_net_destroy(n);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -450,7 +469,8 @@ static void test_errors(void **state)
     bad("topology: [Switch, Switch]\nnpus_count: [65536, 65536]\ntier: [pcie, pcie]\n",
         "t.yaml:2:13: ", "'npus_count' makes more than 16777216 devices");
     bad("devices: 2\nlnks: []\n", "t.yaml:2:1: ",
-        "unknown key 'lnks' in a topology (known: hosts, devices, switches, links)");
+        "unknown key 'lnks' in a topology (known: hosts, devices, switches, links, "
+        "reduce_bandwidth)");
     bad("switches: [s]\n", "t.yaml:1:1: ", "missing key 'devices'");
     /* Issue 23: this 63-byte file once cost 57 s and 6.75 GB before it was
      * refused; a topology that names its devices holds at most 2^20. */
@@ -517,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_dims_switch),      cmocka_unit_test(test_dims_ring_full),
         cmocka_unit_test(test_explicit),         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_cache_eviction),   cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_reduce_bandwidth),
         cmocka_unit_test(test_determinism),      cmocka_unit_test(test_gap),
         cmocka_unit_test(test_flow_mesh),
     };

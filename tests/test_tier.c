@@ -53,6 +53,37 @@ static void test_config_errors(void **state)
         "'alpha' must be >= 0, got '-1us'");
 }
 
+/* reduce_bandwidth: the default (an A100's 2,039 GB/s of HBM2e over the
+ * 3 bytes a reduced byte moves, 680 GB/s), a figure, inf (gamma 0), and
+ * what is refused; configs/tiers.yaml gives every tier the default. */
+static void test_reduce_bandwidth(void **state)
+{
+    (void)state;
+    tier_set s;
+    assert_int_equal(tier_set_load_string(&s, "t.yaml",
+                                          "tiers:\n"
+                                          "  - {name: a, alpha: 1us, bandwidth: 1GB/s}\n"
+                                          "  - {name: b, alpha: 1us, bandwidth: 1GB/s,\n"
+                                          "     reduce_bandwidth: 100GB/s}\n"
+                                          "  - {name: c, alpha: 1us, bandwidth: 1GB/s,\n"
+                                          "     reduce_bandwidth: inf}\n",
+                                          NULL),
+                     0);
+    assert_true(s.tiers[0].reduce_bandwidth == 680e9);
+    assert_near(tier_gamma(&s.tiers[0]), 1 / 680e9, 1e-25);
+    assert_near(tier_gamma(&s.tiers[1]), 1e-11, 1e-25);
+    assert_true(tier_gamma(&s.tiers[2]) == 0);
+    tier_set_release(&s);
+    bad("tiers:\n  - {name: a, alpha: 1us, bandwidth: 1GB/s, reduce_bandwidth: -1GB/s}\n",
+        CL_ECONFIG, "t.yaml:2:63: ", "'reduce_bandwidth' must be > 0, got '-1GB/s'");
+    bad("tiers:\n  - {name: a, alpha: 1us, bandwidth: 1GB/s, reduce_bandwidth: fast}\n",
+        CL_ECONFIG, "t.yaml:2:63: ", "reduce_bandwidth");
+    assert_int_equal(tier_set_load(&s, "configs/tiers.yaml", NULL), 0);
+    for (size_t i = 0; i < s.n; i++)
+        assert_true(s.tiers[i].reduce_bandwidth == 680e9);
+    tier_set_release(&s);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -135,7 +166,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_errors), cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_select),        cmocka_unit_test(test_price_table_256MiB),
-        cmocka_unit_test(test_crossover),
+        cmocka_unit_test(test_crossover),     cmocka_unit_test(test_reduce_bandwidth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

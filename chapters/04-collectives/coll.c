@@ -1,4 +1,4 @@
-/* coll.c - blocks, data checks and the fold of coll.h. */
+/* coll.c - blocks, the gather's check and the fold of coll.h. */
 #include "coll.h"
 
 size_t coll_span(size_t total, int k, int j, int n)
@@ -12,30 +12,6 @@ unsigned long long coll_seed(int rank, int block)
     return 0x51ed0000ULL + (unsigned long long)rank * 65537ULL + (unsigned long long)block;
 }
 
-static double input(int rank, size_t i)
-{
-    return (double)(rank + 1) * (double)(i % 7 + 1);
-}
-
-void coll_reduce_init(const cl_comm *c, double *x, size_t count)
-{
-    for (size_t i = 0; x && cl_checking(c) && i < count; i++)
-        x[i] = input(cl_rank(c), i);
-}
-
-int coll_reduce_verify(cl_comm *c, const double *x, size_t first, size_t count,
-                       const char *what)
-{
-    double k = cl_size(c);
-    for (size_t i = first; x && cl_checking(c) && i < first + count; i++) {
-        double want = k * (k + 1) / 2 * (double)(i % 7 + 1);
-        if (x[i - first] != want)
-            return cl_fail(c, "element %zu of the %s is %g, expected %g", i, what,
-                           x[i - first], want);
-    }
-    return 0;
-}
-
 int coll_gathered_verify(cl_comm *c, const unsigned char *x, size_t total)
 {
     int k = cl_size(c);
@@ -43,12 +19,6 @@ int coll_gathered_verify(cl_comm *c, const unsigned char *x, size_t total)
         CL_TRY(cl_verify(c, CL_AT(x, coll_first(total, k, s)), coll_len(total, k, s),
                          coll_seed(s, s), "gathered block"));
     return 0;
-}
-
-void coll_add(double *x, const double *y, size_t count)
-{
-    for (size_t i = 0; x && y && i < count; i++)
-        x[i] += y[i];
 }
 
 void coll_fold_init(coll_fold *f, int rank, int size)
@@ -66,14 +36,15 @@ void coll_fold_init(coll_fold *f, int rank, int size)
     }
 }
 
-int coll_fold_in(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t count)
+int coll_fold_in(cl_comm *c, const coll_red *r, const coll_fold *f, void *x, void *tmp,
+                 size_t count)
 {
-    size_t bytes = count * sizeof(double);
+    size_t bytes = count * r->size;
     if (f->v < 0)
         return cl_send(c, x, bytes, f->buddy, 0);
     if (f->buddy >= 0) {
         CL_TRY(cl_recv(c, tmp, bytes, f->buddy, 0, NULL));
-        coll_add(x, tmp, count);
+        CL_TRY(coll_reduce(c, r, x, tmp, count));
     }
     return 0;
 }
@@ -113,7 +84,8 @@ static size_t vspan(const coll_fold *f, int k, size_t total, int v, int n, size_
     return coll_span(total, k, lo, hi - lo + 1);
 }
 
-int coll_halving(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t count, int tag)
+int coll_halving(cl_comm *c, const coll_red *r, const coll_fold *f, void *x, void *tmp,
+                 size_t count, int tag)
 {
     int k = cl_size(c), lo = 0;
     for (int mask = f->p / 2; mask > 0; mask /= 2) {
@@ -122,9 +94,9 @@ int coll_halving(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t 
         size_t kf, gf;
         size_t kl = vspan(f, k, count, keep, mask, &kf), gl = vspan(f, k, count, give, mask, &gf);
         int peer = coll_real_lo(f, partner);
-        CL_TRY(coll_sendrecv(c, COLL_AT(x, gf), gl * sizeof(double), peer, tmp,
-                             kl * sizeof(double), peer, tag));
-        coll_add(COLL_AT(x, kf), tmp, kl);
+        CL_TRY(coll_sendrecv(c, coll_at(r, x, gf), gl * r->size, peer, tmp, kl * r->size, peer,
+                             tag));
+        CL_TRY(coll_reduce(c, r, coll_at(r, x, kf), tmp, kl));
         lo = keep;
     }
     return 0;

@@ -4,7 +4,7 @@
  * the fold that lets the power-of-two algorithms (recursive doubling and
  * halving) run on any number of ranks.
  *
- * Blocks.  A buffer of `total` units (bytes, or doubles for a reduction)
+ * Blocks.  A buffer of `total` units (bytes, or elements for a reduction)
  * is cut into k blocks; block j starts at coll_first(total, k, j) and holds
  * coll_len(total, k, j) units.  The remainder of total / k goes one unit
  * each to the first blocks, so sizes that do not divide by k lose nothing
@@ -13,11 +13,14 @@
  * Data.  The collectives that only move data (broadcast, gather, scatter,
  * all-gather, all-to-all) fill and check bytes with cl_fill/cl_verify and
  * a seed naming the block's origin, so any byte count works.  The
- * reductions work on doubles: element i of rank r is (r + 1) (i % 7 + 1),
- * a small integer, so every partial sum is exact in whatever order it is
- * added, and the sum over K ranks is K (K + 1) / 2 (i % 7 + 1).  Their
- * element count is bytes / 8: the last bytes % 8 bytes of a size that is
- * not a multiple of 8 are not part of a reduction.
+ * reductions work on elements of the run's type with its operator
+ * (--dtype, --op: f64 and sum by default) and combine them with
+ * cl_reduce_local.  Their element count is bytes / the element's size: the
+ * last bytes of a size that is not a multiple of it are not reduced.  The
+ * inputs (coll_data.c) are chosen so that the result is exact in the type
+ * whatever the order of combining, so one expected value checks every
+ * algorithm: for f64 sum, element i of rank r is (r + 1)(i % 7 + 1), a
+ * small integer, and the sum over K ranks is K (K + 1) / 2 (i % 7 + 1).
  *
  * In size-only runs (`--no-payload`) every buffer is NULL: the helpers do
  * nothing with NULL and the patterns still send the same byte counts.
@@ -51,24 +54,53 @@ size_t coll_span(size_t total, int k, int j, int n);
 
 /* The seed of the bytes that start on rank `rank` for block `block`. */
 unsigned long long coll_seed(int rank, int block);
-/* Rank r's input to a reduction: count doubles as described above. */
-void coll_reduce_init(const cl_comm *c, double *x, size_t count);
-/* Elements [first, first + count) of x hold the sum over every rank of
- * their inputs; CL_ECHECK through cl_fail naming `what` if not. */
-int coll_reduce_verify(cl_comm *c, const double *x, size_t first, size_t count,
-                       const char *what);
 /* x holds every rank's block of a gather (block s as rank s filled it);
  * cl_verify's error for the first block that does not. */
 int coll_gathered_verify(cl_comm *c, const unsigned char *x, size_t total);
-/* x[i] += y[i] for i < count; nothing when either is NULL. */
-void coll_add(double *x, const double *y, size_t count);
-/* The doubles a reduction of `bytes` works on. */
-static inline size_t coll_count(size_t bytes)
+
+/* ---- reductions ---- */
+
+/* What a run reduces: its type and operator (cl_args), and the size of
+ * an element. */
+typedef struct coll_red {
+    cl_dtype t;
+    cl_op op;
+    size_t size; /* bytes of an element */
+} coll_red;
+
+static inline coll_red coll_red_of(const cl_args *a)
 {
-    return bytes / sizeof(double);
+    return (coll_red){a->dtype, a->op, cl_dtype_size(a->dtype)};
 }
-/* Offset of element i of a double buffer that may be NULL. */
-#define COLL_AT(x, i) ((x) ? (x) + (i) : NULL)
+
+/* The elements a reduction of `bytes` works on. */
+static inline size_t coll_count(const coll_red *r, size_t bytes)
+{
+    return bytes / r->size;
+}
+/* Element i of x, which may be NULL (size-only runs). */
+static inline void *coll_at(const coll_red *r, void *x, size_t i)
+{
+    return x ? (char *)x + i * r->size : NULL;
+}
+/* x[i] = x[i] op y[i] for i < count (cl_reduce_local). */
+static inline int coll_reduce(cl_comm *c, const coll_red *r, void *x, const void *y, size_t count)
+{
+    return cl_reduce_local(c, x, y, count, r->t, r->op);
+}
+/* The end of a reduction over n ranks (cl_reduce_finish: avg divides). */
+static inline int coll_finish(cl_comm *c, const coll_red *r, void *x, size_t count, int n)
+{
+    return cl_reduce_finish(c, x, count, r->t, r->op, n);
+}
+/* Rank `rank`'s input to a reduction over k ranks: count elements
+ * (coll_data.c).  Writes only while cl_checking. */
+void coll_reduce_init(const cl_comm *c, const coll_red *r, void *x, size_t count);
+/* Elements [first, first + count) of the whole buffer, at x, hold the
+ * reduction over every rank of c of their inputs; CL_ECHECK through
+ * cl_fail naming `what` if not. */
+int coll_reduce_verify(cl_comm *c, const coll_red *r, const void *x, size_t first,
+                       size_t count, const char *what);
 
 /* ---- the fold: any K onto the largest power of two p <= K ----
  *
@@ -87,10 +119,12 @@ typedef struct coll_fold {
 } coll_fold;
 
 void coll_fold_init(coll_fold *f, int rank, int size);
-/* The fold's first step for a reduction of x's count doubles: a rank
+/* The fold's first step for a reduction of x's count elements: a rank
  * folded away sends them to its buddy (tag 0); the even rank of a pair
- * receives them into tmp and adds them to x; other ranks do nothing. */
-int coll_fold_in(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t count);
+ * receives them into tmp and reduces them into x; other ranks do
+ * nothing. */
+int coll_fold_in(cl_comm *c, const coll_red *r, const coll_fold *f, void *x, void *tmp,
+                 size_t count);
 /* The lowest and highest real rank behind virtual rank v. */
 int coll_real_lo(const coll_fold *f, int v);
 int coll_real_hi(const coll_fold *f, int v);
@@ -111,18 +145,22 @@ int coll_sendrecv(cl_comm *c, const void *sbuf, size_t sbytes, int dst, void *rb
  * Blocks are those of the K real ranks: virtual rank v stands for the
  * blocks of coll_real_lo(v) .. coll_real_hi(v). */
 
-/* Recursive halving: x holds count doubles; after log2(p) steps of
+/* Recursive halving: x holds count elements; after log2(p) steps of
  * exchanging half of what is left with v ^ mask (mask = p/2, ..., 1) and
- * adding the half kept, this rank's blocks of x hold the sum over every
- * virtual rank.  tmp holds at least count doubles. */
-int coll_halving(cl_comm *c, const coll_fold *f, double *x, double *tmp, size_t count, int tag);
+ * reducing the half kept, this rank's blocks of x hold the reduction over
+ * every virtual rank (avg not yet divided).  tmp holds at least count
+ * elements. */
+int coll_halving(cl_comm *c, const coll_red *r, const coll_fold *f, void *x, void *tmp,
+                 size_t count, int tag);
 /* Recursive doubling all-gather: x holds total units of unit bytes, this
  * rank's blocks filled; after log2(p) steps of exchanging everything
  * held with v ^ mask (mask = 1, ..., p/2), all of x is. */
 int coll_doubling(cl_comm *c, const coll_fold *f, void *x, size_t total, size_t unit, int tag);
 
-/* The ring all-reduce of count doubles on communicator c (allreduce_ring.c),
- * for the algorithms that run it inside a group. */
-int coll_ring_allreduce(cl_comm *c, double *x, size_t count);
+/* The ring all-reduce of count elements on communicator c
+ * (allreduce_ring.c), for the algorithms that run it inside a group: the
+ * summed blocks are finished over n ranks (avg: divided by n) before they
+ * go round; n 0: not finished. */
+int coll_ring_allreduce(cl_comm *c, const coll_red *r, void *x, size_t count, int n);
 
 #endif

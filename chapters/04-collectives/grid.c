@@ -19,7 +19,7 @@
  * so the sum over a group is the sum of its (r + 1) times (i % 7 + 1).
  * No message leaves its group.  Above the eager limit each send returns
  * when its data has arrived, so both steps start together on every
- * rank: alpha + n/B, then 2(D - 1)(alpha + n/(D B)). */
+ * rank: alpha + n/B, then 2(D - 1)(alpha + n/(D B)) + (D - 1) n gamma / D. */
 #include "coll.h"
 
 /* The grid's shape and this rank's place in it. */
@@ -76,7 +76,8 @@ static int dp_allreduce(cl_comm *dp, const grid_shape *g, int world, double *x, 
 {
     for (size_t i = 0; x && i < count; i++)
         x[i] = (double)(world + 1) * (double)(i % 7 + 1);
-    CL_TRY(coll_ring_allreduce(dp, x, count));
+    coll_red r = {CL_F64, CL_OP_SUM, sizeof(double)};
+    CL_TRY(coll_ring_allreduce(dp, &r, x, count, 0));
     if (!x || !cl_checking(dp))
         return 0;
     int first = g->stage * g->d;
@@ -106,7 +107,7 @@ int grid(cl_comm *c, const cl_args *a)
               "rank %d of %d", g.stage, g.replica, cl_rank(pipe), cl_size(pipe), cl_rank(dp),
               cl_size(dp));
     unsigned char *out = cl_alloc(c, a->bytes), *in = cl_alloc(c, a->bytes);
-    size_t count = coll_count(a->bytes);
+    size_t count = a->bytes / sizeof(double);
     double *x = cl_alloc(c, count * sizeof(double));
     int err = pipeline_step(pipe, &g, r, a->bytes, out, in);
     if (!err)

@@ -2,8 +2,8 @@
  * library's own collective as a rank program, beside chapter 04's
  * hand-written algorithms.  Each starts from the data the chapter's
  * algorithms start from and checks what they check (coll.h: the same
- * blocks, seeds and sums), so a row of the library is the same work as a
- * row of an algorithm.
+ * blocks, seeds and results, in the run's type and operator), so a row of
+ * the library is the same work as a row of an algorithm.
  *
  * The call is the blocking one (MPI_Allreduce, not MPI_Iallreduce): it is
  * the one a program calls and the one the library tunes (Open MPI's
@@ -20,6 +20,7 @@
 
 #include "chapters/04-collectives/coll.h"
 #include "core/comm.h"
+#include "core/reduce.h"
 #include "real/mpi/mpib_impl.h"
 #include "real/rank.h"
 
@@ -81,50 +82,142 @@ static int blocks(cl_comm *c, size_t total, int **counts, int **displs, const ch
     return 0;
 }
 
+/* ---- the reductions: the run's type and operator as MPI's ---- */
+
+/* bf16 and f16 are not MPI types: their elements travel as MPI_UINT16_T
+ * and a user operator combines them with commlab's own arithmetic
+ * (core/reduce.h), one function per type and operator as MPI passes
+ * none of its own. */
+#define HALF_OP(name, t, op)                                                          \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *type)             \
+    {                                                                                 \
+        (void)type;                                                                   \
+        reduce_apply(inout, in, (size_t)*len, t, op);                                 \
+    }
+HALF_OP(bf16_sum, CL_BF16, CL_OP_SUM)
+HALF_OP(bf16_prod, CL_BF16, CL_OP_PROD)
+HALF_OP(bf16_min, CL_BF16, CL_OP_MIN)
+HALF_OP(bf16_max, CL_BF16, CL_OP_MAX)
+HALF_OP(f16_sum, CL_F16, CL_OP_SUM)
+HALF_OP(f16_prod, CL_F16, CL_OP_PROD)
+HALF_OP(f16_min, CL_F16, CL_OP_MIN)
+HALF_OP(f16_max, CL_F16, CL_OP_MAX)
+
+/* The MPI type and operator of a run's reduction (avg: MPI_SUM, divided
+ * after), a user operator made for bf16 and f16 (*made: free it with
+ * MPI_Op_free).  Made before the call, so the call alone is MPI's work
+ * and the operator's making the pattern's. */
+typedef struct lib_red {
+    coll_red r;
+    MPI_Datatype type;
+    MPI_Op op;
+    bool made;
+} lib_red;
+
+static int lib_red_init(cl_comm *c, lib_red *l, const cl_args *a)
+{
+    static MPI_User_function *const half[2][4] = {
+        {bf16_sum, bf16_prod, bf16_min, bf16_max},
+        {f16_sum, f16_prod, f16_min, f16_max},
+    };
+    l->made = false;
+    switch (a->dtype) {
+    case CL_F64: l->type = MPI_DOUBLE; break;
+    case CL_F32: l->type = MPI_FLOAT; break;
+    case CL_I32: l->type = MPI_INT32_T; break;
+    case CL_I64: l->type = MPI_INT64_T; break;
+    case CL_BF16: case CL_F16: l->type = MPI_UINT16_T; break;
+    }
+    switch (a->op) {
+    case CL_OP_SUM: case CL_OP_AVG: l->op = MPI_SUM; break;
+    case CL_OP_PROD: l->op = MPI_PROD; break;
+    case CL_OP_MIN: l->op = MPI_MIN; break;
+    case CL_OP_MAX: l->op = MPI_MAX; break;
+    case CL_OP_BAND: l->op = MPI_BAND; break;
+    case CL_OP_BOR: l->op = MPI_BOR; break;
+    case CL_OP_BXOR: l->op = MPI_BXOR; break;
+    }
+    if (a->dtype != CL_BF16 && a->dtype != CL_F16)
+        return 0;
+    int which = a->op == CL_OP_PROD ? 1 : a->op == CL_OP_MIN ? 2 : a->op == CL_OP_MAX ? 3 : 0;
+    begin(c, "MPI_Op_create");
+    CL_TRY(end(c, MPI_Op_create(half[a->dtype == CL_F16][which], 1, &l->op)));
+    l->made = true;
+    return 0;
+}
+
+/* The operator is given back whatever the call returned: err. */
+static int lib_red_release(lib_red *l, int err)
+{
+    if (l->made)
+        MPI_Op_free(&l->op);
+    return err;
+}
+
 static int lib_allreduce(cl_comm *c, const cl_args *a)
 {
-    size_t count = coll_count(a->bytes);
+    lib_red l;
     MPI_Comm comm;
     CL_TRY(comm_of(c, &comm));
+    coll_red *r = &l.r;
+    *r = coll_red_of(a);
+    size_t count = coll_count(r, a->bytes);
     if (count > INT_MAX)
         return too_large(c, count, "MPI_Allreduce");
-    double *x = cl_alloc(c, count * sizeof(double));
-    coll_reduce_init(c, x, count);
+    void *x = cl_alloc(c, count * r->size);
+    coll_reduce_init(c, r, x, count);
+    CL_TRY(lib_red_init(c, &l, a));
     begin(c, "MPI_Allreduce");
-    CL_TRY(end(c, MPI_Allreduce(MPI_IN_PLACE, x, (int)count, MPI_DOUBLE, MPI_SUM, comm)));
-    return coll_reduce_verify(c, x, 0, count, "sum");
+    int err = end(c, MPI_Allreduce(MPI_IN_PLACE, x, (int)count, l.type, l.op, comm));
+    CL_TRY(lib_red_release(&l, err));
+    CL_TRY(coll_finish(c, r, x, count, cl_size(c)));
+    return coll_reduce_verify(c, r, x, 0, count, "result");
 }
 
 static int lib_reducescatter(cl_comm *c, const cl_args *a)
 {
     int rank = cl_rank(c), *counts, *displs;
-    size_t count = coll_count(a->bytes);
+    lib_red l;
     MPI_Comm comm;
     CL_TRY(comm_of(c, &comm));
+    coll_red *r = &l.r;
+    *r = coll_red_of(a);
+    size_t count = coll_count(r, a->bytes);
     CL_TRY(blocks(c, count, &counts, &displs, "MPI_Reduce_scatter"));
-    double *x = cl_alloc(c, count * sizeof(double));
-    double *mine = cl_alloc(c, (size_t)counts[rank] * sizeof(double));
-    coll_reduce_init(c, x, count);
+    void *x = cl_alloc(c, count * r->size);
+    void *mine = cl_alloc(c, (size_t)counts[rank] * r->size);
+    coll_reduce_init(c, r, x, count);
+    CL_TRY(lib_red_init(c, &l, a));
     begin(c, "MPI_Reduce_scatter");
-    CL_TRY(end(c, MPI_Reduce_scatter(x, mine, counts, MPI_DOUBLE, MPI_SUM, comm)));
-    return coll_reduce_verify(c, mine, (size_t)displs[rank], (size_t)counts[rank],
+    int err = end(c, MPI_Reduce_scatter(x, mine, counts, l.type, l.op, comm));
+    CL_TRY(lib_red_release(&l, err));
+    CL_TRY(coll_finish(c, r, mine, (size_t)counts[rank], cl_size(c)));
+    return coll_reduce_verify(c, r, mine, (size_t)displs[rank], (size_t)counts[rank],
                               "reduced block");
 }
 
 static int lib_reduce(cl_comm *c, const cl_args *a)
 {
-    size_t count = coll_count(a->bytes);
+    lib_red l;
     MPI_Comm comm;
     CL_TRY(comm_of(c, &comm));
+    coll_red *r = &l.r;
+    *r = coll_red_of(a);
+    size_t count = coll_count(r, a->bytes);
     if (count > INT_MAX)
         return too_large(c, count, "MPI_Reduce");
-    double *x = cl_alloc(c, count * sizeof(double));
-    coll_reduce_init(c, x, count);
+    void *x = cl_alloc(c, count * r->size);
+    coll_reduce_init(c, r, x, count);
     bool root = cl_rank(c) == 0;
+    CL_TRY(lib_red_init(c, &l, a));
     begin(c, "MPI_Reduce");
-    CL_TRY(end(c, MPI_Reduce(root ? MPI_IN_PLACE : x, root ? x : NULL, (int)count, MPI_DOUBLE,
-                             MPI_SUM, 0, comm)));
-    return root ? coll_reduce_verify(c, x, 0, count, "sum at rank 0") : 0;
+    int err = end(c, MPI_Reduce(root ? MPI_IN_PLACE : x, root ? x : NULL, (int)count, l.type,
+                                l.op, 0, comm));
+    CL_TRY(lib_red_release(&l, err));
+    if (!root)
+        return 0;
+    CL_TRY(coll_finish(c, r, x, count, cl_size(c)));
+    return coll_reduce_verify(c, r, x, 0, count, "result at rank 0");
 }
 
 static int lib_broadcast(cl_comm *c, const cl_args *a)

@@ -34,7 +34,7 @@
     X(MPI_Get_count) X(MPI_Error_class) X(MPI_Error_string)                     \
     X(MPI_Barrier) X(MPI_Bcast) X(MPI_Reduce) X(MPI_Allreduce)                  \
     X(MPI_Gatherv) X(MPI_Scatterv) X(MPI_Allgatherv) X(MPI_Reduce_scatter)      \
-    X(MPI_Alltoallv)                                                            \
+    X(MPI_Alltoallv) X(MPI_Op_create) X(MPI_Op_free)                            \
     X(MPI_T_init_thread) X(MPI_T_finalize) X(MPI_T_cvar_get_num)                \
     X(MPI_T_cvar_get_info) X(MPI_T_cvar_handle_alloc) X(MPI_T_cvar_handle_free) \
     X(MPI_T_cvar_read)                                                          \
@@ -42,7 +42,10 @@
     X(ompi_request_null) X(ompi_mpi_errors_return) X(ompi_mpi_op_sum)           \
     X(ompi_mpi_datatype_null) X(ompi_mpi_byte) X(ompi_mpi_int)                  \
     X(ompi_mpi_unsigned) X(ompi_mpi_unsigned_long)                              \
-    X(ompi_mpi_unsigned_long_long) X(ompi_mpi_uint64_t) X(ompi_mpi_double)
+    X(ompi_mpi_unsigned_long_long) X(ompi_mpi_uint64_t) X(ompi_mpi_double)      \
+    X(ompi_mpi_float) X(ompi_mpi_int32_t) X(ompi_mpi_int64_t) X(ompi_mpi_uint16_t) \
+    X(ompi_mpi_op_prod) X(ompi_mpi_op_min) X(ompi_mpi_op_max) X(ompi_mpi_op_band) \
+    X(ompi_mpi_op_bor) X(ompi_mpi_op_bxor)
 
 typedef struct mpib_syms {
 #define MPIB_SYM_FIELD(name) __typeof__(name) *name;
@@ -92,6 +95,8 @@ int mpib__load(cl_diag *d);
 #define MPI_Allgatherv (*mpib__lib.MPI_Allgatherv)
 #define MPI_Reduce_scatter (*mpib__lib.MPI_Reduce_scatter)
 #define MPI_Alltoallv (*mpib__lib.MPI_Alltoallv)
+#define MPI_Op_create (*mpib__lib.MPI_Op_create)
+#define MPI_Op_free (*mpib__lib.MPI_Op_free)
 #define MPI_T_init_thread (*mpib__lib.MPI_T_init_thread)
 #define MPI_T_finalize (*mpib__lib.MPI_T_finalize)
 #define MPI_T_cvar_get_num (*mpib__lib.MPI_T_cvar_get_num)
@@ -113,6 +118,16 @@ int mpib__load(cl_diag *d);
 #define ompi_mpi_unsigned_long_long (*mpib__lib.ompi_mpi_unsigned_long_long)
 #define ompi_mpi_uint64_t (*mpib__lib.ompi_mpi_uint64_t)
 #define ompi_mpi_double (*mpib__lib.ompi_mpi_double)
+#define ompi_mpi_float (*mpib__lib.ompi_mpi_float)
+#define ompi_mpi_int32_t (*mpib__lib.ompi_mpi_int32_t)
+#define ompi_mpi_int64_t (*mpib__lib.ompi_mpi_int64_t)
+#define ompi_mpi_uint16_t (*mpib__lib.ompi_mpi_uint16_t)
+#define ompi_mpi_op_prod (*mpib__lib.ompi_mpi_op_prod)
+#define ompi_mpi_op_min (*mpib__lib.ompi_mpi_op_min)
+#define ompi_mpi_op_max (*mpib__lib.ompi_mpi_op_max)
+#define ompi_mpi_op_band (*mpib__lib.ompi_mpi_op_band)
+#define ompi_mpi_op_bor (*mpib__lib.ompi_mpi_op_bor)
+#define ompi_mpi_op_bxor (*mpib__lib.ompi_mpi_op_bxor)
 #endif
 
 #endif

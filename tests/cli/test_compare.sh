@@ -74,6 +74,10 @@ has "$q" "  - {bytes: 8, time: "; has "$q" "  - {bytes: 1048576, time: "
 if [ "$(ls -A "$tmpd" | grep -c tmp)" -eq 0 ]; then ok; else bad "a temporary file was left in $tmpd"; fi
 run 0 run pingpong --model "$q" --sizes 8,1MiB; has "$out" "machine $q (shm on"
 has "$out" "segments, duplex), full mesh of 2 ranks"
+# the host's reduction per type (issue 36), the gamma of a modeled reduction
+has "$q" "reduce_bandwidth: {f64: "; has "$q" ", bf16: "; has "$q" ", i64: "
+run 0 run allreduce -n 2 --model "$q" --bytes 1MiB --dtype bf16
+has "$out" "reducing: sum of bf16 elements at "
 fi
 if calibrated "$tmpd/q2.yaml" --backend shm --quick --csv; then
 has "$out" "# commlab-plot: compare"; has "$out" "# title: pingpong, shm, 2 ranks, host "
@@ -85,6 +89,7 @@ has "$out" '"command": "calibrate"'; has "$out" '"alpha_s"'; has "$out" '"r2"'
 has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'; has "$out" '"gap_s"'
 has "$out" '"duplex_segments"'; has "$out" '"exchange_s"'; has "$out" '"exchange_modeled_s"'
 has "$out" '"reference": ['; has "$out" '"time_s"'; has "$out" '"cache": "fresh"'
+has "$out" '"reduce_bandwidth_Bps": {'
 fi
 # --cache: the mode measured in, recorded in the file
 if calibrated "$tmpd/q-cold.yaml" --backend shm --quick --cache cold; then

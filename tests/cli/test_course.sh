@@ -101,9 +101,9 @@ has "$out" "hint: 27 is what the formula gives; the messages between the stages"
 run 1 exercise check 2.4 --answer 40; has "$out" "40 is enough, but not the smallest"
 # 4.1 without the alpha term (issue 19): the 256 MiB times pass within 1 %,
 # the 1 MiB ring time does not.
-run 1 exercise check 4.1 --answer "161.06 10.066 39.32 30 480"
-has "$out" "number 3 (39.32) is too low: you left out the latency term"
-run 1 exercise check 4.1 --answer "161.15 10.156 129.32 30 30"
+run 1 exercise check 4.1 --answer "166.98 10.436 40.77 30 480"
+has "$out" "number 3 (40.77) is too low: you left out the latency term"
+run 1 exercise check 4.1 --answer "167.07 10.526 130.77 30 30"
 has "$out" "number 5 (30) is too low: that is what one rank sends"
 if grep -q "480" "$out"; then bad "4.1's failure shows the expected total"; else ok; fi
 

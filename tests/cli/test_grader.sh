@@ -63,7 +63,7 @@ done
 export XDG_STATE_HOME="$tmpd/explain"
 run 0 exercise check 4.1 --solution; has "$out" "shown once you pass"
 if grep -q "^why:" "$out"; then bad "--solution printed the explanation before a pass"; else ok; fi
-run 0 exercise check 4.1 --answer "161.15 10.156 129.32 30 480"; has "$out" "why:"
+run 0 exercise check 4.1 --answer "167.07 10.526 130.77 30 480"; has "$out" "why:"
 run 0 exercise check 4.1 --solution; has "$out" "why:"
 
 # --- directions only for the first tries ---

@@ -71,6 +71,11 @@ for fig in 32 '17\.9[0-9]*' '18\.0[0-9]*'; do  # below its title line
 done
 run 0 exercise show 2.8;    has "$out" "compares with the figure after 'stage 0 kept the activations"
 
+# --- exercise 2.9: the 1F1B schedule written by hand (issue 36) ---
+run 0 exercise check 2.9 --solution; has "$out" "passed: all"
+run 0 exercise check 2.9 --solution --backend shm; has "$out" "passed: all"
+# (the wrong attempts are the grader's own cases: tests/cli/test_grader.sh)
+
 # --- exercise 4.6: groups, graded on routes and the sums each rank holds ---
 run 0 exercise check 4.6 --solution; has "$out" "passed: all"
 run 0 exercise check 4.6 --solution --backend shm; has "$out" "passed: all"

@@ -78,6 +78,16 @@ for c in allreduce broadcast allgather reducescatter alltoall barrier reduce gat
     run 0 run "$c" --backend mpi --algo all --library -n 3 --sizes 7,100001 --iters 2 --check
     has "$out" "library"
 done
+# The library's row with the run's operator and type (issue 36): MPI's own
+# for f32, i32, i64; bf16 and f16 through a user MPI_Op; avg divided after.
+for t in f32 bf16 f16 i64; do
+    run 0 run allreduce --backend mpi --algo ring --library -n 3 --sizes 7,100001 --iters 2 \
+        --op max --dtype $t
+    has "$out" "reducing: max of $t elements"
+done
+run 0 run reduce --backend mpi --library -n 3 --bytes 100001 --iters 2 --op avg --dtype bf16
+run 0 run reducescatter --backend mpi --library -n 3 --bytes 100001 --iters 2 --op bxor \
+    --dtype i32
 run 0 run allreduce --backend mpi --library --bytes 1MiB --json
 has "$out" '"pattern": "allreduce-library"'
 run 2 run allreduce --backend shm --library; has "$err" "--backend shm has none"

@@ -18,6 +18,9 @@ for p in tcp shm; do
     has "$out" "allreduce-ring on rdma: 4 ranks"
     run 0 run pingpong --backend rdma --provider $p --bytes 100KiB -i 20 --check
 done
+# a reduction in another type and operator, checked (issue 36)
+run 0 run allreduce --algo all --backend rdma --provider tcp -n 3 --bytes 100003 --op min \
+    --dtype f16 --check -i 1 --warmup 0
 run 0 run pingpong --backend rdma --sizes 8,100KiB --json -i 2 --warmup 1
 json "run --backend rdma --json"; has "$out" '"backend": "rdma"'
 for p in tcp shm; do
