@@ -664,11 +664,21 @@ typedef struct result_line {
 } result_line;
 
 /* nccl-tests' algorithm and bus bandwidth of a row of a collective. */
-static bool bus_of(const result_line *l, int ranks, double *algbw, double *busbw)
+/* Whether line l moved bytes: a pattern that sends nothing has no rate,
+ * however fast it was.  The library's messages are its own, never
+ * counted, so its rows always have one. */
+static bool moved_bytes(const run_opts *o, const result_line *l)
+{
+    return l->row.bytes && (l->row.messages || l->p == &o->library_pattern);
+}
+
+/* nccl-tests' algbw and busbw of line l (0 when it moved nothing); true
+ * when its collective has a bus factor. */
+static bool bus_of(const run_opts *o, const result_line *l, double *algbw, double *busbw)
 {
     pattern_bus bus = l->p->collective ? l->p->collective->bus : BUS_NONE;
-    *algbw = l->row.bandwidth;
-    *busbw = l->row.bandwidth * pattern_bus_factor(bus, ranks);
+    *algbw = moved_bytes(o, l) ? l->row.bandwidth : 0;
+    *busbw = *algbw * pattern_bus_factor(bus, o->ranks);
     return bus != BUS_NONE;
 }
 
@@ -754,7 +764,7 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
         putchar('\n');
     }
     double algbw, busbw;
-    bool bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
+    bool bus = n > 0 && bus_of(o, &lines[0], &algbw, &busbw);
     const char *h[8];
     size_t nh = 0;
     h[nh++] = "size";
@@ -783,11 +793,8 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
         table_add(&t, "%s", units_time_digits(m, r->t.median, 4));
         table_add(&t, "%s", units_time_digits(lo, r->t.min, 4));
         table_add(&t, "%s", units_time_digits(hi, r->t.max, 4));
-        bus_of(&lines[i], o->ranks, &algbw, &busbw);
-        /* No bytes or no message (a pattern that sends nothing): no rate.
-         * The library's messages are its own, not counted. */
-        bool library = lines[i].p == &o->library_pattern;
-        bool moved = r->bytes && (r->messages || library);
+        bus_of(o, &lines[i], &algbw, &busbw);
+        bool library = lines[i].p == &o->library_pattern, moved = moved_bytes(o, &lines[i]);
         table_add(&t, "%s", moved ? units_bandwidth_str(bw, algbw) : "-");
         if (bus)
             table_add(&t, "%s", moved ? units_bandwidth_str(bb, busbw) : "-");
@@ -803,7 +810,7 @@ static void print_text(const run_opts *o, const run_env *env, const result_line 
 static void print_csv(const run_opts *o, const result_line *lines, size_t n)
 {
     double algbw, busbw;
-    bool bus = n > 0 && bus_of(&lines[0], o->ranks, &algbw, &busbw);
+    bool bus = n > 0 && bus_of(o, &lines[0], &algbw, &busbw);
     bool skew = n > 0 && lines[0].row.skew.n;
     const char *h[12] = {"bytes", "iters", "time_median_s", "time_min_s", "time_max_s",
                          "bandwidth_Bps", "messages"};
@@ -827,10 +834,10 @@ static void print_csv(const run_opts *o, const result_line *lines, size_t n)
         table_add(&t, "%.12g", r->t.median);
         table_add(&t, "%.12g", r->t.min);
         table_add(&t, "%.12g", r->t.max);
-        table_add(&t, "%.12g", r->bandwidth);
+        bus_of(o, &lines[i], &algbw, &busbw);
+        table_add(&t, "%.12g", algbw);
         table_add(&t, "%llu", (unsigned long long)r->messages);
         if (bus) {
-            bus_of(&lines[i], o->ranks, &algbw, &busbw);
             table_add(&t, "%s", lines[i].p->algo);
             table_add(&t, "%.12g", algbw);
             table_add(&t, "%.12g", busbw);
@@ -895,7 +902,8 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
         json_kv_number(&w, "min", r->t.min);
         json_kv_number(&w, "max", r->t.max);
         json_end_object(&w);
-        json_kv_number(&w, "bandwidth_Bps", r->bandwidth);
+        bool bus = bus_of(o, &lines[i], &algbw, &busbw);
+        json_kv_number(&w, "bandwidth_Bps", algbw);
         if (r->skew.n) {
             json_key(&w, "start_skew_s");
             json_begin_object(&w);
@@ -903,7 +911,7 @@ static void print_json(const run_opts *o, const run_env *env, const result_line 
             json_kv_number(&w, "max", r->skew.max);
             json_end_object(&w);
         }
-        if (bus_of(&lines[i], o->ranks, &algbw, &busbw)) {
+        if (bus) {
             json_kv_number(&w, "algbw_Bps", algbw);
             json_kv_number(&w, "busbw_Bps", busbw);
         }

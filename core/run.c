@@ -284,7 +284,6 @@ int run_row_fill(run_row *row, run_result *res, const pattern_info *p, uint64_t 
         return err;
     row->bytes = bytes;
     row->messages = runs > 0 ? res->messages / (uint64_t)runs : 0;
-    /* A pattern that sends nothing moves no bytes, however fast. */
-    row->bandwidth = row->t.median > 0 && row->messages ? (double)bytes / row->t.median : 0;
+    row->bandwidth = row->t.median > 0 ? (double)bytes / row->t.median : 0;
     return 0;
 }
