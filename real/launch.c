@@ -175,6 +175,9 @@ typedef struct launcher {
     _Atomic bool rank_ended; /* it returned, with this exit code: */
     _Atomic int rank_code;
     const sigset_t *signals; /* what the watchdog thread waits for */
+    pthread_t watchdog;      /* the thread watching it ... */
+    pthread_t rank_thread;   /* ... and the one running it, */
+    pid_t pid;               /* in this process */
 } launcher;
 
 /* Every rank and whatever it started: its process group outlives the rank
@@ -515,20 +518,70 @@ static void *watch_thread(void *arg)
     return NULL;
 }
 
+/* ---- an in-process rank that ends the process ----
+ *
+ * exit() called by the pattern of a rank that runs in this process would
+ * end the watchdog with it, leave the world waiting for a rank nobody
+ * reports on, and run the library's exit handlers (MPI_Finalize waits for
+ * the other processes, which wait for this rank: the run would hang until
+ * --timeout).  An on_exit handler, registered once per process before the
+ * first such run and so run before the library's, catches the call: the
+ * rank failed as a rank process that exited does on the other backends,
+ * named with the status it asked for; its watchdog reports it to the
+ * world, the process ends at once with "a rank failed" (4) and nothing
+ * else of exit runs.  Process-wide, as exit itself is: the handler has no
+ * other way to the run under way. */
+
+#define EXIT_FAILED 4 /* the CLI's "a rank failed" (cli/cli.h) */
+
+static launcher *_Atomic in_process_run; /* the in-process run under way, or NULL */
+
+static void rank_called_exit(int code, void *arg)
+{
+    (void)arg;
+    launcher *l = atomic_load(&in_process_run);
+    if (!l || l->pid != getpid() || !pthread_equal(pthread_self(), l->rank_thread))
+        return; /* not a rank's exit: a child it forked, or the command's own */
+    int rank = l->j->only;
+    job_slot *s = &l->j->slots[rank];
+    diag_set(&s->why, 0, "rank %d called exit(%d) in its own code: a rank ends by returning "
+             "from its pattern, never by ending the process", rank, code);
+    s->status = CL_EPEER;
+    atomic_store(&s->state, JOB_FAILED);
+    atomic_store(&l->rank_code, EXIT_FAILED);
+    atomic_store(&l->rank_ended, true);
+    pthread_join(l->watchdog, NULL); /* the world knows, and has ended the run */
+    if (!l->res->told)
+        fprintf(l->o->job.report ? l->o->job.report : stderr, "commlab: %s\n",
+                l->res->diag.msg);
+    fflush(NULL);
+    _exit(EXIT_FAILED);
+}
+
+static void hook_exit(void)
+{
+    on_exit(rank_called_exit, NULL);
+}
+
 /* The one rank of this process runs here while a thread watches. */
 static int run_in_process(launcher *l, const real_transport *t, const sigset_t *set)
 {
-    pthread_t th;
+    static pthread_once_t hooked = PTHREAD_ONCE_INIT;
+    pthread_once(&hooked, hook_exit);
     l->signals = set;
     l->in_process = true;
     l->alive = 1;
-    int err = pthread_create(&th, NULL, watch_thread, l);
+    l->pid = getpid();
+    l->rank_thread = pthread_self();
+    int err = pthread_create(&l->watchdog, NULL, watch_thread, l);
     if (err)
         return diag_set(&l->res->diag, CL_ENOMEM, "cannot start the watchdog thread: %s",
                         strerror(err));
+    atomic_store(&in_process_run, l);
     atomic_store(&l->rank_code, rank_body(l->j, l->o, t, l->j->only, NULL));
+    atomic_store(&in_process_run, NULL);
     atomic_store(&l->rank_ended, true);
-    pthread_join(th, NULL);
+    pthread_join(l->watchdog, NULL);
     return 0;
 }
 
