@@ -2,7 +2,9 @@
 # test_mpi_faults.sh COMMLAB TOOLDIR - `--backend mpi` when a rank's
 # pattern misbehaves or the job is stopped from outside: a rank that calls
 # exit() is named at once (exit 4); a process a pattern forks ends with the
-# rank's process, and the run with it.  Skips, saying why, where the backend
+# rank's process, and the run with it; Ctrl-C and SIGTERM exit 130 and 143,
+# a killed mpirun or guardian 4, each saying so, and none leaves a process
+# or a file of Open MPI's behind.  Skips, saying why, where the backend
 # is not built or mpirun is missing (tests/cli/test_mpi.sh checks what is
 # said then).
 . "$(dirname "$0")/lib.sh"
@@ -56,5 +58,72 @@ else bad "the forked child '$kid' outlived the run"; fi
 run 0 run tests/data/mpi/fork_returns.c --backend mpi --bytes 8
 has "$err" "commlab: rank 1: a process its pattern forked (pid "
 has "$err" "went on into a send or receive: only the rank's own process talks MPI; it is ended"
+
+# --- stopped from outside: Ctrl-C, SIGTERM, a killed mpirun or guardian ---
+# Each job runs in a session of its own (its pid is the session's), as a
+# terminal's foreground job would, and its Open MPI files go to a scratch
+# folder of its own, /dev/shm/commlab-mpi.PID.XXXXXX.
+exe=$(readlink -f "$cl")
+
+# start_job: a long ping-pong started as a terminal would; its pid in $job
+# once both ranks' shared-memory segments are in its scratch folder (up to
+# 20 s).
+start_job() {
+    setsid "$cl" run pingpong --backend mpi --bytes 1MiB --iters 1000000 \
+        >"$tmpd/job.out" 2>"$tmpd/job.err" &
+    job=$!
+    tries=0
+    while [ "$(ls /dev/shm/commlab-mpi."$job".*/vader_segment.* 2>/dev/null | wc -l)" -lt 2 ] &&
+          [ "$tries" -lt 200 ]; do
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    if [ "$tries" -lt 200 ]; then ok; else bad "the job's segments never appeared"; fi
+}
+# job_child: mpirun, the job's child.
+job_child() { pgrep -P "$job" | head -n 1; }
+# ended WHAT RC TEXT: the job exited RC saying TEXT, and left nothing: no
+# process of its session, no scratch folder.
+ended() {
+    wait "$job"
+    rc=$?
+    if [ "$rc" = "$2" ]; then ok; else bad "$1: exit $rc, want $2"; fi
+    has "$tmpd/job.err" "$3"
+    left=$(ps -eo sid=,pid=,args= | awk -v s="$job" '$1 == s')
+    if [ -z "$left" ]; then ok; else bad "$1: processes left: $left"; fi
+    if ls -d /dev/shm/commlab-mpi."$job".* >/dev/null 2>&1; then
+        bad "$1: its scratch folder is left: $(ls -R /dev/shm/commlab-mpi."$job".*)"
+    else ok; fi
+}
+start_job
+kill -INT "-$job" # a terminal's Ctrl-C: the foreground group (commlab and mpirun)
+ended "Ctrl-C" 130 "commlab: interrupted (SIGINT): every rank was stopped"
+start_job
+kill -TERM "$job"
+ended "SIGTERM" 143 "commlab: interrupted (SIGTERM): every rank was stopped"
+start_job
+kill -KILL "$(job_child)"
+ended "mpirun killed" 4 "commlab: mpirun was killed by signal 9 (SIGKILL): every rank was stopped with it"
+start_job
+for g in $(pgrep -P "$(job_child)"); do
+    tr '\0' '\n' <"/proc/$g/environ" | grep -qx OMPI_COMM_WORLD_RANK=1 && kill -KILL "$g"
+done
+ended "a guardian killed" 4 "was killed by signal 9 (SIGKILL): every rank was stopped"
+
+# The scratch folder of a job killed outright (SIGKILL: it removes
+# nothing) goes with the next job; a live job's stays.
+start_job
+kill -KILL "$job"
+wait "$job"
+tries=0 # its processes end once their launcher is gone
+while ps -eo sid= | grep -qx " *$job" && [ "$tries" -lt 100 ]; do sleep 0.1; tries=$((tries + 1)); done
+if ls -d /dev/shm/commlab-mpi."$job".* >/dev/null 2>&1; then ok
+else bad "a job killed outright left no scratch folder: the next one removes nothing"; fi
+mkdir -m 700 "/dev/shm/commlab-mpi.$$.live00"
+run 0 run ring --backend mpi --bytes 8 --iters 1
+if ls -d /dev/shm/commlab-mpi."$job".* >/dev/null 2>&1; then bad "the orphan scratch folder stays"
+else ok; fi
+if [ -d "/dev/shm/commlab-mpi.$$.live00" ]; then ok; else bad "a live job's folder was removed"; fi
+rmdir "/dev/shm/commlab-mpi.$$.live00"
 
 finish
