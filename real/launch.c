@@ -327,12 +327,24 @@ static char proc_state(pid_t pid)
     return p && p[1] == ' ' ? p[2] : 0;
 }
 
+/* The pid of rank's process on this host, 0 when unknown: one this
+ * launcher forked, or, when every rank runs in a process of its own
+ * (real_transport.in_process: the mpi backend), the process that joined
+ * the rendezvous for it from this host. */
+static pid_t rank_pid(const launcher *l, int rank)
+{
+    if (l->pids[rank] > 0)
+        return l->pids[rank];
+    return l->in_process && l->o->boot ? boot_local_pid(l->o->boot, rank) : 0;
+}
+
 /* Whether rank's process (a local one) is stopped: by SIGSTOP or a
  * terminal's Ctrl-Z (state T), or by a debugger (t).  It holds the run up
  * without being blocked, and may yet be continued. */
 static bool rank_is_stopped(const launcher *l, int rank)
 {
-    char st = l->pids[rank] > 0 ? proc_state(l->pids[rank]) : 0;
+    pid_t pid = rank_pid(l, rank);
+    char st = pid > 0 ? proc_state(pid) : 0;
     return st == 'T' || st == 't';
 }
 
@@ -346,10 +358,10 @@ static int stopped_ranks(const launcher *l, bool say)
         if (atomic_load(&l->j->slots[i].state) == JOB_DONE || !rank_is_stopped(l, i))
             continue;
         n++;
+        int pid = (int)rank_pid(l, i);
         if (say)
             fprintf(f, "commlab: rank %d (pid %d) is stopped (state T in /proc/%d/stat): the "
-                    "run waits for it to continue (kill -CONT %d)%s\n", i, (int)l->pids[i],
-                    (int)l->pids[i], (int)l->pids[i],
+                    "run waits for it to continue (kill -CONT %d)%s\n", i, pid, pid, pid,
                     l->deadline > 0 ? ", up to --timeout" : "");
     }
     return n;
@@ -430,7 +442,7 @@ static void report_timeout(launcher *l)
     units_time_str(t, l->o->job.timeout);
     if (stopped >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d is stopped (pid "
-             "%d, state T)%s", t, stopped, (int)l->pids[stopped],
+             "%d, state T)%s", t, stopped, (int)rank_pid(l, stopped),
              nstopped > 1 ? ", and others too" : "");
     else if (running >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d made no progress, "

@@ -2,7 +2,8 @@
 # test_mpi_faults.sh COMMLAB TOOLDIR - `--backend mpi` when a rank's
 # pattern misbehaves or the job is stopped from outside: a rank that calls
 # exit() is named at once (exit 4); a process a pattern forks ends with the
-# rank's process, and the run with it; Ctrl-C and SIGTERM exit 130 and 143,
+# rank's process, and the run with it; a stopped rank is called stopped;
+# Ctrl-C and SIGTERM exit 130 and 143,
 # a killed mpirun or guardian 4, each saying so, and none leaves a process
 # or a file of Open MPI's behind.  Skips, saying why, where the backend
 # is not built or mpirun is missing (tests/cli/test_mpi.sh checks what is
@@ -58,6 +59,17 @@ else bad "the forked child '$kid' outlived the run"; fi
 run 0 run tests/data/mpi/fork_returns.c --backend mpi --bytes 8
 has "$err" "commlab: rank 1: a process its pattern forked (pid "
 has "$err" "went on into a send or receive: only the rank's own process talks MPI; it is ended"
+
+# --- a stopped rank (SIGSTOP: state T) is called stopped, not running its
+# own code, and is no deadlock ---
+d=tests/data/fault
+run 4 run $d/stop.c --bytes 8 --backend mpi --timeout 1s
+has "$err" "the run took longer than --timeout 1 s: rank 1 is stopped (pid"
+if grep -q "running its own code" "$err"; then bad "a stopped rank was said to run"; else ok; fi
+run 4 run $d/stop_blocked.c --bytes 8 --backend mpi --deadlock-timeout 200ms --timeout 2s
+has "$err" "is stopped (state T in /proc/"
+has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
+if grep -q "deadlock:" "$err"; then bad "a stopped rank was called a deadlock"; else ok; fi
 
 # --- stopped from outside: Ctrl-C, SIGTERM, a killed mpirun or guardian ---
 # Each job runs in a session of its own (its pid is the session's), as a
