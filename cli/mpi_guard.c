@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/mpi_launch.h"
+#include "cli/mpi_netns.h"
 #include "cli/mpi_scratch.h"
 
 #define ORPHANS_SECONDS 5 /* the job's processes mpirun left get this long, then SIGKILL */
@@ -66,6 +67,12 @@ static int wait_child(pid_t pid, const sigset_t *set, pid_t parent, int *passed,
 }
 
 /* ---- outside a launcher: mpirun, started and waited for ---- */
+
+/* Why the child could not become mpirun, told its parent through a pipe. */
+typedef struct start_failure {
+    int err;       /* exec's errno; 0: the network namespace */
+    char why[320];
+} start_failure;
 
 /* In mpirun's process before it starts: Open MPI's files go to the job's
  * scratch folder (a choice of the user's own stands). */
@@ -159,9 +166,15 @@ int mpi_relaunch(int ranks, int argc, char **argv)
             _exit(127);
         sigprocmask(SIG_SETMASK, &old, NULL);
         job_env(scratch);
-        execvp(av[0], (char *const *)av);
-        int e = errno; /* the parent says it */
-        if (write(pipefd[1], &e, sizeof e) < 0)
+        start_failure f = {0};
+        if (mpi_netns_enter(f.why, sizeof f.why) == 0) {
+            execvp(av[0], (char *const *)av);
+            f.err = errno;
+            snprintf(f.why, sizeof f.why, "mpirun cannot be started here (%s): install Open "
+                     "MPI (openmpi-bin), or start it as `mpirun -np %d commlab run ...` "
+                     "(`srun` under Slurm)", strerror(f.err), ranks);
+        }
+        if (write(pipefd[1], &f, sizeof f) < 0) /* the parent says it */
             _exit(127);
         _exit(127);
     }
@@ -172,17 +185,14 @@ int mpi_relaunch(int ranks, int argc, char **argv)
     } else {
         close(pipefd[1]);
         pipefd[1] = -1;
-        int e = 0;
-        bool failed = read(pipefd[0], &e, sizeof e) == (ssize_t)sizeof e;
+        start_failure f;
+        bool failed = read(pipefd[0], &f, sizeof f) == (ssize_t)sizeof f;
         int passed;
         bool orphaned;
         int st = wait_child(pid, &set, 0, &passed, &orphaned);
         reap_orphans();
         if (failed)
-            rc = cli_error("--backend mpi runs as an MPI job, and mpirun cannot be started "
-                           "here (%s): install Open MPI (openmpi-bin), or start it as "
-                           "`mpirun -np %d commlab run ...` (`srun` under Slurm)",
-                           strerror(e), ranks);
+            rc = cli_error("--backend mpi runs as an MPI job, and %s", f.why);
         else
             rc = job_status(st, passed);
     }

@@ -5,7 +5,7 @@
 # rank's process, and the run with it; a stopped rank is called stopped;
 # Ctrl-C and SIGTERM exit 130 and 143,
 # a killed mpirun or guardian 4, each saying so, and none leaves a process
-# or a file of Open MPI's behind.  Skips, saying why, where the backend
+# or a file of Open MPI's behind; nothing of a job listens beyond the host.  Skips, saying why, where the backend
 # is not built or mpirun is missing (tests/cli/test_mpi.sh checks what is
 # said then).
 . "$(dirname "$0")/lib.sh"
@@ -121,6 +121,41 @@ for g in $(pgrep -P "$(job_child)"); do
     tr '\0' '\n' <"/proc/$g/environ" | grep -qx OMPI_COMM_WORLD_RANK=1 && kill -KILL "$g"
 done
 ended "a guardian killed" 4 "was killed by signal 9 (SIGKILL): every rank was stopped"
+
+# --- nothing of a job on one host listens beyond it ---
+# listeners: what the job's processes listen on, as this namespace sees it
+# ("ADDRESS:PORT name" lines).
+listeners() {
+    pids=$(ps -eo pid=,sid= | awk -v s="$job" '$2 == s { printf "%s|", $1 }')
+    ss -ltnpH | awk -v p="pid=(${pids%|})," '$0 ~ p { print $4, $6 }'
+}
+start_job
+rank=$(pgrep -P "$(pgrep -P "$(job_child)" | head -n 1)" | head -n 1)
+if [ "$(readlink "/proc/$rank/ns/net")" != "$(readlink /proc/self/ns/net)" ]; then
+    # A network namespace of the job's own: loopback its only interface,
+    # nothing of the job in this one.
+    ifaces=$(tail -n +3 "/proc/$rank/net/dev" | awk -F: '{ gsub(/ /, "", $1); print $1 }')
+    if [ "$ifaces" = lo ]; then ok; else bad "the job's namespace has: $ifaces"; fi
+    l=$(listeners)
+    if [ -z "$l" ]; then ok; else bad "the job listens in the host's namespace: $l"; fi
+elif { unshare -n true || unshare -rn true; } 2>/dev/null; then
+    bad "the job runs in the host's network namespace, where this kernel makes one for it"
+else
+    echo "note: this kernel makes no network namespace for the job: its ranks alone are kept from listening"
+fi
+kill -TERM "$job"
+wait "$job"
+# In the host's namespace (COMMLAB_MPI_NETNS=0, or where the kernel
+# refuses one) the ranks listen nowhere (no TCP transport on one host);
+# mpirun's own listeners stay (Open MPI 4.1 binds them to 0.0.0.0 and ::
+# whatever its parameters say: cli/mpi_netns.h).
+export COMMLAB_MPI_NETNS=0
+start_job
+l=$(listeners)
+if echo "$l" | grep -v ' users:(("mpirun"' | grep -q .; then bad "a rank listens: $l"; else ok; fi
+kill -TERM "$job"
+wait "$job"
+unset COMMLAB_MPI_NETNS
 
 # The scratch folder of a job killed outright (SIGKILL: it removes
 # nothing) goes with the next job; a live job's stays.
