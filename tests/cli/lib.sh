@@ -36,6 +36,18 @@ run() {
     rc=$?
     if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
 }
+# record_pids: every later run goes through $wrap, which adds commlab's pid
+# to $tmpd/pids ($tmpd/pid: the last one's), for a script that looks for
+# what its own commands left by names that carry their pid, never at
+# another job's beside it.
+record_pids() {
+    printf '#!/bin/sh\necho $$ >>"%s/pids"\necho $$ >"%s/pid"\nexec "$@"\n' "$tmpd" "$tmpd" \
+        >"$tmpd/rec"
+    chmod +x "$tmpd/rec"
+    wrap=$tmpd/rec
+    : >"$tmpd/pids"
+}
+
 # has FILE TEXT : the last run's stdout/stderr contains TEXT.
 has() {
     if grep -qF -- "$2" "$1"; then ok; else bad "expected '$2' in $(basename "$1")"; fi

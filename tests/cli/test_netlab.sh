@@ -47,12 +47,8 @@ trap cleanup EXIT
 # A netlab's names carry its launcher's pid: every commlab this script
 # starts adds its pid to $tmpd/pids (run and pid_start through $wrap), and
 # clean looks at those names alone, since another job's netlab may be up
-# beside this one.  $last: the pid of the last command run through $wrap.
-printf '#!/bin/sh\necho $$ >>"%s/pids"\necho $$ >"%s/pid"\nexec "$@"\n' "$tmpd" "$tmpd" \
-    >"$tmpd/rec"
-chmod +x "$tmpd/rec"
-wrap=$tmpd/rec
-: >"$tmpd/pids"
+# beside this one.
+record_pids
 
 # clean WHAT: no clnl-PID-* namespace or link of this script's commands is
 # left.
