@@ -68,11 +68,7 @@ static int wait_child(pid_t pid, const sigset_t *set, pid_t parent, int *passed,
 
 /* ---- outside a launcher: mpirun, started and waited for ---- */
 
-/* Why the child could not become mpirun, told its parent through a pipe. */
-typedef struct start_failure {
-    int err;       /* exec's errno; 0: the network namespace */
-    char why[320];
-} start_failure;
+#define WHY_MAX 320 /* bytes of why the child could not become mpirun (a pipe's message) */
 
 /* In mpirun's process before it starts: Open MPI's files go to the job's
  * scratch folder (a choice of the user's own stands). */
@@ -166,15 +162,14 @@ int mpi_relaunch(int ranks, int argc, char **argv)
             _exit(127);
         sigprocmask(SIG_SETMASK, &old, NULL);
         job_env(scratch);
-        start_failure f = {0};
-        if (mpi_netns_enter(f.why, sizeof f.why) == 0) {
+        char why[WHY_MAX] = "";
+        if (mpi_netns_enter(why, sizeof why) == 0) {
             execvp(av[0], (char *const *)av);
-            f.err = errno;
-            snprintf(f.why, sizeof f.why, "mpirun cannot be started here (%s): install Open "
-                     "MPI (openmpi-bin), or start it as `mpirun -np %d commlab run ...` "
-                     "(`srun` under Slurm)", strerror(f.err), ranks);
+            snprintf(why, sizeof why, "mpirun cannot be started here (%s): install Open MPI "
+                     "(openmpi-bin), or start it as `mpirun -np %d commlab run ...` (`srun` "
+                     "under Slurm)", strerror(errno), ranks);
         }
-        if (write(pipefd[1], &f, sizeof f) < 0) /* the parent says it */
+        if (write(pipefd[1], why, sizeof why) < 0) /* the parent says it */
             _exit(127);
         _exit(127);
     }
@@ -185,14 +180,14 @@ int mpi_relaunch(int ranks, int argc, char **argv)
     } else {
         close(pipefd[1]);
         pipefd[1] = -1;
-        start_failure f;
-        bool failed = read(pipefd[0], &f, sizeof f) == (ssize_t)sizeof f;
+        char why[WHY_MAX];
+        bool failed = read(pipefd[0], why, sizeof why) == (ssize_t)sizeof why;
         int passed;
         bool orphaned;
         int st = wait_child(pid, &set, 0, &passed, &orphaned);
         reap_orphans();
         if (failed)
-            rc = cli_error("--backend mpi runs as an MPI job, and %s", f.why);
+            rc = cli_error("--backend mpi runs as an MPI job, and %s", why);
         else
             rc = job_status(st, passed);
     }
