@@ -4,12 +4,8 @@
  * one, each process splits into a guardian and the process that starts MPI
  * and runs the rank (real/mpi/mpib.h).
  *
- * Why a guardian.  mpirun ends the whole job, quietly, when a process it
- * started dies of a signal, so nobody could say which rank died.  The
- * process mpirun starts therefore only forks the real one and waits: when
- * that one is killed, the guardian names its rank and exits 4, as a dead
- * rank does on every backend, and mpirun passes the 4 on.  The rank
- * process dies with its guardian (PR_SET_PDEATHSIG).
+ * The processes around the job, the command that starts mpirun and the
+ * guardian of each rank, are cli/mpi_guard.h's.
  *
  * Built only with CL_HAVE_MPI.
  */

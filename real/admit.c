@@ -36,6 +36,7 @@ typedef struct joiner {
     int fd;             /* -1: a free entry */
     bool proven;        /* its proof held: HELLO awaited (else RESPONSE) */
     double deadline;    /* job_now() seconds */
+    pid_t pid;          /* on a Unix socket: its process, as the kernel says (SO_PEERCRED) */
     handshake hs;       /* nonces of the challenge-response */
     unsigned char frame[WIRE_HDR + BOOT_JOIN_BODY]; /* the frame being read */
     size_t got;         /* bytes of it read */
@@ -123,6 +124,7 @@ static void take_connection(admission *a, int fd, double join_deadline)
             refuse(a, jn, "its user id is unknown");
             return;
         }
+        jn->pid = cred.pid;
         if (cred.uid != geteuid()) {
             char why[96];
             snprintf(why, sizeof why, "another user's process (uid %u, pid %d)",
@@ -254,6 +256,7 @@ static void take_hello(admission *a, joiner *jn, const wire_hdr *h)
     boot_conn *c = &b->conns[rank];
     memcpy(c->host, hello.host, WIRE_HOST_MAX);
     c->pid = hello.pid;
+    c->local_pid = jn->pid;
     c->fd = jn->fd;
     jn->fd = -1; /* the connection is the rank's now */
     joiner_close(jn);

@@ -650,3 +650,8 @@ int boot_size(const boot *b)
     return b->w.size;
 }
 
+pid_t boot_local_pid(const boot *b, int rank)
+{
+    return b->w.rank == 0 && rank > 0 && rank < b->nconns ? b->conns[rank].local_pid : 0;
+}
+

@@ -52,6 +52,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "core/diag.h"
 #include "real/auth.h"
@@ -81,6 +82,11 @@ const char *boot_listen_addr(const boot *b);
 /* This process's rank, and the world's size. */
 int boot_rank(const boot *b);
 int boot_size(const boot *b);
+/* Rank 0: the pid of the process that joined for rank (its agent), when
+ * it joined through the Unix rendezvous, so runs on this host (the pid
+ * this host's kernel gave the socket's peer); 0 otherwise, and in every
+ * other process. */
+pid_t boot_local_pid(const boot *b, int rank);
 
 /* ---- a run (real_run), on job j; one run at a time ---- */
 

@@ -40,6 +40,8 @@ typedef struct boot_conn {
     size_t out_len, out_cap;
     char host[WIRE_HOST_MAX]; /* the joiner's hostname (HELLO) */
     unsigned pid;           /* its process (HELLO) */
+    pid_t local_pid;        /* the same, as this host's kernel knows it: joined on the
+                               Unix rendezvous (SO_PEERCRED); 0: elsewhere, or TCP */
 } boot_conn;
 
 struct boot {

@@ -176,6 +176,9 @@ typedef struct launcher {
     _Atomic bool rank_ended; /* it returned, with this exit code: */
     _Atomic int rank_code;
     const sigset_t *signals; /* what the watchdog thread waits for */
+    pthread_t watchdog;      /* the thread watching it ... */
+    pthread_t rank_thread;   /* ... and the one running it, */
+    pid_t pid;               /* in this process */
 } launcher;
 
 /* Every rank and whatever it started: its process group outlives the rank
@@ -357,12 +360,24 @@ static char proc_state(pid_t pid)
     return p && p[1] == ' ' ? p[2] : 0;
 }
 
+/* The pid of rank's process on this host, 0 when unknown: one this
+ * launcher forked, or, when every rank runs in a process of its own
+ * (real_transport.in_process: the mpi backend), the process that joined
+ * the rendezvous for it from this host. */
+static pid_t rank_pid(const launcher *l, int rank)
+{
+    if (l->pids[rank] > 0)
+        return l->pids[rank];
+    return l->in_process && l->o->boot ? boot_local_pid(l->o->boot, rank) : 0;
+}
+
 /* Whether rank's process (a local one) is stopped: by SIGSTOP or a
  * terminal's Ctrl-Z (state T), or by a debugger (t).  It holds the run up
  * without being blocked, and may yet be continued. */
 static bool rank_is_stopped(const launcher *l, int rank)
 {
-    char st = l->pids[rank] > 0 ? proc_state(l->pids[rank]) : 0;
+    pid_t pid = rank_pid(l, rank);
+    char st = pid > 0 ? proc_state(pid) : 0;
     return st == 'T' || st == 't';
 }
 
@@ -376,10 +391,10 @@ static int stopped_ranks(const launcher *l, bool say)
         if (atomic_load(&l->j->slots[i].state) == JOB_DONE || !rank_is_stopped(l, i))
             continue;
         n++;
+        int pid = (int)rank_pid(l, i);
         if (say)
             fprintf(f, "commlab: rank %d (pid %d) is stopped (state T in /proc/%d/stat): the "
-                    "run waits for it to continue (kill -CONT %d)%s\n", i, (int)l->pids[i],
-                    (int)l->pids[i], (int)l->pids[i],
+                    "run waits for it to continue (kill -CONT %d)%s\n", i, pid, pid, pid,
                     l->deadline > 0 ? ", up to --timeout" : "");
     }
     return n;
@@ -516,7 +531,7 @@ static void report_timeout(launcher *l)
     units_time_str(last, stalest);
     if (stopped >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d is stopped (pid "
-             "%d, state T)%s", t, stopped, (int)l->pids[stopped],
+             "%d, state T)%s", t, stopped, (int)rank_pid(l, stopped),
              nstopped > 1 ? ", and others too" : "");
     else if (running >= 0)
         fail(l, CL_ETIMEOUT, "the run took longer than --timeout %s: rank %d made no progress, "
@@ -615,20 +630,70 @@ static void *watch_thread(void *arg)
     return NULL;
 }
 
+/* ---- an in-process rank that ends the process ----
+ *
+ * exit() called by the pattern of a rank that runs in this process would
+ * end the watchdog with it, leave the world waiting for a rank nobody
+ * reports on, and run the library's exit handlers (MPI_Finalize waits for
+ * the other processes, which wait for this rank: the run would hang until
+ * --timeout).  An on_exit handler, registered once per process before the
+ * first such run and so run before the library's, catches the call: the
+ * rank failed as a rank process that exited does on the other backends,
+ * named with the status it asked for; its watchdog reports it to the
+ * world, the process ends at once with "a rank failed" (4) and nothing
+ * else of exit runs.  Process-wide, as exit itself is: the handler has no
+ * other way to the run under way. */
+
+#define EXIT_FAILED 4 /* the CLI's "a rank failed" (cli/cli.h) */
+
+static launcher *_Atomic in_process_run; /* the in-process run under way, or NULL */
+
+static void rank_called_exit(int code, void *arg)
+{
+    (void)arg;
+    launcher *l = atomic_load(&in_process_run);
+    if (!l || l->pid != getpid() || !pthread_equal(pthread_self(), l->rank_thread))
+        return; /* not a rank's exit: a child it forked, or the command's own */
+    int rank = l->j->only;
+    job_slot *s = &l->j->slots[rank];
+    diag_set(&s->why, 0, "rank %d called exit(%d) in its own code: a rank ends by returning "
+             "from its pattern, never by ending the process", rank, code);
+    s->status = CL_EPEER;
+    atomic_store(&s->state, JOB_FAILED);
+    atomic_store(&l->rank_code, EXIT_FAILED);
+    atomic_store(&l->rank_ended, true);
+    pthread_join(l->watchdog, NULL); /* the world knows, and has ended the run */
+    if (!l->res->told)
+        fprintf(l->o->job.report ? l->o->job.report : stderr, "commlab: %s\n",
+                l->res->diag.msg);
+    fflush(NULL);
+    _exit(EXIT_FAILED);
+}
+
+static void hook_exit(void)
+{
+    on_exit(rank_called_exit, NULL);
+}
+
 /* The one rank of this process runs here while a thread watches. */
 static int run_in_process(launcher *l, const real_transport *t, const sigset_t *set)
 {
-    pthread_t th;
+    static pthread_once_t hooked = PTHREAD_ONCE_INIT;
+    pthread_once(&hooked, hook_exit);
     l->signals = set;
     l->in_process = true;
     l->alive = 1;
-    int err = pthread_create(&th, NULL, watch_thread, l);
+    l->pid = getpid();
+    l->rank_thread = pthread_self();
+    int err = pthread_create(&l->watchdog, NULL, watch_thread, l);
     if (err)
         return diag_set(&l->res->diag, CL_ENOMEM, "cannot start the watchdog thread: %s",
                         strerror(err));
+    atomic_store(&in_process_run, l);
     atomic_store(&l->rank_code, rank_body(l->j, l->o, t, l->j->only, NULL));
+    atomic_store(&in_process_run, NULL);
     atomic_store(&l->rank_ended, true);
-    pthread_join(th, NULL);
+    pthread_join(l->watchdog, NULL);
     return 0;
 }
 

@@ -277,7 +277,7 @@ static void test_recovers(void **state)
         run_pattern(&r, bad[k], 2, 64, NULL, &s);
         assert_int_not_equal(r.res.status, 0);
         run_release(&r);
-        run_pattern(&r, fine, 2, 64, NULL, &s);
+        run_pattern(&r, fine, 2, 64, NULL, NULL); /* no limit: a loaded machine may be slow */
         assert_int_equal(r.res.status, 0);
         run_release(&r);
     }

@@ -303,6 +303,7 @@ static bool progress(mpib_rank *t, mpib_req *r)
 static int mpib_poll(real_rank *base)
 {
     mpib_rank *t = (mpib_rank *)base;
+    mpib__own_process(base->rank, "a wait");
     int stop = atomic_load_explicit(&base->job->stop, memory_order_relaxed);
     if (stop)
         return stop;
@@ -336,6 +337,7 @@ static void mpib_describe(const cl_request *req, wf_pending *out)
 /* A new request, or an error with nothing changed. */
 static int req_new(mpib_rank *t, size_t bytes, uint32_t ctx, mpib_req **out)
 {
+    mpib__own_process(t->base.rank, "a send or receive");
     if (t->failed)
         return t->failed;
     if (bytes > INT_MAX) {
@@ -450,6 +452,7 @@ static void mpib_release(cl_comm *c, cl_request *req)
 static int mpib_group(cl_comm *c, uint32_t ctx, int me)
 {
     mpib_rank *t = rank_of(c);
+    mpib__own_process(t->base.rank, "cl_group");
     mpib_ctx *parent = ctx_find(t, c->ctx);
     if (!parent)
         return CL_EINVAL;
@@ -548,6 +551,7 @@ static void drop_pending(mpib_rank *t)
 static void mpib_rank_close(real_rank *base)
 {
     mpib_rank *t = (mpib_rank *)base;
+    mpib__own_process(base->rank, "the end of the run");
     bool clean = !t->failed && !t->pending &&
                  atomic_load_explicit(&base->slot->state, memory_order_acquire) == JOB_DONE;
     if (!clean)

@@ -17,5 +17,9 @@ void mpib__world(MPI_Comm *user, MPI_Comm *inner, MPI_Comm *sums);
 MPI_Comm mpib__comm(const cl_comm *c);
 /* A run failed in this process: leave MPI unfinished at exit (mpib.h). */
 void mpib__run_failed(void);
+/* Returns in the rank's own process; in a process its pattern forked,
+ * which went on into commlab's `call` instead of ending, says so and ends
+ * that process (mpib_lib.c). */
+void mpib__own_process(int rank, const char *call);
 
 #endif

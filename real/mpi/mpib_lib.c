@@ -4,18 +4,85 @@
 #include "real/mpi/mpib.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "real/mpi/mpib_impl.h"
+
+#define EXIT_FAILED 4 /* the CLI's "a rank failed" (cli/cli.h) */
 
 /* MPI is process-wide: it is started once and finished once, so whether it
  * was, and whether a run left it dirty, is process-wide too. */
 static struct {
     bool started;
     bool dirty; /* a run failed: a peer may still hold a message to us */
+    pid_t pid;  /* the process that started it: the rank's own */
+    pid_t forker; /* the process forking (pthread_atfork's prepare) */
+    int rank;     /* its rank */
     MPI_Comm user, inner, sums; /* the world's context (mpib__world) */
 } lib;
+
+/* ---- processes a rank's pattern forks ----
+ *
+ * A child of the rank's process holds its MPI state, its descriptors (the
+ * launcher's output pipes among them: mpirun waits until they close) and
+ * its signal mask (SIGTERM blocked by the watchdog's thread): left alone,
+ * it would keep the job from ending and outlive it.  Every process forked
+ * in a rank's process dies with the thread that forked it
+ * (PR_SET_PDEATHSIG), and one that goes on into commlab's calls is ended
+ * there (mpib__own_process): only the rank's own process talks MPI. */
+
+static void fork_prepare(void)
+{
+    lib.forker = getpid();
+}
+
+static void fork_child(void)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != lib.forker) /* the parent died before the line above */
+        raise(SIGKILL);
+}
+
+static void fork_hook(void)
+{
+    pthread_atfork(fork_prepare, NULL, fork_child);
+}
+
+void mpib__own_process(int rank, const char *call)
+{
+    if (getpid() == lib.pid)
+        return;
+    fprintf(stderr, "commlab: rank %d: a process its pattern forked (pid %d) went on into "
+            "%s: only the rank's own process talks MPI; it is ended\n", rank, (int)getpid(),
+            call);
+    _exit(EXIT_FAILED);
+}
+
+/* The processes this one forked that still run, said on stderr: they end
+ * with it.  Nothing when the kernel does not list children. */
+static void say_children(void)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\n'))
+        n--;
+    buf[n] = 0;
+    bool many = strchr(buf, ' ') != NULL;
+    if (n)
+        fprintf(stderr, "commlab: rank %d: the process%s its pattern forked (pid%s %s) still "
+                "ran when the rank's process ended: %s with it\n", lib.rank, many ? "es" : "",
+                many ? "s" : "", buf, many ? "they end" : "it ends");
+}
 
 int mpib_init(int want_rank, int want_size, cl_diag *d)
 {
@@ -29,6 +96,10 @@ int mpib_init(int want_rank, int want_size, cl_diag *d)
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return diag_set(d, CL_EIO, "MPI_Init_thread failed");
     lib.started = true;
+    lib.pid = getpid();
+    lib.rank = want_rank;
+    static pthread_once_t hooked = PTHREAD_ONCE_INIT;
+    pthread_once(&hooked, fork_hook);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -60,7 +131,10 @@ void mpib__run_failed(void)
 
 void mpib_finalize(void)
 {
-    if (lib.started && !lib.dirty)
+    if (!lib.started || getpid() != lib.pid)
+        return; /* a child the pattern forked: MPI is its parent's */
+    say_children();
+    if (!lib.dirty)
         MPI_Finalize();
     lib.started = false;
 }

@@ -22,7 +22,8 @@ bad() {
 # suite (timeout exits 124, or 137 once -k has to kill).
 limit="timeout -k 5 120"
 
-# run RC CMD... : runs commlab with CMD, expects exit status RC.
+# run RC CMD... : runs commlab with CMD, expects exit status RC (under the
+# command $wrap names, when a script sets it).
 run() {
     want=$1
     shift
@@ -30,10 +31,23 @@ run() {
     # for every command, unless the script keeps one (CL_KEEP_STATE).
     runs=$((${runs:-0} + 1))
     [ -n "${CL_KEEP_STATE:-}" ] || export XDG_STATE_HOME="$tmpd/state.$runs"
-    $limit "$cl" "$@" >"$out" 2>"$err"
+    # shellcheck disable=SC2086 # $wrap: a script's command before commlab, or nothing
+    $limit $wrap "$cl" "$@" >"$out" 2>"$err"
     rc=$?
     if [ "$rc" -eq "$want" ]; then ok; else bad "commlab $* exited $rc, want $want"; fi
 }
+# record_pids: every later run goes through $wrap, which adds commlab's pid
+# to $tmpd/pids ($tmpd/pid: the last one's), for a script that looks for
+# what its own commands left by names that carry their pid, never at
+# another job's beside it.
+record_pids() {
+    printf '#!/bin/sh\necho $$ >>"%s/pids"\necho $$ >"%s/pid"\nexec "$@"\n' "$tmpd" "$tmpd" \
+        >"$tmpd/rec"
+    chmod +x "$tmpd/rec"
+    wrap=$tmpd/rec
+    : >"$tmpd/pids"
+}
+
 # has FILE TEXT : the last run's stdout/stderr contains TEXT.
 has() {
     if grep -qF -- "$2" "$1"; then ok; else bad "expected '$2' in $(basename "$1")"; fi

@@ -44,9 +44,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# clean WHAT: no clnl-* namespace or link is left.
+# A netlab's names carry its launcher's pid: every commlab this script
+# starts adds its pid to $tmpd/pids (run and pid_start through $wrap), and
+# clean looks at those names alone, since another job's netlab may be up
+# beside this one.
+record_pids
+
+# clean WHAT: no clnl-PID-* namespace or link of this script's commands is
+# left.
 clean() {
-    left=$( { ip netns list; ip -br link; } | grep -F clnl-)
+    left=
+    for p in $(cat "$tmpd/pids"); do
+        left="$left$( { ip netns list; ip -br link; } | grep -F "clnl-$p-")"
+    done
     if [ -z "$left" ]; then ok; else bad "$1 left: $left"; fi
 }
 
@@ -108,7 +118,8 @@ clean "a deadlocked run"
 # port is half made) is deleted again, and the run exits 2 saying why.
 mkdir "$tmpd/bin"
 ln -s "$(command -v ip)" "$tmpd/bin/ip"
-$limit env PATH="$tmpd/bin" "$cl" run pingpong --backend tcp --netlab "$rate" >"$out" 2>"$err"
+$limit env PATH="$tmpd/bin" "$wrap" "$cl" run pingpong --backend tcp --netlab "$rate" \
+    >"$out" 2>"$err"
 rc=$?
 if [ "$rc" -eq 2 ]; then ok; else bad "--netlab without tc: exit $rc, want 2"; fi
 has "$err" "--netlab needs 'tc' (iproute2)"
@@ -118,7 +129,7 @@ clean "a netlab that could not be finished"
 # pid_start CMD...: runs commlab CMD, its status in $rc and its pid in $last
 # (the names it makes carry it); pid_run RC CMD... expects status RC.
 pid_start() {
-    $limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" "$@" >"$out" 2>"$err"
+    $limit "$wrap" "$cl" "$@" >"$out" 2>"$err"
     rc=$?
     last=$(cat "$tmpd/pid")
 }
@@ -152,7 +163,7 @@ mkdir -p "$home/configs"
 cp "$(dirname "$0")/../../configs/tiers.yaml" "$home/configs/"
 host=$(hostname | tr -c 'A-Za-z0-9._\n-' '-')
 lab="$home/configs/machines/$host-tcp-netlab-1gbit.yaml"
-COMMLAB_HOME="$home" $limit sh -c 'echo $$ >"$0"; exec "$@"' "$tmpd/pid" "$cl" compare \
+COMMLAB_HOME="$home" $limit "$wrap" "$cl" compare \
     pingpong --backend tcp --netlab "$rate" --quick --sizes 8,1MiB -i 3 --json >"$out" 2>"$err"
 rc=$?
 last=$(cat "$tmpd/pid")
@@ -231,6 +242,7 @@ fi
     >"$tmpd/cal.out" 2>"$tmpd/cal.err" &
 pid=$!
 bg="$bg $pid"
+echo "$pid" >>"$tmpd/pids"
 if started "$pid"; then ok; else bad "the interrupted calibrate never started its ranks"; fi
 kill -INT "$pid"
 wait "$pid" 2>/dev/null
@@ -292,6 +304,7 @@ clean "refused runs"
     >"$tmpd/int.out" 2>"$tmpd/int.err" &
 pid=$!
 bg="$bg $pid"
+echo "$pid" >>"$tmpd/pids"
 if started "$pid"; then ok; else bad "the interrupted run never started its ranks"; fi
 kill -INT "$pid"
 wait "$pid" 2>/dev/null
@@ -306,6 +319,7 @@ clean "an interrupted run"
     >"$tmpd/kill.out" 2>"$tmpd/kill.err" &
 pid=$!
 bg="$bg $pid"
+echo "$pid" >>"$tmpd/pids"
 if started "$pid"; then ok; else bad "the killed run never started its ranks"; fi
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null

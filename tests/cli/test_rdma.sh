@@ -4,7 +4,9 @@
 # (exit 3), a provider that is not here (exit 2), --json, and nothing left in
 # /dev/shm, even by a launcher killed with SIGKILL (the next run removes it).
 . "$(dirname "$0")/lib.sh"
-shm_before=$(ls /dev/shm | grep -c '^commlab-' || true)
+# Regions are named after their launcher's pid: the end looks for those of
+# this script's commands only (another job's may be in /dev/shm beside).
+record_pids
 
 run 0 fabric --help;       has "$out" "usage: commlab fabric"
 run 0 fabric;              has "$out" "tagged"; has "$out" "tcp"; has "$out" "--provider auto picks: shm"
@@ -40,6 +42,7 @@ run 2 run pingpong --provider tcp; has "$err" "--provider is an option of measur
 # it); the next run removes them: their launcher's pid is in their name.
 "$cl" run pingpong --backend rdma --provider shm --bytes 8 --iters 1000000 >/dev/null 2>&1 &
 victim=$!
+echo "$victim" >>"$tmpd/pids"
 tries=0
 while [ "$tries" -lt 100 ] && ! ls /dev/shm | grep -q "^commlab-$victim-"; do
     sleep 0.1
@@ -55,6 +58,9 @@ if ls /dev/shm | grep -q "^commlab-$victim-"; then
     rm -f /dev/shm/commlab-"$victim"-*
 else ok; fi
 
-shm_after=$(ls /dev/shm | grep -c '^commlab-' || true)
-if [ "$shm_after" -le "$shm_before" ]; then ok; else bad "commlab-* left in /dev/shm"; fi
+left=
+for p in $(cat "$tmpd/pids"); do
+    left="$left$(ls /dev/shm | grep "^commlab-$p-")"
+done
+if [ -z "$left" ]; then ok; else bad "left in /dev/shm: $left"; fi
 finish
