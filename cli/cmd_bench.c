@@ -23,7 +23,7 @@
 #include "sim/net.h"
 
 const char cmd_bench_usage[] =
-    "usage: commlab bench start|sim|shm|tcp|rdma|all [--quick]\n"
+    "usage: commlab bench start|sim|shm|tcp|rdma|mpi|all [--quick]\n"
     "       commlab bench sim [--profile] [--long] [--quick]\n"
     "\n"
     "start: a command as a whole process, fork to exit (--help, price, a small\n"
@@ -65,8 +65,11 @@ const char cmd_bench_usage[] =
     "rdma: one-way latency and bandwidth of the rdma backend per libfabric\n"
     "provider, next to fi_pingpong (libfabric-bin) on the same provider in the\n"
     "same run.\n"
+    "mpi (where built): `run pingpong --backend mpi` (commlab over the MPI\n"
+    "library, under mpirun) and then the library's own ping-pong\n"
+    "(real/mpi/mpi_pingpong.c, OSU's method), each as it reports itself.\n"
     "\n"
-    "all: every one of them in turn: start, sim, shm, tcp, rdma.  Figures only:\n"
+    "all: every one of them in turn: start, sim, shm, tcp, rdma, mpi.  Figures only:\n"
     "nothing is asserted.\n"
     "\n"
     "      --quick   sim: only 1,000 and 10,000 ranks, 2 million messages at most,\n"

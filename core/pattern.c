@@ -40,10 +40,12 @@ static const collective_info colls[] = {
 
 #define C04 "04-collectives"
 /* Algorithm algo of collective c: the pattern fn, called name. */
+#define COLL_FIELDS(c, name_, algo_, fn_, summary_, text_)                                \
+    .name = name_, .fn = fn_, .chapter = C04, .summary = summary_, .min_ranks = 2,          \
+    .time_divisor = 1, .collective = &colls[c], .algo = algo_, .formula = formula_##fn_,    \
+    .formula_text = text_
 #define COLL(c, name_, algo_, fn_, summary_, text_)                                       \
-    {.name = name_, .fn = fn_, .chapter = C04, .summary = summary_, .min_ranks = 2,         \
-     .time_divisor = 1, .collective = &colls[c], .algo = algo_,                            \
-     .formula = formula_##fn_, .formula_text = text_}
+    {COLL_FIELDS(c, name_, algo_, fn_, summary_, text_)}
 #define LINEAR(c, name_, fn_, summary_, text_) COLL(c, name_, "linear", fn_, summary_, text_)
 
 static const pattern_info table[] = {
@@ -79,7 +81,7 @@ static const pattern_info table[] = {
     {.name = "grid", .fn = grid, .chapter = C04,
      .summary = "P x D ranks: a pipeline send in each replica's group, an all-reduce in each "
                 "stage's data-parallel group of --group D (cl_group)",
-     .min_ranks = 2, .time_divisor = 1, .group_divides = true},
+     .min_ranks = 2, .time_divisor = 1, .group_divides = true, .makes_groups = true},
     LINEAR(BCAST, "broadcast-linear", broadcast_linear, "rank 0 posts a send to every rank at once",
          "a + n/B"),
     COLL(BCAST, "broadcast-binomial", "binomial", broadcast_binomial,
@@ -120,9 +122,10 @@ static const pattern_info table[] = {
          "2 lg K a + 2(K-1)n/(K B) + (K-1)n g/K"),
     COLL(ALLREDUCE, "allreduce-tree", "tree", allreduce_tree, "reduce up a binary tree, broadcast down it",
          "2 floor(lg K)(a + n/B) + up to 2 floor(lg K)n g"),
-    COLL(ALLREDUCE, "allreduce-hierarchical", "hierarchical", allreduce_hierarchical,
+    {COLL_FIELDS(ALLREDUCE, "allreduce-hierarchical", "hierarchical", allreduce_hierarchical,
          "ring reduce-scatter in groups (--group), ring across, ring all-gather in groups",
          "2(G-1)(a + n/(G B)) + 2(K/G-1)(a + n/(K B)) + ((G-1)/G + (K/G-1)/K)n g"),
+     .makes_groups = true},
     LINEAR(ALLTOALL, "alltoall-linear", alltoall_linear, "every rank posts every block at once",
          "a + n/(K B)"),
     COLL(ALLTOALL, "alltoall-pairwise", "pairwise", alltoall_pairwise, "K-1 steps: send to r+i, receive from r-i",

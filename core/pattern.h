@@ -49,6 +49,7 @@ typedef struct pattern_info {
     const char *schedules; /* accepted --schedule values, comma-separated, the
                               default first; NULL: it has none */
     bool group_divides;  /* --group G must divide the ranks (grid: K = P x G) */
+    bool makes_groups;   /* calls cl_group in every iteration (timed with it) */
     int max_pieces;      /* --chunk cuts a size into at most this many pieces
                             (chunked's MAX_PIECES); 0: no limit */
     /* collectives only (collective NULL for the others) */

@@ -30,6 +30,7 @@ run 0 --version; has "$out" "  mpi   built ("
 # The commands that take it say so in their help.
 run 0 help calibrate; has "$out" "--backend shm|tcp|rdma|mpi"
 run 0 help compare; has "$out" "shm (the default), tcp, rdma or mpi"
+run 0 help bench; has "$out" "bench start|sim|shm|tcp|rdma|mpi|all"
 
 # --- every pattern, checked, on 2 and 4 processes ---
 for p in pingpong ring exchange relay pipeline chunked incast allreduce-naive allreduce-ring; do
@@ -72,6 +73,12 @@ done
 run 0 run allreduce --backend mpi --algo all --library -n 4 --sizes 8,1MiB --iters 2
 has "$out" "allreduce on mpi: 4 ranks"
 if grep -q '^1 MiB  *library  .* -$' "$out"; then ok; else bad "no library row at 1 MiB"; fi
+# The hierarchical all-reduce's groups are MPI communicators made in every
+# iteration: the table says so, and says nothing of the ring's.
+run 0 run allreduce --backend mpi -n 2 --algo hierarchical --sizes 8 --iters 2
+has "$out" "hierarchical makes its groups (cl_group) in every iteration, and on mpi each one is an MPI_Comm_split"
+run 0 run allreduce --backend mpi -n 2 --algo ring --sizes 8 --iters 2
+if grep -q "makes its groups" "$out"; then bad "a groups note for the ring"; else ok; fi
 # Its messages are the library's, never counted; it moved bytes all the same.
 if grep -q '^1 MiB  *library  .* 0 B/s' "$out"; then bad "the library row shows 0 B/s"; else ok; fi
 # Every collective's library call from the chapter's data, with its check, on 3
