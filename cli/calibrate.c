@@ -604,13 +604,15 @@ double compare_error_pct(const compare_row *r)
 }
 
 void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
-                       const char *note, const compare_row *rows, size_t n,
-                       const compare_row *curve, size_t ncurve)
+                       uint64_t eager_limit, const char *note, const compare_row *rows,
+                       size_t n, const compare_row *curve, size_t ncurve)
 {
     char host[256];
     calibrate_hostname(host, sizeof host);
     fprintf(f, "# commlab-plot: compare\n# title: %s, %s, %d ranks, host %s\n", pattern,
             backend, ranks, host);
+    if (eager_limit) /* where the protocol changes: the figure marks it */
+        fprintf(f, "# eager_limit_bytes: %llu\n", (unsigned long long)eager_limit);
     if (note)
         fprintf(f, "# note: %s\n", note);
     fputs("pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,"

@@ -180,11 +180,11 @@ typedef struct compare_row {
 
 double compare_error_pct(const compare_row *r);
 /* rows[0..n) measured, then curve[0..ncurve) (only bytes and modeled are
- * read) as rows of the model alone; note (NULL: none) goes on a comment
- * line above them. */
+ * read) as rows of the model alone; eager_limit (0: none) and note (NULL:
+ * none) go on comment lines above them. */
 void compare_print_csv(FILE *f, const char *pattern, const char *backend, int ranks,
-                       const char *note, const compare_row *rows, size_t n,
-                       const compare_row *curve, size_t ncurve);
+                       uint64_t eager_limit, const char *note, const compare_row *rows,
+                       size_t n, const compare_row *curve, size_t ncurve);
 
 /* The sizes at which the model's curve is drawn: from the smallest of
  * sizes[0..n) to the largest, COMPARE_CURVE_STEPS a doubling, those of

@@ -121,7 +121,8 @@ static int print_csv(const calib_opts *o, const calib_result *r)
     size_t nc = compare_curve_sizes(sizes, r->n, at);
     for (size_t i = 0; i < nc; i++)
         curve[i] = (compare_row){.bytes = at[i], .modeled = machine_time(&r->m, at[i])};
-    compare_print_csv(stdout, "pingpong", o->backend, 2, NULL, rows, r->n, curve, nc);
+    compare_print_csv(stdout, "pingpong", o->backend, 2, o->eager_limit, NULL, rows, r->n, curve,
+                      nc);
     free(rows);
     free(sizes);
     return CLI_EXIT_OK;

@@ -393,8 +393,8 @@ static void write_csv(FILE *f, const compare_opts *co, compare_session *s,
     char note[160];
     cli_textf(note, sizeof note, "--mixed-cache: measured --cache %s against a model calibrated "
               "--cache %s", cache_mode_name(o->cache), cache_mode_name(s->m.cache));
-    compare_print_csv(f, o->pattern->name, o->backend, o->ranks, s->mismatch ? note : NULL, rows,
-                      n, curve, ncurve);
+    compare_print_csv(f, o->pattern->name, o->backend, o->ranks, o->eager_limit,
+                      s->mismatch ? note : NULL, rows, n, curve, ncurve);
 }
 
 /* --save FILE.csv: the rows shown, in the --csv schema.  0, or the exit

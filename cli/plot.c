@@ -357,8 +357,9 @@ static int read_row(csv_reader *r, cl_diag *d)
     return err;
 }
 
-/* "# origin_s:" as a number of seconds a figure can print: 0 when it is
- * not one (the line is the reader's aid, never worth refusing a file). */
+/* "# origin_s:" (seconds) or "# eager_limit_bytes:" as a number a figure
+ * can use: 0 when it is not one (the line is the reader's aid, never worth
+ * refusing a file). */
 static double origin_of(const char *value)
 {
     char *end;
@@ -400,6 +401,8 @@ static int read_meta(csv_reader *r, cl_diag *d)
             clean_copy(r->out->status, sizeof r->out->status, value);
         else if (strcmp(key, "origin_s") == 0)
             r->out->origin = origin_of(value);
+        else if (strcmp(key, "eager_limit_bytes") == 0)
+            r->out->eager = origin_of(value);
     }
     if (ferror(r->f))
         return diag_set(d, CL_EIO, "%s: cannot read: %s", r->name, strerror(errno));
@@ -651,6 +654,8 @@ static void panel_args(gp_args *a, const char *suffix, const char *path, const p
     gp_num(a, name, c ? c->nseries : 0);
     snprintf(name, sizeof name, "origin%s", suffix);
     gp_real(a, name, c ? c->origin : 0);
+    snprintf(name, sizeof name, "eager%s", suffix);
+    gp_real(a, name, c ? c->eager : 0);
 }
 
 static int check_job(const plot_job *job, cl_diag *d)

@@ -58,6 +58,8 @@ typedef struct plot_csv {
     char status[32];            /* timeline: "# status:" (ok, deadlock, ...); "ok" if none */
     double origin;              /* timeline: "# origin_s:", the run's clock at the rows'
                                    time 0 (seconds); 0 if none or not a number */
+    double eager;               /* compare: "# eager_limit_bytes:", where the protocol
+                                   changes; 0 if none or not a number */
     char series[PLOT_SERIES_MAX]; /* distinct series keys in order of appearance,
                                      space-separated: tiers (tiers, sweep),
                                      pattern,backend,ranks (compare), ops (timeline) */

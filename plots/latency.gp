@@ -6,7 +6,8 @@
 # The axis spans the model and the interquartile ranges (and the mins): a
 # loaded machine's slowest iteration can be a thousand times the median,
 # and an axis stretched to it squeezes the bars flat.  A max above the axis
-# is a triangle at its top edge.
+# is a triangle at its top edge.  A dotted line marks the eager limit,
+# where the model (and the transport) change protocol.
 load plotdir.'/common.gp'
 stats datafile using 4 nooutput
 lo = STATS_min
@@ -36,6 +37,14 @@ ytop = yhi * 4
 stats datafile using (measured($8) > ytop ? 1 : 0) nooutput
 nabove = STATS_sum
 set yrange [ylo / 2 : ytop]
+# Where the protocol changes (the eager limit, from the CSV's
+# "# eager_limit_bytes:"): above it a message waits for its receive.
+if (!exists("eager")) eager = 0
+if (eager > lo && eager <= hi) {
+    set arrow 9 from eager, graph 0 to eager, graph 1 nohead lc rgb '#888888' dt 3 lw 1.5
+    set label 9 'eager limit (rendezvous above)' at eager, graph 0.04 offset -0.5, 0 right \
+        tc rgb '#666666'
+}
 plot for [i = 1 : nseries] datafile \
          using (rowkey3(1, 2, 3) eq word(series, i) ? $4 : NaN):5 \
          smooth unique with lines lt (2 * i - 1) title prefix(i).'model', \

@@ -220,6 +220,7 @@ run 2 compare pingpong --model "$m" --repeat 0; has "$err" "--repeat must be an 
 # --save: the rows printed, in the --csv schema, from the same measurement
 run 0 compare pingpong --model "$m" --sizes 8,1KiB -i 3 --save "$tmpd/saved.csv"
 has "$tmpd/saved.csv" "# commlab-plot: compare"
+has "$tmpd/saved.csv" "# eager_limit_bytes: " # the latency figure marks it
 saved8=$(grep '^pingpong,shm,2,8,' "$tmpd/saved.csv" | cut -d, -f9)
 printed8=$(awk '$1 == "8" && $2 == "B" { print $NF == "%" ? $(NF-1) : $NF }' "$out")
 if [ -n "$saved8" ] && [ "$(printf '%+.1f' "$saved8")" = "$printed8" ]; then ok

@@ -183,6 +183,12 @@ run 0 plot plots/out/sweep.csv --out "$tmpd/again"; png "$tmpd/again/sweep.png"
 run 0 plot "$data/compare.csv" --term dumb --out "$tmpd/dumb"
 has "$out" "latency vs message size: pingpong"; has "$out" "message size (bytes, log scale)"
 absent "$tmpd/dumb"
+# Where the protocol changes, the latency figure marks the eager limit the
+# CSV names (compare and calibrate write it); a CSV without it has no mark.
+sed '2a # eager_limit_bytes: 65536' "$data/compare.csv" >"$tmpd/eager.csv"
+run 0 plot "$tmpd/eager.csv" --term dumb; has "$out" "eager limit (rendezvous above)"
+run 0 plot "$data/compare.csv" --term dumb
+if grep -q "rendezvous above" "$out"; then bad "an eager mark without an eager limit"; else ok; fi
 # A pipeline's time is a step's, not a latency, and its size / time no
 # link's bandwidth: the figures say so.
 sed 's/pingpong/pipeline/g' "$data/compare.csv" >"$tmpd/pipe.csv"
