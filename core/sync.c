@@ -21,6 +21,20 @@ static int exchange(cl_comm *c, int peer, void *in, size_t in_bytes, int in_tag,
     return err;
 }
 
+/* One message of the driver's own on c's barrier context, posted and
+ * waited for (send, else receive; a NULL buffer carries nothing). */
+static int one_way(cl_comm *c, bool send, void *buf, size_t bytes, int peer, int tag)
+{
+    cl_request *r = NULL;
+    int err = send ? c->ops->isend(c, buf, bytes, peer, tag, c->ctx + 1, &r)
+                   : c->ops->irecv(c, buf, bytes, peer, tag, c->ctx + 1, &r);
+    if (!err)
+        err = c->ops->wait(c, 1, &r, WF_BARRIER);
+    if (r && r->done)
+        c->ops->release(c, r);
+    return err;
+}
+
 int sync_clock_offset(cl_comm *c, sync_state *s)
 {
     /* Rank 0 answers each rank in turn; the others' pings wait for it as
@@ -30,22 +44,9 @@ int sync_clock_offset(cl_comm *c, sync_state *s)
     if (c->rank == 0) {
         for (int peer = 1; peer < c->size; peer++)
             for (int k = 0; k < SYNC_CLOCK_ROUNDS; k++) {
-                cl_request *r = NULL;
-                int err = c->ops->irecv(c, NULL, 0, peer, ping, c->ctx + 1, &r);
-                if (!err)
-                    err = c->ops->wait(c, 1, &r, WF_BARRIER);
-                if (r && r->done)
-                    c->ops->release(c, r);
-                if (err)
-                    return err;
+                int err = one_way(c, false, NULL, 0, peer, ping);
                 double t0 = c->ops->now(c);
-                r = NULL;
-                err = c->ops->isend(c, &t0, sizeof t0, peer, pong, c->ctx + 1, &r);
-                if (!err)
-                    err = c->ops->wait(c, 1, &r, WF_BARRIER);
-                if (r && r->done)
-                    c->ops->release(c, r);
-                if (err)
+                if (err || (err = one_way(c, true, &t0, sizeof t0, peer, pong)))
                     return err;
             }
         s->offset = 0;
