@@ -302,10 +302,29 @@ static int listen_ports(pid_t pid, int *ports, int max)
     return k;
 }
 
+/* A connection begun and never waited for: a rank that is stopped cannot
+ * accept, and once its backlog is full (its lower ranks may have connected
+ * first) the kernel drops further SYNs, which a blocking connect would
+ * retry for two minutes while every rank stays stopped. */
+static void stranger_begun(const struct sockaddr_storage *sa, socklen_t len)
+{
+    int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (const struct sockaddr *)sa, len) < 0 && errno != EINPROGRESS)
+        close(fd);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
 /* Another local user at every rank's door during setup: each rank process
  * of launcher's is stopped as soon as it is seen, and once it listens, per
- * idle connections are made to it (they wait in its backlog); when every
- * rank has its strangers, all go on.  The connections stay open. */
+ * idle connections are begun to it (they wait in its backlog); when every
+ * rank has its strangers, or after 20 s however far it got, all go on.
+ * The connections stay open. */
 static void flood_setup(pid_t launcher, int nranks, int per)
 {
     struct rlimit rl;
@@ -316,7 +335,9 @@ static void flood_setup(pid_t launcher, int nranks, int per)
     pid_t ranks[16];
     bool flooded[16] = {false};
     int seen = 0, done = 0;
-    for (int step = 0; step < 20000 && done < nranks; step++) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (done < nranks && seconds_since(&t0) < 20.0) {
         DIR *proc = opendir("/proc");
         struct dirent *e;
         while (proc && (e = readdir(proc)) && seen < nranks) {
@@ -354,7 +375,7 @@ static void flood_setup(pid_t launcher, int nranks, int per)
                 sa->sin_port = htons((uint16_t)port);
                 sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
                 for (int c = 0; c < per; c++)
-                    stranger(&ss, sizeof *sa);
+                    stranger_begun(&ss, sizeof *sa);
                 flooded[i] = true;
                 done++;
             } else { /* let it get as far as its listening socket */
