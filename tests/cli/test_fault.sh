@@ -88,13 +88,16 @@ for b in shm tcp; do
     run 4 run $d/spin.c --bytes 8 --backend $b --timeout 1s
     has "$err" "rank 0: blocked in recv(src=1, tag=0, 4 B)"
     has "$err" "the run took longer than --timeout 1 s: rank 1 made no progress, running its own code (or polling)"
-    run 4 run $d/stop.c --bytes 8 --backend $b --timeout 1s
-    has "$err" "the run took longer than --timeout 1 s: rank 1 is stopped (pid"
+    # (The margins are for a loaded machine: rank 1 must have stopped
+    # itself before --timeout; and a rank sent SIGSTOP is in state T only
+    # once it is scheduled again, until when it looks blocked.)
+    run 4 run $d/stop.c --bytes 8 --backend $b --timeout 3s
+    has "$err" "the run took longer than --timeout 3 s: rank 1 is stopped (pid"
     # Blocked, then stopped: no deadlock, whatever the slots say; the stall
     # is noted once the deadlock timeout has passed.
-    run 4 run $d/stop_blocked.c --bytes 8 --backend $b --deadlock-timeout 200ms --timeout 2s
+    run 4 run $d/stop_blocked.c --bytes 8 --backend $b --deadlock-timeout 1s --timeout 4s
     has "$err" "is stopped (state T in /proc/"
-    has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
+    has "$err" "the run took longer than --timeout 4 s: rank 1 is stopped"
     if grep -q "deadlock:" "$err"; then bad "a stopped rank on $b was called a deadlock"; else ok; fi
 done
 # Stopped for 3 s (longer than the deadlock timeout, every rank blocked),
@@ -107,8 +110,8 @@ for b in shm tcp rdma; do
     has "$err" "rank 1 (pid "
     if grep -q "deadlock" "$err"; then bad "a rank stopped, then continued, on $b was called a deadlock"; else ok; fi
 done
-run 4 run $d/stop_blocked.c --bytes 8 --backend rdma --deadlock-timeout 200ms --timeout 2s
-has "$err" "the run took longer than --timeout 2 s: rank 1 is stopped"
+run 4 run $d/stop_blocked.c --bytes 8 --backend rdma --deadlock-timeout 1s --timeout 4s
+has "$err" "the run took longer than --timeout 4 s: rank 1 is stopped"
 if grep -q "deadlock:" "$err"; then bad "a stopped rank on rdma was called a deadlock"; else ok; fi
 
 # A long run past --timeout whose ranks keep making progress is called
