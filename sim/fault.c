@@ -1,7 +1,7 @@
 /* fault.c - guarded simulation runs: fatal signals on an alternate stack,
  * exit() from a rank, and the wall-clock limit (see fault.h). */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* gettid, sigabbrev_np, RTLD_NEXT */
+#define _GNU_SOURCE /* gettid, sigabbrev_np, RTLD_DEFAULT */
 #endif
 #include "sim/fault.h"
 
@@ -202,10 +202,15 @@ static void rank_exit(const char *name, int status)
     end_rank(f, SIM_FAULT_EXIT, CL_EPEER);
 }
 
-/* libc's function called name. */
-static _Noreturn void pass_on(const char *name, int status)
+/* The calls a pattern's shared object makes to exit, _exit, _Exit and fork
+ * come here (it is linked with --wrap, fault.h); every other caller of the
+ * binary reaches libc's directly.  What is not a rank's call is passed on:
+ * exit through libc's own (its handlers run), _exit and _Exit as the
+ * system call they are (async-signal-safe, as a forked child needs). */
+void __wrap_exit(int status)
 {
-    void *p = dlsym(RTLD_NEXT, name);
+    rank_exit("exit", status);
+    void *p = dlsym(RTLD_DEFAULT, "exit");
     if (p) {
         void (*fn)(int);
         memcpy(&fn, &p, sizeof fn); /* POSIX: dlsym's pointer is the function's */
@@ -216,29 +221,25 @@ static _Noreturn void pass_on(const char *name, int status)
         syscall(SYS_exit_group, status);
 }
 
-void exit(int status)
-{
-    rank_exit("exit", status);
-    pass_on("exit", status);
-}
-
-void _exit(int status)
+void __wrap__exit(int status)
 {
     rank_exit("_exit", status);
-    pass_on("_exit", status);
+    for (;;)
+        syscall(SYS_exit_group, status);
 }
 
-void _Exit(int status)
+void __wrap__Exit(int status)
 {
     rank_exit("_Exit", status);
-    pass_on("_Exit", status);
+    for (;;)
+        syscall(SYS_exit_group, status);
 }
 
 /* ---- fork() ---- */
 
 static pid_t libc_fork(void)
 {
-    void *p = dlsym(RTLD_NEXT, "fork");
+    void *p = dlsym(RTLD_DEFAULT, "fork");
     if (!p) {
         errno = ENOSYS;
         return -1;
@@ -251,7 +252,7 @@ static pid_t libc_fork(void)
 /* A rank's fork: the child leads a group of its own, which dies with the
  * tool and is killed when the run ends.  Room to remember it is made
  * first, so no child goes unremembered. */
-pid_t fork(void)
+pid_t __wrap_fork(void)
 {
     sim_fault *f = guarded();
     const sim_coro *co = f ? sim_sched_current(f->sched) : NULL;

@@ -16,15 +16,20 @@
  *     and its sim_coro_resume returns CL_EPEER, or CL_ESTACK when the fault
  *     is the rank running off its stack (sim_coro_overflowed).
  *   - exit(), _exit() and _Exit() called while a rank runs do the same
- *     (CL_EPEER).  This file defines them: the built-in patterns and a
- *     student's pattern (a shared object resolving them from the tool,
- *     which is linked with -rdynamic) call these, which pass the call on to
- *     libc's when no rank is running.  An atexit() handler would not do: by
- *     the time it runs, libc's exit is under way and cannot be called off
- *     (glibc has run the handlers registered after it, musl holds its exit
- *     lock for good); a call caught at the symbol never enters libc.
- *   - fork() called while a rank runs (this file defines it too, and
- *     passes other calls on to libc's) puts the child in a process group
+ *     (CL_EPEER).  A student's pattern is a shared object linked with
+ *     `-Wl,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=fork`
+ *     (cli/student.c): its calls go to this file's __wrap_exit and the
+ *     like, resolved from the tool (linked with -rdynamic), which pass the
+ *     call on to libc's when no rank is running.  Only those calls are
+ *     caught: the rest of the binary (the launcher's forked children
+ *     among them) calls libc's own, so nothing outside sim/ depends on
+ *     this file.  A test binary whose own patterns call exit() is linked
+ *     with the same flags.  An atexit() handler would not do: by the time
+ *     it runs, libc's exit is under way and cannot be called off (glibc
+ *     has run the handlers registered after it, musl holds its exit lock
+ *     for good); a call caught at the symbol never enters libc.
+ *   - fork() called while a rank runs (caught the same way; other calls
+ *     pass on to libc's) puts the child in a process group
  *     of its own, which dies with the tool (PR_SET_PDEATHSIG), and
  *     remembers it.  When the run ends (sim_fault_end) every such group
  *     still holding a process is killed and the children are reaped, as
@@ -151,5 +156,12 @@ const void *sim_fault_addr(const sim_fault *f);
  * so the ranks were making progress).  Cannot fail. */
 bool sim_fault_why(sim_fault *f, int err, int rank, size_t stack_bytes, const char *where,
                    char *buf, size_t len);
+
+/* The targets of a pattern object's --wrap (above): exit, _exit, _Exit
+ * and fork as a rank must see them.  The names are the linker's. */
+void __wrap_exit(int status);
+void __wrap__exit(int status);
+void __wrap__Exit(int status);
+pid_t __wrap_fork(void);
 
 #endif
