@@ -106,14 +106,12 @@
 #define BOUNCE_KEEP 8                /* eager copies kept for reuse */
 #define CQ_BATCH 16                  /* completions per fi_cq_read */
 #define RETRY_SECONDS 60.0           /* a provider that refuses to post this long fails */
-#define LOSS_GRACE_NS 500000000L     /* local runs: let the launcher name a dead rank */
 #define FIN_IDLE_POLLS 32            /* empty looks at the queue before FINs owed go */
 #define LAZY_SLEEP_MS 1              /* a sleep's bound while a counted send waits */
 
 /* ---- helpers ---- */
 
-/* A peer is most likely dead: the launcher reports that better, so a
- * local rank lets it (it is killed meanwhile) before failing itself. */
+/* A peer is most likely dead: the launcher names it (xfer_peer_lost). */
 static void peer_lost(rdma_rank *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void peer_lost(rdma_rank *t, const char *fmt, ...)
@@ -125,9 +123,7 @@ static void peer_lost(rdma_rank *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg.msg, sizeof msg.msg, fmt, ap);
     va_end(ap);
-    xfer_fatal(&t->x, CL_EPEER, "%s", msg.msg);
-    struct timespec ts = {0, LOSS_GRACE_NS};
-    nanosleep(&ts, NULL);
+    xfer_peer_lost(&t->x, XFER_LOSS_GRACE_NS, "%s", msg.msg);
 }
 
 /* The envelope's second word: the full context and the message's number

@@ -107,23 +107,16 @@ static void close_peer(tcp_rank *t, tcp_peer *p)
 }
 
 /* The connection to p broke before it said it was done: an error that
- * names it.  In a local run the peer is most likely a process that just
- * died, which the launcher reports better ("rank 1 was killed by signal
- * 9"): the launcher reports the first failure it reaps, so this rank waits
- * a moment (it is killed in the meantime) before failing itself.  A
- * multi-host bootstrap without a launcher sets no grace. */
+ * names it, after the grace a local run gives the launcher to name a
+ * peer that died (xfer_peer_lost). */
 static void lost(tcp_rank *t, tcp_peer *p, const char *why)
 {
     bool mid = p->body_left || p->ilen > p->ioff || p->recvs || p->sends || p->head;
     close_peer(t, p);
     if (t->closing || t->x.failed)
         return;
-    xfer_fatal(&t->x, CL_EPEER, "connection to rank %d lost%s: %s", p->rank,
-               mid ? " in the middle of a message" : "", why);
-    if (t->loss_grace_ns > 0) {
-        struct timespec ts = {0, t->loss_grace_ns};
-        nanosleep(&ts, NULL);
-    }
+    xfer_peer_lost(&t->x, t->loss_grace_ns, "connection to rank %d lost%s: %s", p->rank,
+                   mid ? " in the middle of a message" : "", why);
 }
 
 static void arm_out(tcp_rank *t, tcp_peer *p, bool on)

@@ -96,7 +96,7 @@ typedef struct tcp_rank {
     struct sockaddr_storage *addrs; /* n: where each rank listens (bootstrap) */
     socklen_t *addr_len;   /* n */
     unsigned char secret[AUTH_KEY_BYTES]; /* the job's (bootstrap) */
-    long loss_grace_ns;    /* the bootstrap's: see tcp.c's lost() */
+    long loss_grace_ns;    /* a lost peer's grace (xfer_peer_lost) */
     tcp_hs *hs;            /* connections in their handshake */
     int nhs_in;            /* incoming ones among them */
     tcp_ev listen_ev;      /* TCP_EV_LISTEN */

@@ -54,7 +54,6 @@
 
 #define HANDSHAKE_SECONDS 2.0    /* a stranger gets this long to prove the secret */
 #define SETUP_SECONDS 60.0       /* every connection of the job is up by then */
-#define LOSS_GRACE_NS 500000000L /* local runs: see tcp.c's lost() */
 #define MAX_STRANGERS 64         /* incoming handshakes at once beyond the lower ranks */
 
 static const char PURPOSE[] = "commlab-tcp"; /* bound into the handshake's MACs */
@@ -133,14 +132,9 @@ static void hs_fail(tcp_rank *t, tcp_hs *hs, const char *fmt, ...)
     vsnprintf(why.msg, sizeof why.msg, fmt, ap);
     va_end(ap);
     if (hs->outgoing && !t->x.failed) {
-        xfer_fatal(&t->x, CL_EPEER, "the handshake with rank %d at %s failed: %s", hs->peer,
-                   hs->from, why.msg);
-        /* Most likely that rank died: let the launcher report it first
-         * (see tcp.c's lost()). */
-        if (t->loss_grace_ns > 0) {
-            struct timespec ts = {0, t->loss_grace_ns};
-            nanosleep(&ts, NULL);
-        }
+        /* Most likely that rank died: the launcher names it first. */
+        xfer_peer_lost(&t->x, t->loss_grace_ns, "the handshake with rank %d at %s failed: %s",
+                       hs->peer, hs->from, why.msg);
     } else if (!hs->outgoing && atomic_fetch_add(&t->area->refusals, 1) == 0) {
         char line[400];
         int n = snprintf(line, sizeof line, "commlab: rank %d: refused a connection from %s: "
@@ -600,7 +594,7 @@ static int learn_addresses(tcp_rank *t, const job *j, const struct sockaddr_stor
 {
     job_addr_publish(j, t->me, mine, len);
     memcpy(t->secret, t->area->secret, sizeof t->secret);
-    t->loss_grace_ns = LOSS_GRACE_NS;
+    t->loss_grace_ns = XFER_LOSS_GRACE_NS;
     for (int i = 0; i < t->n; i++) {
         size_t n = 0;
         int err = job_addr_wait(j, i, &t->addrs[i], sizeof t->addrs[i], &n, t->setup_deadline);

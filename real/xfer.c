@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/units.h"
 
@@ -58,6 +59,21 @@ void xfer_fatal(xfer_rank *x, int err, const char *fmt, ...)
     va_start(ap, fmt);
     diag_vfirst(&x->base.detail, err, fmt, ap);
     va_end(ap);
+}
+
+void xfer_peer_lost(xfer_rank *x, long grace_ns, const char *fmt, ...)
+{
+    if (x->failed)
+        return;
+    x->failed = CL_EPEER;
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vfirst(&x->base.detail, CL_EPEER, fmt, ap);
+    va_end(ap);
+    if (grace_ns > 0) {
+        struct timespec ts = {grace_ns / 1000000000L, grace_ns % 1000000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* ---- pools ---- */

@@ -99,6 +99,16 @@ void xfer_release(xfer_rank *x);
 void xfer_fatal(xfer_rank *x, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A peer is lost (CL_EPEER, with the words for it).  In a local run that
+ * peer is most likely a process that just died, which the launcher
+ * reports better ("rank 1 was killed by signal 9"): it reports the first
+ * failure it reaps, so this rank then waits grace_ns (it is killed
+ * meanwhile) before it goes on failing.  0: no wait, for a rank no
+ * launcher watches (a multi-host bootstrap). */
+#define XFER_LOSS_GRACE_NS 500000000L
+void xfer_peer_lost(xfer_rank *x, long grace_ns, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* ---- pools (NULL when out of memory; nothing is changed then) ---- */
 
 /* A zeroed request of req_size bytes. */
