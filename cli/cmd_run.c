@@ -1,5 +1,7 @@
 /* cmd_run.c - `commlab run PATTERN` and `commlab patterns`. */
+#include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +191,7 @@ const char cmd_patterns_usage[] =
     "their algorithms (`commlab run COLLECTIVE --algo NAME`; the first listed\n"
     "is the default) and each algorithm's alpha-beta formula.\n";
 
+/* Long options without a short letter. */
 enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
@@ -198,6 +201,95 @@ enum {
     OPT_PIECES, OPT_SCHEDULE, OPT_CACHE, OPT_OP, OPT_DTYPE, OPT_REDUCE_BW,
 };
 
+/* How an option's value is kept: parsed by parse_value (a number, a
+ * choice, or not a field of run_opts), or stored in the run_opts field
+ * the row names: the text itself, or a flag set or cleared. */
+enum { KEEP_PARSE, KEEP_TEXT, KEEP_TRUE, KEEP_FALSE };
+
+#define ANY_BACKEND (-1) /* an option every backend takes */
+
+/* One option of `commlab run`: getopt_long's name, argument and value,
+ * the group of options not every backend takes that the backend table
+ * refuses it in (cli/backend.h), and where its value goes.  `at` is an
+ * offsetof, checked by nothing but the row: a KEEP_TEXT row names a
+ * const char * field, a KEEP_TRUE or KEEP_FALSE row a bool. */
+typedef struct run_option {
+    const char *name; /* the long option */
+    int has_arg;      /* required_argument or no_argument */
+    int val;          /* its short letter, or an OPT_* */
+    int group;        /* BOPT_*, or ANY_BACKEND */
+    int keep;         /* KEEP_* */
+    size_t at;        /* the field of run_opts, unless KEEP_PARSE */
+} run_option;
+
+#define ARG required_argument
+#define NOARG no_argument
+#define PARSE KEEP_PARSE, 0
+#define TEXT(field) KEEP_TEXT, offsetof(run_opts, field)
+#define SET(field) KEEP_TRUE, offsetof(run_opts, field)
+#define CLEAR(field) KEEP_FALSE, offsetof(run_opts, field)
+
+/* In the order cli_bad_option proposes the nearest of. */
+static const run_option options[] = {
+    {"backend", ARG, 'b', ANY_BACKEND, TEXT(backend)},
+    {"ranks", ARG, 'n', ANY_BACKEND, PARSE},
+    {"bytes", ARG, OPT_BYTES, ANY_BACKEND, PARSE},
+    {"sizes", ARG, 's', ANY_BACKEND, PARSE},
+    {"iters", ARG, 'i', ANY_BACKEND, PARSE},
+    {"warmup", ARG, OPT_WARMUP, ANY_BACKEND, PARSE},
+    {"tier", ARG, 't', BOPT_MODEL, TEXT(tier)},
+    {"topology", ARG, OPT_TOPOLOGY, BOPT_MODEL, TEXT(topology)},
+    {"config", ARG, 'c', BOPT_MODEL, TEXT(config)},
+    {"model", ARG, OPT_MODEL, BOPT_MODEL, TEXT(model)},
+    {"eager-limit", ARG, OPT_EAGER, ANY_BACKEND, PARSE},
+    {"rendezvous-handshake", NOARG, OPT_HANDSHAKE, BOPT_MODEL, SET(handshake)},
+    {"no-payload", NOARG, OPT_NO_PAYLOAD, BOPT_MODEL, CLEAR(payload)},
+    {"stack-size", ARG, OPT_STACK, BOPT_MODEL, PARSE},
+    {"fix", ARG, OPT_FIX, ANY_BACKEND, TEXT(args.fix)},
+    {"microbatches", ARG, OPT_MICRO, ANY_BACKEND, PARSE},
+    {"compute", ARG, OPT_COMPUTE, ANY_BACKEND, PARSE},
+    {"schedule", ARG, OPT_SCHEDULE, ANY_BACKEND, TEXT(args.schedule)},
+    {"chunk", ARG, OPT_CHUNK, ANY_BACKEND, PARSE},
+    {"pieces", ARG, OPT_PIECES, ANY_BACKEND, PARSE},
+    {"algo", ARG, OPT_ALGO, ANY_BACKEND, TEXT(algo)},
+    {"library", NOARG, OPT_LIBRARY, ANY_BACKEND, SET(library)},
+    {"group", ARG, OPT_GROUP, ANY_BACKEND, PARSE},
+    {"op", ARG, OPT_OP, ANY_BACKEND, PARSE},
+    {"dtype", ARG, OPT_DTYPE, ANY_BACKEND, PARSE},
+    {"trace", ARG, OPT_TRACE, ANY_BACKEND, TEXT(trace)},
+    {"timeline", ARG, OPT_TIMELINE, ANY_BACKEND, TEXT(timeline)},
+    {"check", NOARG, OPT_CHECK, ANY_BACKEND, SET(check)},
+    {"debug", NOARG, OPT_DEBUG, ANY_BACKEND, SET(debug)},
+    {"sharing", ARG, OPT_SHARING, BOPT_MODEL, PARSE},
+    {"reduce-bandwidth", ARG, OPT_REDUCE_BW, BOPT_MODEL, PARSE},
+    {"bind", ARG, OPT_BIND, BOPT_MEASURED, PARSE},
+    {"deadlock-timeout", ARG, OPT_DEADLOCK_TIMEOUT, BOPT_MEASURED, PARSE},
+    {"sync", ARG, OPT_SYNC, BOPT_MEASURED, PARSE},
+    {"cache", ARG, OPT_CACHE, BOPT_MEASURED, PARSE},
+    {"timeout", ARG, OPT_TIMEOUT, ANY_BACKEND, PARSE},
+    {"shm-copy", ARG, OPT_SHM_COPY, BOPT_SHM_COPY, PARSE},
+    {"listen", ARG, OPT_LISTEN, BOPT_LISTEN, TEXT(listen)},
+    {"master", ARG, OPT_MASTER, BOPT_WORLD, TEXT(wargs.master)},
+    {"rank", ARG, OPT_RANK, BOPT_WORLD, PARSE},
+    {"world", ARG, OPT_WORLD, BOPT_WORLD, PARSE},
+    {"join-timeout", ARG, OPT_JOIN_TIMEOUT, BOPT_WORLD, PARSE},
+    {"provider", ARG, OPT_PROVIDER, BOPT_PROVIDER, TEXT(provider)},
+    {"netlab", ARG, OPT_NETLAB, BOPT_NETLAB, PARSE},
+    {"csv", NOARG, OPT_CSV, ANY_BACKEND, PARSE},
+    {"json", NOARG, OPT_JSON, ANY_BACKEND, PARSE},
+    {"help", NOARG, 'h', ANY_BACKEND, PARSE},
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
+/* The row of getopt_long's value c, or NULL ('?', ':': not an option). */
+static const run_option *option_of(int c)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (options[i].val == c)
+            return &options[i];
+    return NULL;
+}
+
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
 {
     cl_diag d = {{0}};
@@ -206,158 +298,100 @@ static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
     return 0;
 }
 
+/* A time from lo (lo_text) to an hour into *out. */
+static int parse_time_within(const char *opt, const char *text, double lo, const char *lo_text,
+                             double *out)
+{
+    cl_diag d = {{0}};
+    if (units_parse_time(text, opt, out, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (!(*out >= lo && *out <= 3600))
+        return cli_error("%s must be between %s and 1h, got '%s'", opt, lo_text, text);
+    return 0;
+}
+
+static int parse_shm_copy(const char *text, shm_copy *out)
+{
+    if (strcmp(text, "auto") == 0)
+        *out = SHM_COPY_AUTO;
+    else if (strcmp(text, "cma") == 0)
+        *out = SHM_COPY_CMA;
+    else if (strcmp(text, "staging") == 0)
+        *out = SHM_COPY_STAGING;
+    else
+        return cli_error("--shm-copy must be auto, cma or staging, got '%s'", text);
+    return 0;
+}
+
+/* The value text of a KEEP_PARSE option r into o (--bytes and --sizes
+ * into *bytes and *sizes, parsed once the pattern is known).  0, -1
+ * after --help's text, or the exit status after printing why. */
+static int parse_value(run_opts *o, const run_option *r, const char *text, const char **bytes,
+                       const char **sizes)
+{
+    switch (r->val) {
+    case 'n':
+        o->ranks_given = true;
+        return cli_parse_int("--ranks", text, 1, 1 << 24, &o->ranks);
+    case 'i': return cli_parse_int("--iters", text, 1, 1000000, &o->iters);
+    case OPT_WARMUP: return cli_parse_int("--warmup", text, 0, 1000000, &o->warmup);
+    case OPT_RANK: return cli_parse_int("--rank", text, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
+    case OPT_WORLD: return cli_parse_int("--world", text, 1, WORLD_MAX_RANKS, &o->wargs.world);
+    case OPT_JOIN_TIMEOUT:
+        return parse_time_within("--join-timeout", text, 0.1, "100ms", &o->wargs.join_timeout);
+    case OPT_DEADLOCK_TIMEOUT:
+        return parse_time_within("--deadlock-timeout", text, 0.01, "10ms",
+                                 &o->deadlock_timeout);
+    case OPT_BYTES: *bytes = text; return 0;
+    case 's': *sizes = text; return 0;
+    case OPT_EAGER:
+        o->eager_given = true;
+        return parse_size_opt("--eager-limit", text, &o->eager_limit);
+    case OPT_STACK: return parse_size_opt("--stack-size", text, &o->stack);
+    case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
+        return run_pattern_option(r->name, text, &o->args);
+    case OPT_OP: case OPT_DTYPE: return run_parse_reduction(o, r->name, text);
+    case OPT_SHARING: return run_parse_sharing(text, o);
+    case OPT_REDUCE_BW: return run_parse_reduce_bandwidth(text, &o->reduce_bw);
+    case OPT_BIND: return cli_parse_bind(text, &o->bind);
+    case OPT_TIMEOUT: return run_parse_timeout(text, &o->timeout);
+    case OPT_SYNC: return run_parse_sync(text, &o->sync);
+    case OPT_CACHE: return run_parse_cache(text, &o->cache);
+    case OPT_NETLAB: return run_parse_netlab(text, &o->netlab);
+    case OPT_SHM_COPY: return parse_shm_copy(text, &o->copy);
+    case OPT_CSV: o->fmt = CLI_CSV; return 0;
+    case OPT_JSON: o->fmt = CLI_JSON; return 0;
+    case 'h': fputs(cmd_run_usage, stdout); return -1;
+    }
+    assert(!"a KEEP_PARSE option parse_value does not know");
+    return CLI_EXIT_USAGE;
+}
+
+/* The command line into o: 0, -1 after --help's text, or the exit status
+ * after printing why. */
 static int parse_args(int argc, char **argv, run_opts *o)
 {
-    static const struct option opts[] = {
-        {"backend", required_argument, NULL, 'b'},
-        {"ranks", required_argument, NULL, 'n'},
-        {"bytes", required_argument, NULL, OPT_BYTES},
-        {"sizes", required_argument, NULL, 's'},
-        {"iters", required_argument, NULL, 'i'},
-        {"warmup", required_argument, NULL, OPT_WARMUP},
-        {"tier", required_argument, NULL, 't'},
-        {"topology", required_argument, NULL, OPT_TOPOLOGY},
-        {"config", required_argument, NULL, 'c'},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"eager-limit", required_argument, NULL, OPT_EAGER},
-        {"rendezvous-handshake", no_argument, NULL, OPT_HANDSHAKE},
-        {"no-payload", no_argument, NULL, OPT_NO_PAYLOAD},
-        {"stack-size", required_argument, NULL, OPT_STACK},
-        {"fix", required_argument, NULL, OPT_FIX},
-        {"microbatches", required_argument, NULL, OPT_MICRO},
-        {"compute", required_argument, NULL, OPT_COMPUTE},
-        {"schedule", required_argument, NULL, OPT_SCHEDULE},
-        {"chunk", required_argument, NULL, OPT_CHUNK},
-        {"pieces", required_argument, NULL, OPT_PIECES},
-        {"algo", required_argument, NULL, OPT_ALGO},
-        {"library", no_argument, NULL, OPT_LIBRARY},
-        {"group", required_argument, NULL, OPT_GROUP},
-        {"op", required_argument, NULL, OPT_OP},
-        {"dtype", required_argument, NULL, OPT_DTYPE},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"timeline", required_argument, NULL, OPT_TIMELINE},
-        {"check", no_argument, NULL, OPT_CHECK},
-        {"debug", no_argument, NULL, OPT_DEBUG},
-        {"sharing", required_argument, NULL, OPT_SHARING},
-        {"reduce-bandwidth", required_argument, NULL, OPT_REDUCE_BW},
-        {"bind", required_argument, NULL, OPT_BIND},
-        {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
-        {"sync", required_argument, NULL, OPT_SYNC},
-        {"cache", required_argument, NULL, OPT_CACHE},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"master", required_argument, NULL, OPT_MASTER},
-        {"rank", required_argument, NULL, OPT_RANK},
-        {"world", required_argument, NULL, OPT_WORLD},
-        {"join-timeout", required_argument, NULL, OPT_JOIN_TIMEOUT},
-        {"provider", required_argument, NULL, OPT_PROVIDER},
-        {"netlab", required_argument, NULL, OPT_NETLAB},
-        {"csv", no_argument, NULL, OPT_CSV},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option opts[NOPTIONS + 1] = {{0}};
+    for (size_t i = 0; i < NOPTIONS; i++)
+        opts[i] = (struct option){options[i].name, options[i].has_arg, NULL, options[i].val};
     const char *bytes_s = NULL, *sizes_s = NULL;
     cl_diag d = {{0}};
-    int c, rc = 0, idx = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, &idx)) != -1) {
+    int c, rc = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, NULL)) != -1) {
+        const run_option *r = option_of(c);
+        if (!r)
+            return cli_bad_option("run", opts, argv, c);
         /* Remember the first option of each group that not every backend
          * takes, for the backend table to refuse (cli/backend.h). */
-        const char *name = c == 't' ? "tier" : c == 'c' ? "config" : opts[idx].name;
-        switch (c) {
-        case 't': case 'c': case OPT_TOPOLOGY: case OPT_MODEL: case OPT_HANDSHAKE:
-        case OPT_NO_PAYLOAD: case OPT_STACK: case OPT_SHARING: case OPT_REDUCE_BW:
-            backend_give(&o->given, BOPT_MODEL, name, optarg);
-            break;
-        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SYNC: case OPT_CACHE:
-            backend_give(&o->given, BOPT_MEASURED, name, optarg);
-            break;
-        case OPT_MASTER: case OPT_RANK: case OPT_WORLD: case OPT_JOIN_TIMEOUT:
-            backend_give(&o->given, BOPT_WORLD, name, optarg);
-            break;
-        case OPT_SHM_COPY: backend_give(&o->given, BOPT_SHM_COPY, name, optarg); break;
-        case OPT_LISTEN: backend_give(&o->given, BOPT_LISTEN, name, optarg); break;
-        case OPT_PROVIDER: backend_give(&o->given, BOPT_PROVIDER, name, optarg); break;
-        case OPT_NETLAB: backend_give(&o->given, BOPT_NETLAB, name, optarg); break;
-        }
-        switch (c) {
-        case 'b': o->backend = optarg; break;
-        case 'n':
-            rc = cli_parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks);
-            o->ranks_given = true;
-            break;
-        case OPT_MASTER: o->wargs.master = optarg; break;
-        case OPT_RANK:
-            rc = cli_parse_int("--rank", optarg, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
-            break;
-        case OPT_WORLD:
-            rc = cli_parse_int("--world", optarg, 1, WORLD_MAX_RANKS, &o->wargs.world);
-            break;
-        case OPT_JOIN_TIMEOUT:
-            if (units_parse_time(optarg, "--join-timeout", &o->wargs.join_timeout, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            else if (!(o->wargs.join_timeout >= 0.1 && o->wargs.join_timeout <= 3600))
-                rc = cli_error("--join-timeout must be between 100ms and 1h, got '%s'", optarg);
-            break;
-        case OPT_BYTES: bytes_s = optarg; break;
-        case 's': sizes_s = optarg; break;
-        case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
-        case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
-        case 't': o->tier = optarg; break;
-        case OPT_TOPOLOGY: o->topology = optarg; break;
-        case 'c': o->config = optarg; break;
-        case OPT_MODEL: o->model = optarg; break;
-        case OPT_EAGER:
-            rc = parse_size_opt("--eager-limit", optarg, &o->eager_limit);
-            o->eager_given = true;
-            break;
-        case OPT_HANDSHAKE: o->handshake = true; break;
-        case OPT_NO_PAYLOAD: o->payload = false; break;
-        case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
-        case OPT_FIX: o->args.fix = optarg; break;
-        case OPT_SCHEDULE: o->args.schedule = optarg; break;
-        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
-            rc = run_pattern_option(opts[idx].name, optarg, &o->args);
-            break;
-        case OPT_OP: case OPT_DTYPE: rc = run_parse_reduction(o, opts[idx].name, optarg); break;
-        case OPT_ALGO: o->algo = optarg; break;
-        case OPT_LIBRARY: o->library = true; break;
-        case OPT_TRACE: o->trace = optarg; break;
-        case OPT_TIMELINE: o->timeline = optarg; break;
-        case OPT_CHECK: o->check = true; break;
-        case OPT_DEBUG: o->debug = true; break;
-        case OPT_SHARING: rc = run_parse_sharing(optarg, o); break;
-        case OPT_REDUCE_BW: rc = run_parse_reduce_bandwidth(optarg, &o->reduce_bw); break;
-        case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
-        case OPT_DEADLOCK_TIMEOUT:
-            if (units_parse_time(optarg, "--deadlock-timeout", &o->deadlock_timeout, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            else if (!(o->deadlock_timeout >= 0.01 && o->deadlock_timeout <= 3600))
-                rc = cli_error("--deadlock-timeout must be between 10ms and 1h, got '%s'",
-                               optarg);
-            break;
-        case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
-        case OPT_SYNC: rc = run_parse_sync(optarg, &o->sync); break;
-        case OPT_CACHE: rc = run_parse_cache(optarg, &o->cache); break;
-        case OPT_LISTEN: o->listen = optarg; break;
-        case OPT_PROVIDER: o->provider = optarg; break;
-        case OPT_NETLAB: rc = run_parse_netlab(optarg, &o->netlab); break;
-        case OPT_SHM_COPY:
-            if (strcmp(optarg, "auto") == 0)
-                o->copy = SHM_COPY_AUTO;
-            else if (strcmp(optarg, "cma") == 0)
-                o->copy = SHM_COPY_CMA;
-            else if (strcmp(optarg, "staging") == 0)
-                o->copy = SHM_COPY_STAGING;
-            else
-                rc = cli_error("--shm-copy must be auto, cma or staging, got '%s'", optarg);
-            break;
-        case OPT_CSV: o->fmt = CLI_CSV; break;
-        case OPT_JSON: o->fmt = CLI_JSON; break;
-        case 'h': fputs(cmd_run_usage, stdout); return -1;
-        default: return cli_bad_option("run", opts, argv, c);
-        }
+        if (r->group != ANY_BACKEND)
+            backend_give(&o->given, r->group, r->name, optarg);
+        char *field = (char *)o + r->at;
+        if (r->keep == KEEP_TEXT)
+            *(const char **)field = optarg;
+        else if (r->keep != KEEP_PARSE)
+            *(bool *)field = r->keep == KEEP_TRUE;
+        else
+            rc = parse_value(o, r, optarg, &bytes_s, &sizes_s);
     }
     if (rc)
         return rc;
