@@ -436,6 +436,81 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     auth_sha256_finish(&h, out);
 }
 
+/* A run of processes started elsewhere joins its world's rendezvous, once
+ * for every size: 0, or the exit status after printing why. */
+static int join_world(run_opts *o)
+{
+    cl_diag d = {{0}};
+    unsigned char digest[AUTH_HASH_BYTES];
+    run_digest(o, digest);
+    int err = boot_open(&o->boot, &o->world, digest, &d);
+    auth_wipe(o->world.secret, sizeof o->world.secret); /* the boot holds the job's key */
+    if (err)
+        return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
+    return 0;
+}
+
+/* Every size of the nalgos patterns of algos into lines (size i of
+ * algorithm a at i * nalgos + a), until one fails; *done counts the rows
+ * filled.  Returns the last run's status (0 or a CL_E* code, reported). */
+static int run_rows(run_opts *o, run_env *env, const pattern_info **algos, size_t nalgos,
+                    run_algo_row *lines, rec_log *log, size_t *done)
+{
+    int status = 0;
+    /* --algo all, --library: every size of one algorithm, then the next,
+     * printed size by size so the algorithms of one size stand side by side. */
+    for (size_t a = 0; a < nalgos && status == 0; a++) {
+        o->pattern = algos[a];
+        for (size_t i = 0; i < o->nsizes && status == 0; i++) {
+            rec_log *l = o->trace || o->timeline ? log : NULL;
+            run_algo_row *line = &lines[i * nalgos + a];
+            line->p = o->pattern;
+            status = run_size(o, env, o->sizes[i], l, *done == 0, &line->row);
+            *done += status == 0;
+        }
+    }
+    return status;
+}
+
+/* --trace's file from log: 0, or the exit status after printing why (a
+ * trace asked for and not written is a failed run, as a timeline is). */
+static int write_trace(const run_opts *o, const rec_log *log)
+{
+    cl_diag d = {{0}};
+    trace_meta meta = {.pattern = o->pattern->name, .backend = o->backend, .ranks = o->ranks};
+    if (log->dropped)
+        fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
+                        "dropped\n", log->n, log->dropped);
+    if (trace_write_file(o->trace, log->v, log->n, &meta, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (o->fmt == CLI_TEXT)
+        printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o->trace);
+    return CLI_EXIT_OK;
+}
+
+/* --timeline's file from log, for a run whose last status is status: 0,
+ * or the exit status after printing why. */
+static int write_timeline(const run_opts *o, const run_env *env, const rec_log *log, int status)
+{
+    /* Measured with more ranks than cores, the figure says so: its
+     * waits are the scheduler's as much as the transport's. */
+    char over[96];
+    cli_textf(over, sizeof over, "oversubscribed: %d ranks on %d cores, waits include "
+              "the scheduler", o->ranks, env->cores);
+    const char *where = !o->be->measured ? sim_net_describe(env->net)
+                        : o->ranks > env->cores && env->cores > 0 ? over : NULL;
+    int rc = cli_timeline_write(o->timeline, log, o->pattern->name, o->backend, where,
+                                o->ranks, o->sizes[0], status);
+    if (!rc && o->fmt == CLI_TEXT)
+        printf("%stimeline: %s (draw it with commlab plot)\n", o->trace ? "" : "\n",
+               o->timeline);
+    return rc;
+}
+
+/* `commlab run`: the options, their checks, every row, their print, the
+ * trace and the timeline; returns the exit status.  Every way out goes
+ * through `out`, which gives back what the command holds (each release
+ * also takes what was never made). */
 static int run_command(int argc, char **argv, char *secret)
 {
     run_opts o = {
@@ -444,61 +519,41 @@ static int run_command(int argc, char **argv, char *secret)
         .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .args = {.microbatches = 4},
         .wargs = {.rank = -1, .world = -1, .secret = secret},
     };
+    run_env env = {0};
+    run_lab lab = {0};
+    rec_log log;
+    rec_log_init(&log, 4u << 20);
+    const pattern_info **algos = NULL;
+    run_algo_row *lines = NULL;
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {
-        free(o.sizes);
-        return CLI_EXIT_OK;
+        rc = CLI_EXIT_OK; /* --help */
+        goto out;
     }
-    if (rc || (rc = run_check(&o))) {
-        student_unload(&o.student);
-        free(o.sizes);
-        return rc;
-    }
+    if (rc || (rc = run_check(&o)))
+        goto out;
     /* The key is stretched from it (find_world): its text goes now, so no
      * rank, and no pattern reading its memory, holds it. */
     if (secret)
         auth_wipe(secret, strlen(secret));
     o.wargs.secret = NULL;
-    if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0) {
-        student_unload(&o.student);
-        free(o.sizes);
-        world_release(&o.world);
-        return rc;
-    }
-    run_env env = {0};
-    if (!o.be->measured && (rc = run_build_net(&o, &env.net))) {
-        student_unload(&o.student);
-        free(o.sizes);
-        return rc;
-    }
+    if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0)
+        goto out;
+    if (!o.be->measured && (rc = run_build_net(&o, &env.net)))
+        goto out;
     if (!o.args.group && env.net)
         o.args.group = sim_net_group(env.net);
-    if (o.world.size) {
-        cl_diag d = {{0}};
-        unsigned char digest[AUTH_HASH_BYTES];
-        run_digest(&o, digest);
-        int err = boot_open(&o.boot, &o.world, digest, &d);
-        auth_wipe(o.world.secret, sizeof o.world.secret); /* the boot holds the job's key */
-        if (err) {
-            world_release(&o.world);
-            free(o.sizes);
-            return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
-        }
-    }
+    if (o.world.size && (rc = join_world(&o)))
+        goto out;
     /* In a run over processes started elsewhere, rank 0's prints the results. */
     bool quiet = o.world.size && o.world.rank != 0;
-    size_t nalgos = 0;
+    size_t nalgos = 0, done = 0;
     while (run_algo_at(&o, nalgos))
         nalgos++;
-    const pattern_info **algos = calloc(nalgos, sizeof *algos);
+    algos = calloc(nalgos, sizeof *algos);
     for (size_t a = 0; algos && a < nalgos; a++)
         algos[a] = run_algo_at(&o, a);
-    run_algo_row *lines = algos ? calloc(nalgos * o.nsizes, sizeof *lines) : NULL;
-    rec_log log;
-    rec_log_init(&log, 4u << 20);
-    int status = 0, trace_rc = CLI_EXIT_OK;
-    size_t done = 0;
-    run_lab lab = {0};
+    lines = algos ? calloc(nalgos * o.nsizes, sizeof *lines) : NULL;
     if (!lines) {
         rc = cli_error("out of memory");
         goto out;
@@ -506,19 +561,8 @@ static int run_command(int argc, char **argv, char *secret)
     if (o.netlab && (rc = run_lab_open(&lab, o.ranks, o.netlab)))
         goto out;
     o.lab = lab.nl;
-    /* --algo all, --library: every size of one algorithm, then the next,
-     * printed size by size so the algorithms of one size stand side by side. */
-    for (size_t a = 0; a < nalgos && status == 0; a++) {
-        o.pattern = algos[a];
-        for (size_t i = 0; i < o.nsizes && status == 0; i++) {
-            rec_log *l = o.trace || o.timeline ? &log : NULL;
-            run_algo_row *line = &lines[i * nalgos + a];
-            line->p = o.pattern;
-            status = run_size(&o, &env, o.sizes[i], l, done == 0, &line->row);
-            done += status == 0;
-        }
-    }
-    int lab_rc = run_lab_close(&lab);
+    int status = run_rows(&o, &env, algos, nalgos, lines, &log, &done);
+    int lab_rc = run_lab_close(&lab), trace_rc = CLI_EXIT_OK;
     if (done < nalgos * o.nsizes && nalgos > 1)
         done = 0; /* a failed algorithm leaves holes: the error says which */
     if (quiet)
@@ -529,37 +573,15 @@ static int run_command(int argc, char **argv, char *secret)
         run_print_csv(&o, lines, done);
     else if (done > 0)
         run_print_text(&o, &env, lines, done, nalgos > 1);
-    if (o.trace && status != CL_ENOMEM && !env.signal && !quiet) {
-        cl_diag d = {{0}};
-        trace_meta meta = {.pattern = o.pattern->name, .backend = o.backend, .ranks = o.ranks};
-        if (log.dropped)
-            fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
-                            "dropped\n", log.n, log.dropped);
-        if (trace_write_file(o.trace, log.v, log.n, &meta, &d))
-            trace_rc = cli_diag(&d, CLI_EXIT_USAGE);
-        else if (o.fmt == CLI_TEXT)
-            printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o.trace);
-    }
-    /* A trace asked for and not written is a failed run, as a timeline is. */
+    bool files = status != CL_ENOMEM && !env.signal && !quiet;
+    if (o.trace && files)
+        trace_rc = write_trace(&o, &log);
     rc = run_exit_code(status, &env);
     if (rc == CLI_EXIT_OK)
         rc = lab_rc ? lab_rc : trace_rc;
-    if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
-        /* Measured with more ranks than cores, the figure says so: its
-         * waits are the scheduler's as much as the transport's. */
-        char over[96];
-        cli_textf(over, sizeof over, "oversubscribed: %d ranks on %d cores, waits include "
-                  "the scheduler", o.ranks, env.cores);
-        const char *where = !o.be->measured ? sim_net_describe(env.net)
-                            : o.ranks > env.cores && env.cores > 0 ? over : NULL;
-        int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend, where,
-                                     o.ranks, o.sizes[0], status);
-        if (wrc && rc == CLI_EXIT_OK)
-            rc = wrc;
-        else if (!wrc && o.fmt == CLI_TEXT)
-            printf("%stimeline: %s (draw it with commlab plot)\n", o.trace ? "" : "\n",
-                   o.timeline);
-    }
+    int wrc = o.timeline && files ? write_timeline(&o, &env, &log, status) : 0;
+    if (wrc && rc == CLI_EXIT_OK)
+        rc = wrc;
 out:
     rec_log_release(&log);
     free(lines);
