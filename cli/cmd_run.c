@@ -565,14 +565,8 @@ static int run_command(int argc, char **argv, char *secret)
     int lab_rc = run_lab_close(&lab), trace_rc = CLI_EXIT_OK;
     if (done < nalgos * o.nsizes && nalgos > 1)
         done = 0; /* a failed algorithm leaves holes: the error says which */
-    if (quiet)
-        ;
-    else if (o.fmt == CLI_JSON)
-        run_print_json(&o, &env, lines, done, nalgos > 1, status);
-    else if (o.fmt == CLI_CSV)
-        run_print_csv(&o, lines, done);
-    else if (done > 0)
-        run_print_text(&o, &env, lines, done, nalgos > 1);
+    if (!quiet)
+        run_print(&o, &env, lines, done, nalgos > 1, status);
     bool files = status != CL_ENOMEM && !env.signal && !quiet;
     if (o.trace && files)
         trace_rc = write_trace(&o, &log);

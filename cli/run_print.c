@@ -118,8 +118,8 @@ static void print_header(const run_opts *o, const run_env *env, const run_algo_r
     }
 }
 
-void run_print_text(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
-                    bool all)
+static void print_text(const run_opts *o, const run_env *env, const run_algo_row *lines,
+                       size_t n, bool all)
 {
     print_header(o, env, lines, n, all);
     double algbw, busbw;
@@ -178,7 +178,7 @@ void run_print_text(const run_opts *o, const run_env *env, const run_algo_row *l
         }
 }
 
-void run_print_csv(const run_opts *o, const run_algo_row *lines, size_t n)
+static void print_csv(const run_opts *o, const run_algo_row *lines, size_t n)
 {
     double algbw, busbw;
     bool bus = n > 0 && bus_of(o, &lines[0], &algbw, &busbw);
@@ -222,8 +222,8 @@ void run_print_csv(const run_opts *o, const run_algo_row *lines, size_t n)
     table_release(&t);
 }
 
-void run_print_json(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
-                    bool all, int status)
+static void print_json(const run_opts *o, const run_env *env, const run_algo_row *lines,
+                       size_t n, bool all, int status)
 {
     json_writer w;
     json_init(&w, stdout, true);
@@ -291,4 +291,15 @@ void run_print_json(const run_opts *o, const run_env *env, const run_algo_row *l
         json_end_object(&w);
     }
     json_finish(&w);
+}
+
+void run_print(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
+               bool all, int status)
+{
+    if (o->fmt == CLI_JSON)
+        print_json(o, env, lines, n, all, status);
+    else if (o->fmt == CLI_CSV)
+        print_csv(o, lines, n);
+    else if (n > 0)
+        print_text(o, env, lines, n, all);
 }

@@ -5,7 +5,7 @@
  * collective's rows add nccl-tests' algorithm and bus bandwidth (algbw,
  * busbw); a row that moved no bytes has no rate.
  *
- * The printers write to stdout and cannot fail: a table that cannot be
+ * run_print writes to stdout and cannot fail: a table that cannot be
  * made (out of memory) prints nothing.
  */
 #ifndef CL_RUN_PRINT_H
@@ -24,15 +24,11 @@ typedef struct run_algo_row {
     const pattern_info *p;  /* its pattern: o->pattern, an algorithm, or o->library_pattern */
 } run_algo_row;
 
-/* The table of n rows of o's run on env, a size a line; all: several
- * algorithms stand side by side at each size (--algo all, --library). */
-void run_print_text(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
-                    bool all);
-/* The same n rows as CSV, a header line first. */
-void run_print_csv(const run_opts *o, const run_algo_row *lines, size_t n);
-/* The run and its n rows as one JSON object; status is the run's last
- * (0 or a CL_E* code, named as "status"). */
-void run_print_json(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
-                    bool all, int status);
+/* The n rows of o's run on env in o's format: a table (nothing when n is
+ * 0), CSV or JSON.  all: several algorithms stand side by side at each
+ * size (--algo all, --library); status is the run's last (0 or a CL_E*
+ * code, JSON's "status"). */
+void run_print(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
+               bool all, int status);
 
 #endif
