@@ -1,22 +1,17 @@
 /* cmd_run.c - `commlab run PATTERN` and `commlab patterns`. */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <limits.h>
+#include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "core/pattern.h"
+#include "cli/run_check.h"
+#include "cli/run_print.h"
 #include "cli/run_size.h"
 #include "cli/student.h"
-#include "core/file.h"
-#include "core/json.h"
 #include "core/record.h"
-#include "core/table.h"
-#include "core/tier.h"
 #include "core/trace.h"
 #include "core/units.h"
 #include "real/launch.h"
@@ -196,6 +191,7 @@ const char cmd_patterns_usage[] =
     "their algorithms (`commlab run COLLECTIVE --algo NAME`; the first listed\n"
     "is the default) and each algorithm's alpha-beta formula.\n";
 
+/* Long options without a short letter. */
 enum {
     OPT_CSV = 256, OPT_JSON, OPT_BYTES, OPT_WARMUP, OPT_TOPOLOGY, OPT_MODEL, OPT_EAGER,
     OPT_HANDSHAKE, OPT_NO_PAYLOAD, OPT_STACK, OPT_FIX, OPT_MICRO, OPT_COMPUTE, OPT_CHUNK,
@@ -205,6 +201,95 @@ enum {
     OPT_PIECES, OPT_SCHEDULE, OPT_CACHE, OPT_OP, OPT_DTYPE, OPT_REDUCE_BW,
 };
 
+/* How an option's value is kept: parsed by parse_value (a number, a
+ * choice, or not a field of run_opts), or stored in the run_opts field
+ * the row names: the text itself, or a flag set or cleared. */
+enum { KEEP_PARSE, KEEP_TEXT, KEEP_TRUE, KEEP_FALSE };
+
+#define ANY_BACKEND (-1) /* an option every backend takes */
+
+/* One option of `commlab run`: getopt_long's name, argument and value,
+ * the group of options not every backend takes that the backend table
+ * refuses it in (cli/backend.h), and where its value goes.  `at` is an
+ * offsetof, checked by nothing but the row: a KEEP_TEXT row names a
+ * const char * field, a KEEP_TRUE or KEEP_FALSE row a bool. */
+typedef struct run_option {
+    const char *name; /* the long option */
+    int has_arg;      /* required_argument or no_argument */
+    int val;          /* its short letter, or an OPT_* */
+    int group;        /* BOPT_*, or ANY_BACKEND */
+    int keep;         /* KEEP_* */
+    size_t at;        /* the field of run_opts, unless KEEP_PARSE */
+} run_option;
+
+#define ARG required_argument
+#define NOARG no_argument
+#define PARSE KEEP_PARSE, 0
+#define TEXT(field) KEEP_TEXT, offsetof(run_opts, field)
+#define SET(field) KEEP_TRUE, offsetof(run_opts, field)
+#define CLEAR(field) KEEP_FALSE, offsetof(run_opts, field)
+
+/* In the order cli_bad_option proposes the nearest of. */
+static const run_option options[] = {
+    {"backend", ARG, 'b', ANY_BACKEND, TEXT(backend)},
+    {"ranks", ARG, 'n', ANY_BACKEND, PARSE},
+    {"bytes", ARG, OPT_BYTES, ANY_BACKEND, PARSE},
+    {"sizes", ARG, 's', ANY_BACKEND, PARSE},
+    {"iters", ARG, 'i', ANY_BACKEND, PARSE},
+    {"warmup", ARG, OPT_WARMUP, ANY_BACKEND, PARSE},
+    {"tier", ARG, 't', BOPT_MODEL, TEXT(tier)},
+    {"topology", ARG, OPT_TOPOLOGY, BOPT_MODEL, TEXT(topology)},
+    {"config", ARG, 'c', BOPT_MODEL, TEXT(config)},
+    {"model", ARG, OPT_MODEL, BOPT_MODEL, TEXT(model)},
+    {"eager-limit", ARG, OPT_EAGER, ANY_BACKEND, PARSE},
+    {"rendezvous-handshake", NOARG, OPT_HANDSHAKE, BOPT_MODEL, SET(handshake)},
+    {"no-payload", NOARG, OPT_NO_PAYLOAD, BOPT_MODEL, CLEAR(payload)},
+    {"stack-size", ARG, OPT_STACK, BOPT_MODEL, PARSE},
+    {"fix", ARG, OPT_FIX, ANY_BACKEND, TEXT(args.fix)},
+    {"microbatches", ARG, OPT_MICRO, ANY_BACKEND, PARSE},
+    {"compute", ARG, OPT_COMPUTE, ANY_BACKEND, PARSE},
+    {"schedule", ARG, OPT_SCHEDULE, ANY_BACKEND, TEXT(args.schedule)},
+    {"chunk", ARG, OPT_CHUNK, ANY_BACKEND, PARSE},
+    {"pieces", ARG, OPT_PIECES, ANY_BACKEND, PARSE},
+    {"algo", ARG, OPT_ALGO, ANY_BACKEND, TEXT(algo)},
+    {"library", NOARG, OPT_LIBRARY, ANY_BACKEND, SET(library)},
+    {"group", ARG, OPT_GROUP, ANY_BACKEND, PARSE},
+    {"op", ARG, OPT_OP, ANY_BACKEND, PARSE},
+    {"dtype", ARG, OPT_DTYPE, ANY_BACKEND, PARSE},
+    {"trace", ARG, OPT_TRACE, ANY_BACKEND, TEXT(trace)},
+    {"timeline", ARG, OPT_TIMELINE, ANY_BACKEND, TEXT(timeline)},
+    {"check", NOARG, OPT_CHECK, ANY_BACKEND, SET(check)},
+    {"debug", NOARG, OPT_DEBUG, ANY_BACKEND, SET(debug)},
+    {"sharing", ARG, OPT_SHARING, BOPT_MODEL, PARSE},
+    {"reduce-bandwidth", ARG, OPT_REDUCE_BW, BOPT_MODEL, PARSE},
+    {"bind", ARG, OPT_BIND, BOPT_MEASURED, PARSE},
+    {"deadlock-timeout", ARG, OPT_DEADLOCK_TIMEOUT, BOPT_MEASURED, PARSE},
+    {"sync", ARG, OPT_SYNC, BOPT_MEASURED, PARSE},
+    {"cache", ARG, OPT_CACHE, BOPT_MEASURED, PARSE},
+    {"timeout", ARG, OPT_TIMEOUT, ANY_BACKEND, PARSE},
+    {"shm-copy", ARG, OPT_SHM_COPY, BOPT_SHM_COPY, PARSE},
+    {"listen", ARG, OPT_LISTEN, BOPT_LISTEN, TEXT(listen)},
+    {"master", ARG, OPT_MASTER, BOPT_WORLD, TEXT(wargs.master)},
+    {"rank", ARG, OPT_RANK, BOPT_WORLD, PARSE},
+    {"world", ARG, OPT_WORLD, BOPT_WORLD, PARSE},
+    {"join-timeout", ARG, OPT_JOIN_TIMEOUT, BOPT_WORLD, PARSE},
+    {"provider", ARG, OPT_PROVIDER, BOPT_PROVIDER, TEXT(provider)},
+    {"netlab", ARG, OPT_NETLAB, BOPT_NETLAB, PARSE},
+    {"csv", NOARG, OPT_CSV, ANY_BACKEND, PARSE},
+    {"json", NOARG, OPT_JSON, ANY_BACKEND, PARSE},
+    {"help", NOARG, 'h', ANY_BACKEND, PARSE},
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
+/* The row of getopt_long's value c, or NULL ('?', ':': not an option). */
+static const run_option *option_of(int c)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (options[i].val == c)
+            return &options[i];
+    return NULL;
+}
+
 static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
 {
     cl_diag d = {{0}};
@@ -213,158 +298,100 @@ static int parse_size_opt(const char *opt, const char *text, uint64_t *out)
     return 0;
 }
 
+/* A time from lo (lo_text) to an hour into *out. */
+static int parse_time_within(const char *opt, const char *text, double lo, const char *lo_text,
+                             double *out)
+{
+    cl_diag d = {{0}};
+    if (units_parse_time(text, opt, out, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (!(*out >= lo && *out <= 3600))
+        return cli_error("%s must be between %s and 1h, got '%s'", opt, lo_text, text);
+    return 0;
+}
+
+static int parse_shm_copy(const char *text, shm_copy *out)
+{
+    if (strcmp(text, "auto") == 0)
+        *out = SHM_COPY_AUTO;
+    else if (strcmp(text, "cma") == 0)
+        *out = SHM_COPY_CMA;
+    else if (strcmp(text, "staging") == 0)
+        *out = SHM_COPY_STAGING;
+    else
+        return cli_error("--shm-copy must be auto, cma or staging, got '%s'", text);
+    return 0;
+}
+
+/* The value text of a KEEP_PARSE option r into o (--bytes and --sizes
+ * into *bytes and *sizes, parsed once the pattern is known).  0, -1
+ * after --help's text, or the exit status after printing why. */
+static int parse_value(run_opts *o, const run_option *r, const char *text, const char **bytes,
+                       const char **sizes)
+{
+    switch (r->val) {
+    case 'n':
+        o->ranks_given = true;
+        return cli_parse_int("--ranks", text, 1, 1 << 24, &o->ranks);
+    case 'i': return cli_parse_int("--iters", text, 1, 1000000, &o->iters);
+    case OPT_WARMUP: return cli_parse_int("--warmup", text, 0, 1000000, &o->warmup);
+    case OPT_RANK: return cli_parse_int("--rank", text, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
+    case OPT_WORLD: return cli_parse_int("--world", text, 1, WORLD_MAX_RANKS, &o->wargs.world);
+    case OPT_JOIN_TIMEOUT:
+        return parse_time_within("--join-timeout", text, 0.1, "100ms", &o->wargs.join_timeout);
+    case OPT_DEADLOCK_TIMEOUT:
+        return parse_time_within("--deadlock-timeout", text, 0.01, "10ms",
+                                 &o->deadlock_timeout);
+    case OPT_BYTES: *bytes = text; return 0;
+    case 's': *sizes = text; return 0;
+    case OPT_EAGER:
+        o->eager_given = true;
+        return parse_size_opt("--eager-limit", text, &o->eager_limit);
+    case OPT_STACK: return parse_size_opt("--stack-size", text, &o->stack);
+    case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
+        return run_pattern_option(r->name, text, &o->args);
+    case OPT_OP: case OPT_DTYPE: return run_parse_reduction(o, r->name, text);
+    case OPT_SHARING: return run_parse_sharing(text, o);
+    case OPT_REDUCE_BW: return run_parse_reduce_bandwidth(text, &o->reduce_bw);
+    case OPT_BIND: return cli_parse_bind(text, &o->bind);
+    case OPT_TIMEOUT: return run_parse_timeout(text, &o->timeout);
+    case OPT_SYNC: return run_parse_sync(text, &o->sync);
+    case OPT_CACHE: return run_parse_cache(text, &o->cache);
+    case OPT_NETLAB: return run_parse_netlab(text, &o->netlab);
+    case OPT_SHM_COPY: return parse_shm_copy(text, &o->copy);
+    case OPT_CSV: o->fmt = CLI_CSV; return 0;
+    case OPT_JSON: o->fmt = CLI_JSON; return 0;
+    case 'h': fputs(cmd_run_usage, stdout); return -1;
+    }
+    assert(!"a KEEP_PARSE option parse_value does not know");
+    return CLI_EXIT_USAGE;
+}
+
+/* The command line into o: 0, -1 after --help's text, or the exit status
+ * after printing why. */
 static int parse_args(int argc, char **argv, run_opts *o)
 {
-    static const struct option opts[] = {
-        {"backend", required_argument, NULL, 'b'},
-        {"ranks", required_argument, NULL, 'n'},
-        {"bytes", required_argument, NULL, OPT_BYTES},
-        {"sizes", required_argument, NULL, 's'},
-        {"iters", required_argument, NULL, 'i'},
-        {"warmup", required_argument, NULL, OPT_WARMUP},
-        {"tier", required_argument, NULL, 't'},
-        {"topology", required_argument, NULL, OPT_TOPOLOGY},
-        {"config", required_argument, NULL, 'c'},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"eager-limit", required_argument, NULL, OPT_EAGER},
-        {"rendezvous-handshake", no_argument, NULL, OPT_HANDSHAKE},
-        {"no-payload", no_argument, NULL, OPT_NO_PAYLOAD},
-        {"stack-size", required_argument, NULL, OPT_STACK},
-        {"fix", required_argument, NULL, OPT_FIX},
-        {"microbatches", required_argument, NULL, OPT_MICRO},
-        {"compute", required_argument, NULL, OPT_COMPUTE},
-        {"schedule", required_argument, NULL, OPT_SCHEDULE},
-        {"chunk", required_argument, NULL, OPT_CHUNK},
-        {"pieces", required_argument, NULL, OPT_PIECES},
-        {"algo", required_argument, NULL, OPT_ALGO},
-        {"library", no_argument, NULL, OPT_LIBRARY},
-        {"group", required_argument, NULL, OPT_GROUP},
-        {"op", required_argument, NULL, OPT_OP},
-        {"dtype", required_argument, NULL, OPT_DTYPE},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"timeline", required_argument, NULL, OPT_TIMELINE},
-        {"check", no_argument, NULL, OPT_CHECK},
-        {"debug", no_argument, NULL, OPT_DEBUG},
-        {"sharing", required_argument, NULL, OPT_SHARING},
-        {"reduce-bandwidth", required_argument, NULL, OPT_REDUCE_BW},
-        {"bind", required_argument, NULL, OPT_BIND},
-        {"deadlock-timeout", required_argument, NULL, OPT_DEADLOCK_TIMEOUT},
-        {"sync", required_argument, NULL, OPT_SYNC},
-        {"cache", required_argument, NULL, OPT_CACHE},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"shm-copy", required_argument, NULL, OPT_SHM_COPY},
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"master", required_argument, NULL, OPT_MASTER},
-        {"rank", required_argument, NULL, OPT_RANK},
-        {"world", required_argument, NULL, OPT_WORLD},
-        {"join-timeout", required_argument, NULL, OPT_JOIN_TIMEOUT},
-        {"provider", required_argument, NULL, OPT_PROVIDER},
-        {"netlab", required_argument, NULL, OPT_NETLAB},
-        {"csv", no_argument, NULL, OPT_CSV},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct option opts[NOPTIONS + 1] = {{0}};
+    for (size_t i = 0; i < NOPTIONS; i++)
+        opts[i] = (struct option){options[i].name, options[i].has_arg, NULL, options[i].val};
     const char *bytes_s = NULL, *sizes_s = NULL;
     cl_diag d = {{0}};
-    int c, rc = 0, idx = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, &idx)) != -1) {
+    int c, rc = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:t:c:h", opts, NULL)) != -1) {
+        const run_option *r = option_of(c);
+        if (!r)
+            return cli_bad_option("run", opts, argv, c);
         /* Remember the first option of each group that not every backend
          * takes, for the backend table to refuse (cli/backend.h). */
-        const char *name = c == 't' ? "tier" : c == 'c' ? "config" : opts[idx].name;
-        switch (c) {
-        case 't': case 'c': case OPT_TOPOLOGY: case OPT_MODEL: case OPT_HANDSHAKE:
-        case OPT_NO_PAYLOAD: case OPT_STACK: case OPT_SHARING: case OPT_REDUCE_BW:
-            backend_give(&o->given, BOPT_MODEL, name, optarg);
-            break;
-        case OPT_BIND: case OPT_DEADLOCK_TIMEOUT: case OPT_SYNC: case OPT_CACHE:
-            backend_give(&o->given, BOPT_MEASURED, name, optarg);
-            break;
-        case OPT_MASTER: case OPT_RANK: case OPT_WORLD: case OPT_JOIN_TIMEOUT:
-            backend_give(&o->given, BOPT_WORLD, name, optarg);
-            break;
-        case OPT_SHM_COPY: backend_give(&o->given, BOPT_SHM_COPY, name, optarg); break;
-        case OPT_LISTEN: backend_give(&o->given, BOPT_LISTEN, name, optarg); break;
-        case OPT_PROVIDER: backend_give(&o->given, BOPT_PROVIDER, name, optarg); break;
-        case OPT_NETLAB: backend_give(&o->given, BOPT_NETLAB, name, optarg); break;
-        }
-        switch (c) {
-        case 'b': o->backend = optarg; break;
-        case 'n':
-            rc = cli_parse_int("--ranks", optarg, 1, 1 << 24, &o->ranks);
-            o->ranks_given = true;
-            break;
-        case OPT_MASTER: o->wargs.master = optarg; break;
-        case OPT_RANK:
-            rc = cli_parse_int("--rank", optarg, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
-            break;
-        case OPT_WORLD:
-            rc = cli_parse_int("--world", optarg, 1, WORLD_MAX_RANKS, &o->wargs.world);
-            break;
-        case OPT_JOIN_TIMEOUT:
-            if (units_parse_time(optarg, "--join-timeout", &o->wargs.join_timeout, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            else if (!(o->wargs.join_timeout >= 0.1 && o->wargs.join_timeout <= 3600))
-                rc = cli_error("--join-timeout must be between 100ms and 1h, got '%s'", optarg);
-            break;
-        case OPT_BYTES: bytes_s = optarg; break;
-        case 's': sizes_s = optarg; break;
-        case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
-        case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
-        case 't': o->tier = optarg; break;
-        case OPT_TOPOLOGY: o->topology = optarg; break;
-        case 'c': o->config = optarg; break;
-        case OPT_MODEL: o->model = optarg; break;
-        case OPT_EAGER:
-            rc = parse_size_opt("--eager-limit", optarg, &o->eager_limit);
-            o->eager_given = true;
-            break;
-        case OPT_HANDSHAKE: o->handshake = true; break;
-        case OPT_NO_PAYLOAD: o->payload = false; break;
-        case OPT_STACK: rc = parse_size_opt("--stack-size", optarg, &o->stack); break;
-        case OPT_FIX: o->args.fix = optarg; break;
-        case OPT_SCHEDULE: o->args.schedule = optarg; break;
-        case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
-            rc = run_pattern_option(opts[idx].name, optarg, &o->args);
-            break;
-        case OPT_OP: case OPT_DTYPE: rc = run_parse_reduction(o, opts[idx].name, optarg); break;
-        case OPT_ALGO: o->algo = optarg; break;
-        case OPT_LIBRARY: o->library = true; break;
-        case OPT_TRACE: o->trace = optarg; break;
-        case OPT_TIMELINE: o->timeline = optarg; break;
-        case OPT_CHECK: o->check = true; break;
-        case OPT_DEBUG: o->debug = true; break;
-        case OPT_SHARING: rc = run_parse_sharing(optarg, o); break;
-        case OPT_REDUCE_BW: rc = run_parse_reduce_bandwidth(optarg, &o->reduce_bw); break;
-        case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
-        case OPT_DEADLOCK_TIMEOUT:
-            if (units_parse_time(optarg, "--deadlock-timeout", &o->deadlock_timeout, &d))
-                rc = cli_diag(&d, CLI_EXIT_USAGE);
-            else if (!(o->deadlock_timeout >= 0.01 && o->deadlock_timeout <= 3600))
-                rc = cli_error("--deadlock-timeout must be between 10ms and 1h, got '%s'",
-                               optarg);
-            break;
-        case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
-        case OPT_SYNC: rc = run_parse_sync(optarg, &o->sync); break;
-        case OPT_CACHE: rc = run_parse_cache(optarg, &o->cache); break;
-        case OPT_LISTEN: o->listen = optarg; break;
-        case OPT_PROVIDER: o->provider = optarg; break;
-        case OPT_NETLAB: rc = run_parse_netlab(optarg, &o->netlab); break;
-        case OPT_SHM_COPY:
-            if (strcmp(optarg, "auto") == 0)
-                o->copy = SHM_COPY_AUTO;
-            else if (strcmp(optarg, "cma") == 0)
-                o->copy = SHM_COPY_CMA;
-            else if (strcmp(optarg, "staging") == 0)
-                o->copy = SHM_COPY_STAGING;
-            else
-                rc = cli_error("--shm-copy must be auto, cma or staging, got '%s'", optarg);
-            break;
-        case OPT_CSV: o->fmt = CLI_CSV; break;
-        case OPT_JSON: o->fmt = CLI_JSON; break;
-        case 'h': fputs(cmd_run_usage, stdout); return -1;
-        default: return cli_bad_option("run", opts, argv, c);
-        }
+        if (r->group != ANY_BACKEND)
+            backend_give(&o->given, r->group, r->name, optarg);
+        char *field = (char *)o + r->at;
+        if (r->keep == KEEP_TEXT)
+            *(const char **)field = optarg;
+        else if (r->keep != KEEP_PARSE)
+            *(bool *)field = r->keep == KEEP_TRUE;
+        else
+            rc = parse_value(o, r, optarg, &bytes_s, &sizes_s);
     }
     if (rc)
         return rc;
@@ -384,34 +411,6 @@ static int parse_args(int argc, char **argv, run_opts *o)
         rc = units_parse_sizes(bytes_s ? bytes_s : "1MiB", "--bytes", &o->sizes, &o->nsizes, &d);
     if (rc)
         return cli_diag(&d, CLI_EXIT_USAGE);
-    return 0;
-}
-
-static const char *env_get(const char *name)
-{
-    return getenv(name);
-}
-
-/* A run of a backend whose processes can be started elsewhere (tcp, rdma)
- * learns its rank and world (real/world.h); the world's size is the rank
- * count. */
-static int find_world(run_opts *o)
-{
-    cl_diag d = {{0}};
-    if (!(o->be->takes & BOPT(BOPT_WORLD)))
-        return 0;
-    if (world_detect(&o->world, &o->wargs, env_get, &d))
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    if (o->world.size == 0) {
-        if (o->wargs.join_timeout > 0)
-            return cli_error("--join-timeout applies to runs whose processes were started "
-                             "elsewhere (--rank, --world, or a launcher's environment)");
-        return 0;
-    }
-    if (o->ranks_given && o->ranks != o->world.size)
-        return cli_error("-n %d disagrees with the world of %d ranks from %s: leave -n out",
-                         o->ranks, o->world.size, o->world.source);
-    o->ranks = o->world.size;
     return 0;
 }
 
@@ -437,504 +436,81 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
     auth_sha256_finish(&h, out);
 }
 
-/* --netlab: a local tcp run only (real/netlab.h); after find_world. */
-static int validate_netlab(const run_opts *o)
+/* A run of processes started elsewhere joins its world's rendezvous, once
+ * for every size: 0, or the exit status after printing why. */
+static int join_world(run_opts *o)
 {
-    if (!o->netlab)
-        return 0;
-    if (o->listen)
-        return cli_error("--netlab gives every rank an address of its own: leave --listen "
-                         "out");
-    if (o->world.size)
-        return cli_error("--netlab forks every rank on this host: not in a world of "
-                         "processes started elsewhere (%s)", o->world.source);
-    if (o->ranks > NETLAB_MAX_RANKS)
-        return cli_error("--netlab runs at most %d ranks, got -n %d", NETLAB_MAX_RANKS,
-                         o->ranks);
-    return 0;
-}
-
-/* --listen: a numeric address of this host, tried by binding a socket to
- * it (port 0), so that a foreign address is a usage error before any rank
- * starts. */
-static int check_listen(const char *text)
-{
-    struct sockaddr_storage ss = {0};
-    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-    socklen_t len;
-    if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        len = sizeof *v4;
-    } else if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        len = sizeof *v6;
-    } else {
-        return cli_error("--listen must be a numeric IPv4 or IPv6 address, got '%s'", text);
-    }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0; /* no socket to try with: the transport will say why */
-    int bad = bind(fd, (struct sockaddr *)&ss, len) != 0 && errno == EADDRNOTAVAIL;
-    close(fd);
-    if (bad)
-        return cli_error("--listen %s is not an address of this host (see `ip address`)",
-                         text);
-    return 0;
-}
-
-/* --library: the backend library's call for o's collective, as the
- * pattern of a row of its own (after validate's backend lookup). */
-static int find_library(run_opts *o)
-{
-    const collective_info *coll = o->pattern->collective;
-    cl_pattern_fn *fn;
-    if (!coll)
-        return cli_error("--library runs a library's own call for a collective (`commlab "
-                         "patterns` lists them): '%s' is not one", o->pattern->name);
-    int rc = backend_check_library(o->be, coll->name, &fn);
-    if (rc)
-        return rc;
-    snprintf(o->library_name, sizeof o->library_name, "%s-library", coll->name);
-    o->library_pattern = (pattern_info){
-        .name = o->library_name, .fn = fn, .chapter = o->pattern->chapter,
-        .summary = "the backend library's own call", .min_ranks = o->pattern->min_ranks,
-        .time_divisor = 1, .collective = coll, .algo = "library"};
-    return 0;
-}
-
-/* The a-th of the patterns whose rows stand side by side at each size, or
- * NULL past the last: the pattern asked for, or with --algo all every
- * algorithm of its collective; then with --library the library's call
- * (alone when a collective was named without --algo).  Cannot fail. */
-static const pattern_info *run_algo_at(const run_opts *o, size_t a)
-{
-    size_t n = 0;
-    if (run_all_algos(o))
-        while (collective_algo_at(o->coll, n))
-            n++;
-    else if (!o->library || !o->coll || o->algo)
-        n = 1;
-    if (a < n)
-        return run_all_algos(o) ? collective_algo_at(o->coll, a) : o->pattern;
-    return o->library && a == n ? &o->library_pattern : NULL;
-}
-
-/* Checks what parse_args cannot check alone. */
-static int validate(run_opts *o)
-{
-    int rc = backend_lookup(o->backend, "run", false, &o->be);
-    if (rc || (rc = backend_check_options(o->be, &o->given)))
-        return rc;
-    bool measured = o->be->measured;
-    if (o->listen && (rc = check_listen(o->listen)))
-        return rc;
-    if ((rc = backend_check_eager(o->be, o->eager_limit)) || (rc = find_world(o)))
-        return rc;
-    if ((rc = validate_netlab(o)))
-        return rc;
-    if (o->iters == 0)
-        o->iters = measured ? 10 : 1;
-    if (o->warmup < 0)
-        o->warmup = measured ? 2 : 0;
-    if (measured && o->ranks > 256 && !o->world.size)
-        return cli_error("--backend %s runs at most 256 ranks (one process each), got -n %d",
-                         o->backend, o->ranks);
-    size_t ml = strlen(o->model);
-    o->model_file = strchr(o->model, '/') || (ml > 5 && strcmp(o->model + ml - 5, ".yaml") == 0) ||
-                    (ml > 4 && strcmp(o->model + ml - 4, ".yml") == 0);
-    if (o->model_file && (o->tier || o->topology || o->config || o->handshake))
-        return cli_error("--model %s prices every pair of ranks itself: %s does not apply",
-                         o->model, o->tier ? "--tier" : o->topology ? "--topology"
-                                           : o->config ? "--config" : "--rendezvous-handshake "
-                                                         "(the handshake is in its alpha)");
-    if (strcmp(o->model, "alphabeta") != 0 && !o->model_file)
-        return cli_error(strcmp(o->model, "flow") == 0
-                             ? "--model flow: link sharing is --sharing maxmin (the default) "
-                               "with --model alphabeta"
-                             : "unknown model '%s' (alphabeta, or a machine file)",
-                         o->model);
-    if (o->model_file && o->sharing_given && o->sharing == SIM_SHARE_MAXMIN)
-        return cli_error("--sharing maxmin needs a --tier or a --topology: the calibration of "
-                         "--model %s already holds what its transport shares", o->model);
-    if (o->model_file)
-        o->sharing = SIM_SHARE_NONE;
-    if (o->ranks < o->pattern->min_ranks)
-        return cli_error("%s needs at least %d ranks, got -n %d", o->pattern->name,
-                         o->pattern->min_ranks, o->ranks);
-    if (o->library && (rc = find_library(o)))
-        return rc;
-    if (o->args.fix) {
-        const char *f = o->pattern->fixes;
-        size_t len = strlen(o->args.fix);
-        const char *hit = f ? strstr(f, o->args.fix) : NULL;
-        if (!f)
-            return cli_error("--fix applies to the deadlock pattern, not '%s'", o->pattern->name);
-        if (!hit || (hit[len] != ',' && hit[len] != 0) || (hit != f && hit[-1] != ','))
-            return cli_error("unknown --fix '%s' for %s (%s)", o->args.fix, o->pattern->name, f);
-    }
-    if ((rc = run_check_pattern_args(o)))
-        return rc;
-    if (o->tier && o->topology)
-        return cli_error("run: give either --tier or --topology, not both");
-    if (o->debug && !o->payload)
-        return cli_error("--debug checks buffers and a --no-payload run has none: give one "
-                         "or the other");
-    if (o->trace && o->nsizes > 1)
-        return cli_error("--trace records one run: give one size with --bytes");
-    if (o->timeline && o->nsizes > 1)
-        return cli_error("--timeline records one run: give one size with --bytes");
-    if ((o->trace || o->timeline) && run_algo_at(o, 1))
-        return cli_error("--%s records one run: give %s", o->trace ? "trace" : "timeline",
-                         o->library ? "--library alone, or one --algo without it"
-                                    : "one --algo, not all");
-    /* A path that would be refused is refused before the run, not after. */
     cl_diag d = {{0}};
-    if ((o->trace && file_out_check(o->trace, "trace", &d)) ||
-        (o->timeline && file_out_check(o->timeline, "timeline", &d)))
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    for (size_t i = 0; i < o->nsizes; i++)
-        if (o->sizes[i] > SIZE_MAX / 4)
-            return cli_error("size %llu is too large", (unsigned long long)o->sizes[i]);
+    unsigned char digest[AUTH_HASH_BYTES];
+    run_digest(o, digest);
+    int err = boot_open(&o->boot, &o->world, digest, &d);
+    auth_wipe(o->world.secret, sizeof o->world.secret); /* the boot holds the job's key */
+    if (err)
+        return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
     return 0;
 }
 
-static int build_net_of(run_opts *o, sim_net **net);
-
-/* The network of a modeled run, with --reduce-bandwidth's gamma. */
-static int build_net(run_opts *o, sim_net **net)
+/* Every size of the nalgos patterns of algos into lines (size i of
+ * algorithm a at i * nalgos + a), until one fails; *done counts the rows
+ * filled.  Returns the last run's status (0 or a CL_E* code, reported). */
+static int run_rows(run_opts *o, run_env *env, const pattern_info **algos, size_t nalgos,
+                    run_algo_row *lines, rec_log *log, size_t *done)
 {
-    int rc = build_net_of(o, net);
-    if (!rc && o->reduce_bw > 0)
-        sim_net_set_gamma(*net, 1 / o->reduce_bw);
+    int status = 0;
+    /* --algo all, --library: every size of one algorithm, then the next,
+     * printed size by size so the algorithms of one size stand side by side. */
+    for (size_t a = 0; a < nalgos && status == 0; a++) {
+        o->pattern = algos[a];
+        for (size_t i = 0; i < o->nsizes && status == 0; i++) {
+            rec_log *l = o->trace || o->timeline ? log : NULL;
+            run_algo_row *line = &lines[i * nalgos + a];
+            line->p = o->pattern;
+            status = run_size(o, env, o->sizes[i], l, *done == 0, &line->row);
+            *done += status == 0;
+        }
+    }
+    return status;
+}
+
+/* --trace's file from log: 0, or the exit status after printing why (a
+ * trace asked for and not written is a failed run, as a timeline is). */
+static int write_trace(const run_opts *o, const rec_log *log)
+{
+    cl_diag d = {{0}};
+    trace_meta meta = {.pattern = o->pattern->name, .backend = o->backend, .ranks = o->ranks};
+    if (log->dropped)
+        fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
+                        "dropped\n", log->n, log->dropped);
+    if (trace_write_file(o->trace, log->v, log->n, &meta, &d))
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    if (o->fmt == CLI_TEXT)
+        printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o->trace);
+    return CLI_EXIT_OK;
+}
+
+/* --timeline's file from log, for a run whose last status is status: 0,
+ * or the exit status after printing why. */
+static int write_timeline(const run_opts *o, const run_env *env, const rec_log *log, int status)
+{
+    /* Measured with more ranks than cores, the figure says so: its
+     * waits are the scheduler's as much as the transport's. */
+    char over[96];
+    cli_textf(over, sizeof over, "oversubscribed: %d ranks on %d cores, waits include "
+              "the scheduler", o->ranks, env->cores);
+    const char *where = !o->be->measured ? sim_net_describe(env->net)
+                        : o->ranks > env->cores && env->cores > 0 ? over : NULL;
+    int rc = cli_timeline_write(o->timeline, log, o->pattern->name, o->backend, where,
+                                o->ranks, o->sizes[0], status);
+    if (!rc && o->fmt == CLI_TEXT)
+        printf("%stimeline: %s (draw it with commlab plot)\n", o->trace ? "" : "\n",
+               o->timeline);
     return rc;
 }
 
-static int build_net_of(run_opts *o, sim_net **net)
-{
-    if (o->model_file) {
-        machine m;
-        cl_diag d = {{0}};
-        if (machine_load(&m, o->model, &d) || sim_net_create_machine(net, &m, o->ranks, &d))
-            return cli_diag(&d, CLI_EXIT_USAGE);
-        if (!o->eager_given)
-            o->eager_limit = m.eager_limit;
-        return 0;
-    }
-    /* With --tier, selecting the one tier also reports an unknown name
-     * along with the known ones. */
-    tier_set ts;
-    int rc = cli_load_tiers(&ts, o->config, o->topology ? NULL : o->tier ? o->tier : "nvlink");
-    if (rc)
-        return rc;
-    cl_diag d = {{0}};
-    int err;
-    if (o->topology) {
-        char found[PATH_MAX];
-        const char *path;
-        if ((rc = cli_given_path(found, sizeof found, o->topology, "topology", &path))) {
-            tier_set_release(&ts);
-            return rc;
-        }
-        err = sim_net_load(net, path, &ts, &d);
-    } else {
-        err = sim_net_create_tier(net, &ts.tiers[0], o->ranks, &d);
-    }
-    tier_set_release(&ts);
-    if (err)
-        return cli_diag(&d, CLI_EXIT_USAGE);
-    if (sim_net_ranks(*net) < o->ranks) {
-        int have = sim_net_ranks(*net);
-        sim_net_destroy(*net);
-        return cli_error("the topology '%s' has %d devices, -n asks for %d ranks", o->topology,
-                         have, o->ranks);
-    }
-    return 0;
-}
-
-static const char *copy_name(shm_copy c)
-{
-    return c == SHM_COPY_CMA ? "cma" : c == SHM_COPY_STAGING ? "staging" : "auto";
-}
-
-/* One row of results and the pattern (an algorithm, with --algo all) it is of. */
-typedef struct result_line {
-    run_row row;
-    const pattern_info *p;
-} result_line;
-
-/* nccl-tests' algorithm and bus bandwidth of a row of a collective. */
-/* Whether line l moved bytes: a pattern that sends nothing has no rate,
- * however fast it was.  The library's messages are its own, never
- * counted, so its rows always have one. */
-static bool moved_bytes(const run_opts *o, const result_line *l)
-{
-    return l->row.bytes && (l->row.messages || l->p == &o->library_pattern);
-}
-
-/* nccl-tests' algbw and busbw of line l (0 when it moved nothing); true
- * when its collective has a bus factor. */
-static bool bus_of(const run_opts *o, const result_line *l, double *algbw, double *busbw)
-{
-    pattern_bus bus = l->p->collective ? l->p->collective->bus : BUS_NONE;
-    *algbw = moved_bytes(o, l) ? l->row.bandwidth : 0;
-    *busbw = *algbw * pattern_bus_factor(bus, o->ranks);
-    return bus != BUS_NONE;
-}
-
-/* What the run is called: the pattern, or its collective when several
- * algorithms stand side by side. */
-static const char *run_name(const run_opts *o, bool side_by_side)
-{
-    return side_by_side ? o->pattern->collective->name : o->pattern->name;
-}
-
-/* A start skew worth a line: a tenth of the iteration's median or more. */
-static bool skew_shows(const result_line *l)
-{
-    const run_row *r = &l->row;
-    return r->skew.n && r->skew.median >= 0.1 * r->t.median * l->p->time_divisor;
-}
-
-/* Under the header, the start skew of the sizes where it is not small
- * next to the figures, and what it costs when ranks outnumber cores. */
-static void print_skew(const run_opts *o, const run_env *env, const result_line *lines,
-                       size_t n)
-{
-    bool any = false;
-    for (size_t i = 0; i < n; i++) {
-        const run_row *r = &lines[i].row;
-        if (!skew_shows(&lines[i]))
-            continue;
-        char b[UNITS_BUF], m[UNITS_BUF], hi[UNITS_BUF];
-        printf("%s%s %s", any ? ", " : "start skew (spread of the ranks' starts, median, max): ",
-               units_size_str(b, r->bytes), units_time_digits(m, r->skew.median, 3));
-        printf(" (%s)", units_time_digits(hi, r->skew.max, 3));
-        any = true;
-    }
-    if (any)
-        putchar('\n');
-    if (any && o->ranks > env->cores)
-        printf("%d ranks on %d cores: ranks take turns on a core, so they reach a common start "
-               "apart, and the wait for it sleeps then yields its core\n",
-               o->ranks, env->cores);
-}
-
-/* A reduction's line under the header: its operator and type, and what
- * reducing costs a modeled rank. */
-static void print_reducing(const run_opts *o, const run_env *env)
-{
-    if (!run_reduces(o))
-        return;
-    printf("reducing: %s of %s elements", cl_op_name(o->args.op), cl_dtype_name(o->args.dtype));
-    double gamma = env->net ? sim_net_gamma(env->net, o->args.dtype) : 0;
-    char bw[UNITS_BUF];
-    if (env->net && gamma > 0)
-        printf(" at %s a rank", units_bandwidth_str(bw, 1 / gamma));
-    else if (env->net)
-        printf(", free (reduce_bandwidth inf)");
-    putchar('\n');
-}
-
-static void print_text(const run_opts *o, const run_env *env, const result_line *lines, size_t n,
-                       bool all)
-{
-    char el[UNITS_BUF], lab[64] = "", rate[32];
-    if (o->netlab) {
-        netlab_rate_str(rate, sizeof rate, o->netlab);
-        snprintf(lab, sizeof lab, " (netlab %s per port)", rate);
-    }
-    if (o->be->measured) {
-        printf("%s on %s%s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
-               "warm-up, %s, %s\n", run_name(o, all), o->backend, lab, o->ranks, env->binding,
-               env->cores,
-               units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
-               o->warmup, o->sync == RUN_SYNC_WINDOW ? "started together (--sync window)"
-                                                    : "each started by the barrier (--sync barrier)",
-               run_cache_words(o->cache));
-        print_reducing(o, env);
-        print_skew(o, env, lines, n);
-        putchar('\n');
-    } else {
-        printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n",
-               run_name(o, all), o->ranks, sim_net_describe(env->net),
-               run_sharing_name(o->sharing, true), units_size_str(el, o->eager_limit),
-               o->iters, o->iters == 1 ? "" : "s");
-        print_reducing(o, env);
-        putchar('\n');
-    }
-    double algbw, busbw;
-    bool bus = n > 0 && bus_of(o, &lines[0], &algbw, &busbw);
-    const char *h[8];
-    size_t nh = 0;
-    h[nh++] = "size";
-    if (all)
-        h[nh++] = "algorithm";
-    h[nh++] = "time (median)";
-    h[nh++] = "min";
-    h[nh++] = "max";
-    if (bus) {
-        h[nh++] = "algbw";
-        h[nh++] = "busbw";
-    } else {
-        h[nh++] = "bandwidth";
-    }
-    h[nh++] = "messages";
-    table t;
-    if (table_init(&t, nh, h))
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const run_row *r = &lines[i].row;
-        char b[UNITS_BUF], m[UNITS_BUF], lo[UNITS_BUF], hi[UNITS_BUF], bw[UNITS_BUF];
-        char bb[UNITS_BUF];
-        table_add(&t, "%s", units_size_str(b, r->bytes));
-        if (all)
-            table_add(&t, "%s", lines[i].p->algo);
-        table_add(&t, "%s", units_time_digits(m, r->t.median, 4));
-        table_add(&t, "%s", units_time_digits(lo, r->t.min, 4));
-        table_add(&t, "%s", units_time_digits(hi, r->t.max, 4));
-        bus_of(o, &lines[i], &algbw, &busbw);
-        bool library = lines[i].p == &o->library_pattern, moved = moved_bytes(o, &lines[i]);
-        table_add(&t, "%s", moved ? units_bandwidth_str(bw, algbw) : "-");
-        if (bus)
-            table_add(&t, "%s", moved ? units_bandwidth_str(bb, busbw) : "-");
-        if (library)
-            table_add(&t, "-");
-        else
-            table_add(&t, "%llu", (unsigned long long)r->messages);
-    }
-    table_print(&t, stdout, 0);
-    table_release(&t);
-    /* A pattern that makes its groups in every iteration pays for them in
-     * its time: nothing on the other backends, a collective of the
-     * library's own on mpi. */
-    for (size_t i = 0; i < n; i++)
-        if (lines[i].p->makes_groups && strcmp(o->backend, "mpi") == 0) {
-            printf("\n%s makes its groups (cl_group) in every iteration, and on mpi each one "
-                   "is an MPI_Comm_split and an MPI_Comm_dup over its parent: collectives of "
-                   "their own, tens to hundreds of microseconds on one host, timed with it "
-                   "(on sim, shm, tcp and rdma a group costs nothing)\n",
-                   lines[i].p->algo ? lines[i].p->algo : lines[i].p->name);
-            break;
-        }
-}
-
-static void print_csv(const run_opts *o, const result_line *lines, size_t n)
-{
-    double algbw, busbw;
-    bool bus = n > 0 && bus_of(o, &lines[0], &algbw, &busbw);
-    bool skew = n > 0 && lines[0].row.skew.n;
-    const char *h[12] = {"bytes", "iters", "time_median_s", "time_min_s", "time_max_s",
-                         "bandwidth_Bps", "messages"};
-    int cols = 7;
-    if (bus) {
-        h[cols++] = "algorithm";
-        h[cols++] = "algbw_Bps";
-        h[cols++] = "busbw_Bps";
-    }
-    if (skew) { /* measured, started together: the spread of the starts */
-        h[cols++] = "start_skew_median_s";
-        h[cols++] = "start_skew_max_s";
-    }
-    table t;
-    if (table_init(&t, cols, h))
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const run_row *r = &lines[i].row;
-        table_add(&t, "%llu", (unsigned long long)r->bytes);
-        table_add(&t, "%zu", r->t.n);
-        table_add(&t, "%.12g", r->t.median);
-        table_add(&t, "%.12g", r->t.min);
-        table_add(&t, "%.12g", r->t.max);
-        bus_of(o, &lines[i], &algbw, &busbw);
-        table_add(&t, "%.12g", algbw);
-        table_add(&t, "%llu", (unsigned long long)r->messages);
-        if (bus) {
-            table_add(&t, "%s", lines[i].p->algo);
-            table_add(&t, "%.12g", algbw);
-            table_add(&t, "%.12g", busbw);
-        }
-        if (skew) {
-            table_add(&t, "%.12g", r->skew.median);
-            table_add(&t, "%.12g", r->skew.max);
-        }
-    }
-    table_print_csv(&t, stdout);
-    table_release(&t);
-}
-
-static void print_json(const run_opts *o, const run_env *env, const result_line *lines, size_t n,
-                       bool all, int status)
-{
-    json_writer w;
-    json_init(&w, stdout, true);
-    json_begin_object(&w);
-    json_kv_string(&w, "command", "run");
-    json_kv_string(&w, "pattern", run_name(o, all));
-    if (o->pattern->collective)
-        json_kv_string(&w, "collective", o->pattern->collective->name);
-    json_kv_string(&w, "backend", o->backend);
-    json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
-    if (o->be->measured) {
-        json_kv_string(&w, "binding", env->binding);
-        json_kv_uint(&w, "cores", (uint64_t)env->cores);
-        if (o->be->takes & BOPT(BOPT_SHM_COPY))
-            json_kv_string(&w, "shm_copy", copy_name(o->copy));
-        if (o->netlab)
-            json_kv_number(&w, "netlab_port_Bps", o->netlab);
-        json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
-        json_kv_string(&w, "sync", run_sync_name(o->sync));
-        json_kv_string(&w, "cache", cache_mode_name(o->cache));
-    } else {
-        json_kv_string(&w, "model", o->model);
-        json_kv_string(&w, "network", sim_net_describe(env->net));
-        json_kv_string(&w, "sharing", run_sharing_name(o->sharing, false));
-    }
-    json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
-    if (run_reduces(o)) {
-        json_kv_string(&w, "op", cl_op_name(o->args.op));
-        json_kv_string(&w, "dtype", cl_dtype_name(o->args.dtype));
-        if (env->net)
-            json_kv_number(&w, "gamma_s_per_byte", sim_net_gamma(env->net, o->args.dtype));
-    }
-    json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
-    json_key(&w, "results");
-    json_begin_array(&w);
-    for (size_t i = 0; i < n; i++) {
-        const run_row *r = &lines[i].row;
-        double algbw, busbw;
-        json_begin_object(&w);
-        json_kv_uint(&w, "bytes", r->bytes);
-        if (lines[i].p->collective)
-            json_kv_string(&w, "algorithm", lines[i].p->algo);
-        json_kv_uint(&w, "iters", r->t.n);
-        json_key(&w, "time_s");
-        json_begin_object(&w);
-        json_kv_number(&w, "median", r->t.median);
-        json_kv_number(&w, "min", r->t.min);
-        json_kv_number(&w, "max", r->t.max);
-        json_end_object(&w);
-        bool bus = bus_of(o, &lines[i], &algbw, &busbw);
-        json_kv_number(&w, "bandwidth_Bps", algbw);
-        if (r->skew.n) {
-            json_key(&w, "start_skew_s");
-            json_begin_object(&w);
-            json_kv_number(&w, "median", r->skew.median);
-            json_kv_number(&w, "max", r->skew.max);
-            json_end_object(&w);
-        }
-        if (bus) {
-            json_kv_number(&w, "algbw_Bps", algbw);
-            json_kv_number(&w, "busbw_Bps", busbw);
-        }
-        if (lines[i].p != &o->library_pattern)
-            json_kv_uint(&w, "messages", r->messages);
-        json_end_object(&w);
-    }
-    json_finish(&w);
-}
-
-
+/* `commlab run`: the options, their checks, every row, their print, the
+ * trace and the timeline; returns the exit status.  Every way out goes
+ * through `out`, which gives back what the command holds (each release
+ * also takes what was never made). */
 static int run_command(int argc, char **argv, char *secret)
 {
     run_opts o = {
@@ -943,61 +519,41 @@ static int run_command(int argc, char **argv, char *secret)
         .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .args = {.microbatches = 4},
         .wargs = {.rank = -1, .world = -1, .secret = secret},
     };
+    run_env env = {0};
+    run_lab lab = {0};
+    rec_log log;
+    rec_log_init(&log, 4u << 20);
+    const pattern_info **algos = NULL;
+    run_algo_row *lines = NULL;
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {
-        free(o.sizes);
-        return CLI_EXIT_OK;
+        rc = CLI_EXIT_OK; /* --help */
+        goto out;
     }
-    if (rc || (rc = validate(&o))) {
-        student_unload(&o.student);
-        free(o.sizes);
-        return rc;
-    }
+    if (rc || (rc = run_check(&o)))
+        goto out;
     /* The key is stretched from it (find_world): its text goes now, so no
      * rank, and no pattern reading its memory, holds it. */
     if (secret)
         auth_wipe(secret, strlen(secret));
     o.wargs.secret = NULL;
-    if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0) {
-        student_unload(&o.student);
-        free(o.sizes);
-        world_release(&o.world);
-        return rc;
-    }
-    run_env env = {0};
-    if (!o.be->measured && (rc = build_net(&o, &env.net))) {
-        student_unload(&o.student);
-        free(o.sizes);
-        return rc;
-    }
+    if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0)
+        goto out;
+    if (!o.be->measured && (rc = run_build_net(&o, &env.net)))
+        goto out;
     if (!o.args.group && env.net)
         o.args.group = sim_net_group(env.net);
-    if (o.world.size) {
-        cl_diag d = {{0}};
-        unsigned char digest[AUTH_HASH_BYTES];
-        run_digest(&o, digest);
-        int err = boot_open(&o.boot, &o.world, digest, &d);
-        auth_wipe(o.world.secret, sizeof o.world.secret); /* the boot holds the job's key */
-        if (err) {
-            world_release(&o.world);
-            free(o.sizes);
-            return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
-        }
-    }
+    if (o.world.size && (rc = join_world(&o)))
+        goto out;
     /* In a run over processes started elsewhere, rank 0's prints the results. */
     bool quiet = o.world.size && o.world.rank != 0;
-    size_t nalgos = 0;
+    size_t nalgos = 0, done = 0;
     while (run_algo_at(&o, nalgos))
         nalgos++;
-    const pattern_info **algos = calloc(nalgos, sizeof *algos);
+    algos = calloc(nalgos, sizeof *algos);
     for (size_t a = 0; algos && a < nalgos; a++)
         algos[a] = run_algo_at(&o, a);
-    result_line *lines = algos ? calloc(nalgos * o.nsizes, sizeof *lines) : NULL;
-    rec_log log;
-    rec_log_init(&log, 4u << 20);
-    int status = 0, trace_rc = CLI_EXIT_OK;
-    size_t done = 0;
-    run_lab lab = {0};
+    lines = algos ? calloc(nalgos * o.nsizes, sizeof *lines) : NULL;
     if (!lines) {
         rc = cli_error("out of memory");
         goto out;
@@ -1005,60 +561,21 @@ static int run_command(int argc, char **argv, char *secret)
     if (o.netlab && (rc = run_lab_open(&lab, o.ranks, o.netlab)))
         goto out;
     o.lab = lab.nl;
-    /* --algo all, --library: every size of one algorithm, then the next,
-     * printed size by size so the algorithms of one size stand side by side. */
-    for (size_t a = 0; a < nalgos && status == 0; a++) {
-        o.pattern = algos[a];
-        for (size_t i = 0; i < o.nsizes && status == 0; i++) {
-            rec_log *l = o.trace || o.timeline ? &log : NULL;
-            result_line *line = &lines[i * nalgos + a];
-            line->p = o.pattern;
-            status = run_size(&o, &env, o.sizes[i], l, done == 0, &line->row);
-            done += status == 0;
-        }
-    }
-    int lab_rc = run_lab_close(&lab);
+    int status = run_rows(&o, &env, algos, nalgos, lines, &log, &done);
+    int lab_rc = run_lab_close(&lab), trace_rc = CLI_EXIT_OK;
     if (done < nalgos * o.nsizes && nalgos > 1)
         done = 0; /* a failed algorithm leaves holes: the error says which */
-    if (quiet)
-        ;
-    else if (o.fmt == CLI_JSON)
-        print_json(&o, &env, lines, done, nalgos > 1, status);
-    else if (o.fmt == CLI_CSV)
-        print_csv(&o, lines, done);
-    else if (done > 0)
-        print_text(&o, &env, lines, done, nalgos > 1);
-    if (o.trace && status != CL_ENOMEM && !env.signal && !quiet) {
-        cl_diag d = {{0}};
-        trace_meta meta = {.pattern = o.pattern->name, .backend = o.backend, .ranks = o.ranks};
-        if (log.dropped)
-            fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
-                            "dropped\n", log.n, log.dropped);
-        if (trace_write_file(o.trace, log.v, log.n, &meta, &d))
-            trace_rc = cli_diag(&d, CLI_EXIT_USAGE);
-        else if (o.fmt == CLI_TEXT)
-            printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o.trace);
-    }
-    /* A trace asked for and not written is a failed run, as a timeline is. */
+    if (!quiet)
+        run_print(&o, &env, lines, done, nalgos > 1, status);
+    bool files = status != CL_ENOMEM && !env.signal && !quiet;
+    if (o.trace && files)
+        trace_rc = write_trace(&o, &log);
     rc = run_exit_code(status, &env);
     if (rc == CLI_EXIT_OK)
         rc = lab_rc ? lab_rc : trace_rc;
-    if (o.timeline && status != CL_ENOMEM && !env.signal && !quiet) {
-        /* Measured with more ranks than cores, the figure says so: its
-         * waits are the scheduler's as much as the transport's. */
-        char over[96];
-        cli_textf(over, sizeof over, "oversubscribed: %d ranks on %d cores, waits include "
-                  "the scheduler", o.ranks, env.cores);
-        const char *where = !o.be->measured ? sim_net_describe(env.net)
-                            : o.ranks > env.cores && env.cores > 0 ? over : NULL;
-        int wrc = cli_timeline_write(o.timeline, &log, o.pattern->name, o.backend, where,
-                                     o.ranks, o.sizes[0], status);
-        if (wrc && rc == CLI_EXIT_OK)
-            rc = wrc;
-        else if (!wrc && o.fmt == CLI_TEXT)
-            printf("%stimeline: %s (draw it with commlab plot)\n", o.trace ? "" : "\n",
-                   o.timeline);
-    }
+    int wrc = o.timeline && files ? write_timeline(&o, &env, &log, status) : 0;
+    if (wrc && rc == CLI_EXIT_OK)
+        rc = wrc;
 out:
     rec_log_release(&log);
     free(lines);
