@@ -21,6 +21,10 @@ bad() {
 # Every command is bounded: a hang fails its check instead of hanging the
 # suite (timeout exits 124, or 137 once -k has to kill).
 limit="timeout -k 5 120"
+# A calibration's time is the machine's: on a loaded machine it measures a
+# segment the load bent again (up to 3 times), which can pass two minutes
+# though nothing hangs.  Commands that calibrate get this bound instead.
+calib_limit="timeout -k 5 900"
 
 # run RC CMD... : runs commlab with CMD, expects exit status RC (under the
 # command $wrap names, when a script sets it).

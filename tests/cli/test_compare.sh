@@ -25,7 +25,7 @@ EOF
 calibrated() {
     f=$1
     shift
-    $limit "$cl" calibrate "$@" --out "$f" >"$out" 2>"$err"
+    $calib_limit "$cl" calibrate "$@" --out "$f" >"$out" 2>"$err"
     rc=$?
     if [ "$rc" -eq 0 ] && [ -s "$f" ]; then ok; return 0; fi
     bad "commlab calibrate $* --out $f exited $rc, want 0 and the file written"
@@ -237,7 +237,7 @@ mkdir -p "$home/configs"
 cp "$(dirname "$0")/../../configs/tiers.yaml" "$home/configs/"
 export COMMLAB_HOME="$home"
 host=$(hostname | tr -c 'A-Za-z0-9._\n-' '-')
-$limit "$cl" compare pingpong --quick --sizes 8,64KiB -i 3 >"$out" 2>"$err"
+$calib_limit "$cl" compare pingpong --quick --sizes 8,64KiB -i 3 >"$out" 2>"$err"
 rc=$?
 has "$err" "calibrating first (--quick)"
 if [ "$rc" -eq 0 ]; then ok; else bad "compare pingpong --quick (calibrating first) exited $rc"; fi
@@ -248,7 +248,7 @@ if grep -q "calibrating" "$err"; then bad "calibrated again"; else ok; fi
 f=$(ls "$home"/configs/machines/*-shm.yaml)
 before=$(cat "$f")
 sleep 1
-$limit "$cl" compare pingpong --recalibrate --quick --sizes 8 -i 3 >"$out" 2>"$err"
+$calib_limit "$cl" compare pingpong --recalibrate --quick --sizes 8 -i 3 >"$out" 2>"$err"
 rc=$?
 has "$err" "--recalibrate: calibrating shm into $f (--quick)"
 if [ "$rc" -eq 0 ] && [ "$(cat "$f")" != "$before" ]; then ok

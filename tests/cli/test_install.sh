@@ -57,7 +57,10 @@ has "$err" "$home/.local/share/commlab/machines/$host-shm.yaml"
 chown 65534:65534 "$home/.local"
 chmod 755 "$home/.local"
 # Measured, the file is there.
+short=$limit
+limit=$calib_limit
 irun 0 calibrate --backend shm --quick
+limit=$short
 [ -f "$home/.local/share/commlab/machines/$host-shm.yaml" ] && ok ||
     bad "no machine file in the user's data folder"
 has "$out" "$home/.local/share/commlab/machines/$host-shm.yaml"

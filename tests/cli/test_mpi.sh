@@ -108,7 +108,7 @@ has "$err" "give --library alone, or one --algo without it"
 # --- calibrate and compare: the whole command in every process of an MPI job ---
 # A machine file from calibrate --quick, compared.
 q="$tmpd/q-mpi.yaml"
-$limit "$cl" calibrate --backend mpi --quick --out "$q" >"$out" 2>"$err"
+$calib_limit "$cl" calibrate --backend mpi --quick --out "$q" >"$out" 2>"$err"
 rc=$?
 if [ "$rc" = 0 ]; then
     ok

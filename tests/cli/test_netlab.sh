@@ -184,7 +184,10 @@ left_by "$last" "compare --netlab, calibrating first"
 # calibrate --netlab --out: the file says the netlab's rate; the text and
 # JSON name it.
 m="$tmpd/netlab.yaml"
+short=$limit
+limit=$calib_limit
 pid_start calibrate --backend tcp --netlab "$rate" --quick --out "$m" --json
+limit=$short
 calibrated=$rc
 if [ "$calibrated" -eq 0 ]; then
     ok
