@@ -588,3 +588,16 @@ int waitfor_report(FILE *f, const wf_rank *ranks, size_t n, const wf_report_opts
     print_why(f, ranks, &o, res);
     return ferror(f) ? CL_EIO : 0;
 }
+
+bool waitfor_explain(FILE *f, const wf_rank *ranks, size_t n, const wf_report_opts *opts,
+                     bool only_deadlock)
+{
+    wf_result res;
+    if (waitfor_analyze(ranks, n, &res))
+        return false;
+    bool deadlock = res.deadlock;
+    if (deadlock || !only_deadlock)
+        waitfor_report(f, ranks, n, opts, &res);
+    waitfor_result_release(&res);
+    return deadlock;
+}

@@ -133,4 +133,12 @@ void waitfor_result_release(wf_result *res);
 int waitfor_report(FILE *f, const wf_rank *ranks, size_t n,
                    const wf_report_opts *opts, const wf_result *res);
 
+/* The one way every backend reports its blocked ranks: analyzes them and
+ * prints the report to f (unless only_deadlock and no deadlock was
+ * found), then releases the result.  Returns whether a deadlock was
+ * found; false, with nothing printed, when the analysis failed (out of
+ * memory, or ranks it refuses). */
+bool waitfor_explain(FILE *f, const wf_rank *ranks, size_t n, const wf_report_opts *opts,
+                     bool only_deadlock);
+
 #endif /* CORE_WAITFOR_H */

@@ -231,6 +231,12 @@ static void judge(launcher *l, int rank, int st)
     l->failed_rank = rank;
 }
 
+/* Where reports go: the job's report file, else stderr. */
+static FILE *report_file(const launcher *l)
+{
+    return l->o->job.report ? l->o->job.report : stderr;
+}
+
 /* Where a blocked rank's published wait stands, beside its wf_rank. */
 typedef struct wait_place {
     bool outside;     /* blocked outside its pattern (the driver's barrier) */
@@ -324,13 +330,9 @@ static void report_deadlock(launcher *l, double stalled)
             record_stalled(l, i, &w[i], iter);
         }
         blocked = settle_outside(w, place, n);
-        wf_result res;
         wf_report_opts ro = {.eager_limit = l->o->job.eager_limit,
                              .time = job_now() - l->j->t_base};
-        if (waitfor_analyze(w, (size_t)n, &res) == 0) {
-            waitfor_report(l->o->job.report ? l->o->job.report : stderr, w, (size_t)n, &ro, &res);
-            waitfor_result_release(&res);
-        }
+        waitfor_explain(report_file(l), w, (size_t)n, &ro, false);
     }
     free(w);
     free(pend);
@@ -385,7 +387,7 @@ static bool rank_is_stopped(const launcher *l, int rank)
  * when `say`.  Returns how many. */
 static int stopped_ranks(const launcher *l, bool say)
 {
-    FILE *f = l->o->job.report ? l->o->job.report : stderr;
+    FILE *f = report_file(l);
     int n = 0;
     for (int i = 0; i < l->o->job.nranks; i++) {
         if (atomic_load(&l->j->slots[i].state) == JOB_DONE || !rank_is_stopped(l, i))
@@ -514,14 +516,9 @@ static void report_timeout(launcher *l)
     }
     if (room)
         blocked = settle_outside(w, place, n);
-    wf_result res = {0};
     wf_report_opts ro = {.eager_limit = l->o->job.eager_limit, .time = now - l->j->t_base};
-    bool analyzed = room && moving < unfinished && waitfor_analyze(w, (size_t)n, &res) == 0;
-    if (analyzed)
-        waitfor_report(l->o->job.report ? l->o->job.report : stderr, w, (size_t)n, &ro, &res);
-    bool deadlocked = analyzed && res.deadlock;
-    if (analyzed)
-        waitfor_result_release(&res);
+    bool deadlocked = room && moving < unfinished &&
+                      waitfor_explain(report_file(l), w, (size_t)n, &ro, false);
     free(w);
     free(pend);
     free(place);
@@ -664,7 +661,7 @@ static void rank_called_exit(int code, void *arg)
     atomic_store(&l->rank_ended, true);
     pthread_join(l->watchdog, NULL); /* the world knows, and has ended the run */
     if (!l->res->told)
-        fprintf(l->o->job.report ? l->o->job.report : stderr, "commlab: %s\n",
+        fprintf(report_file(l), "commlab: %s\n",
                 l->res->diag.msg);
     fflush(NULL);
     _exit(EXIT_FAILED);

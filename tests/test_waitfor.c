@@ -48,6 +48,57 @@ static char *report(const wf_rank *r, size_t n, double time, wf_result *res)
     return buf;
 }
 
+/* waitfor_explain, the one report every backend prints, into a malloc'd
+ * string (free it); *deadlock what it returned. */
+static char *explain(const wf_rank *r, size_t n, bool only_deadlock, bool *deadlock)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    wf_report_opts o = {.eager_limit = 64 * KiB, .time = 0.001234};
+    *deadlock = waitfor_explain(f, r, n, &o, only_deadlock);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+/* explain prints what analyze + report print; a run with no deadlock
+ * prints its waits unless only a deadlock is wanted; refused ranks print
+ * nothing and are no deadlock. */
+static void test_explain(void **state)
+{
+    (void)state;
+    wf_pending p0 = snd(1, 0, MiB), p1 = snd(0, 0, MiB);
+    wf_rank cyc[] = {blocked(WF_SEND, &p0, 1), blocked(WF_SEND, &p1, 1)};
+    wf_result res;
+    char *want = report(cyc, 2, 0.001234, &res);
+    waitfor_result_release(&res);
+    bool dl = false;
+    char *got = explain(cyc, 2, true, &dl);
+    assert_true(dl);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+
+    wf_pending q = rcv(1, 0, 8);
+    wf_rank waits[] = {blocked(WF_RECV, &q, 1), running};
+    got = explain(waits, 2, true, &dl);
+    assert_false(dl);
+    assert_string_equal(got, "");
+    free(got);
+    got = explain(waits, 2, false, &dl);
+    assert_false(dl);
+    assert_non_null(strstr(got, "rank 0: blocked in recv(src=1, tag=0, 8 B)"));
+    free(got);
+
+    wf_pending bad = rcv(7, 0, 8); /* a peer outside the run */
+    wf_rank refused[] = {blocked(WF_RECV, &bad, 1), running};
+    got = explain(refused, 2, false, &dl);
+    assert_false(dl);
+    assert_string_equal(got, "");
+    free(got);
+}
+
 /* The course's example: both ranks send 1 MiB first, above the eager limit. */
 static void test_head_to_head_sends(void **state)
 {
@@ -413,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_ring_100k),
+        cmocka_unit_test(test_explain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
