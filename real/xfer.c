@@ -50,27 +50,31 @@ void xfer_release(xfer_rank *x)
     rank_release(&x->base);
 }
 
-void xfer_fatal(xfer_rank *x, int err, const char *fmt, ...)
+/* The first fatal error wins; false when one came before. */
+static bool vfatal(xfer_rank *x, int err, const char *fmt, va_list ap)
 {
     if (x->failed)
-        return;
+        return false;
     x->failed = err;
+    diag_vfirst(&x->base.detail, err, fmt, ap);
+    return true;
+}
+
+void xfer_fatal(xfer_rank *x, int err, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    diag_vfirst(&x->base.detail, err, fmt, ap);
+    vfatal(x, err, fmt, ap);
     va_end(ap);
 }
 
 void xfer_peer_lost(xfer_rank *x, long grace_ns, const char *fmt, ...)
 {
-    if (x->failed)
-        return;
-    x->failed = CL_EPEER;
     va_list ap;
     va_start(ap, fmt);
-    diag_vfirst(&x->base.detail, CL_EPEER, fmt, ap);
+    bool first = vfatal(x, CL_EPEER, fmt, ap);
     va_end(ap);
-    if (grace_ns > 0) {
+    if (first && grace_ns > 0) {
         struct timespec ts = {grace_ns / 1000000000L, grace_ns % 1000000000L};
         nanosleep(&ts, NULL);
     }
