@@ -74,7 +74,7 @@ static int measure_once(const char *prov, size_t bytes, double *out)
     /* Warm buffers, as fi_pingpong keeps its own (core/cache.h). */
     real_opts o = {
         .job = {.fn = pingpong_pattern, .args = {.bytes = bytes}, .nranks = 2, .warmup = 0,
-                .iters = TIMED_ITER + 1, .eager_limit = 64 * 1024, .payload = true,
+                .iters = TIMED_ITER + 1, .eager_limit = RUN_EAGER_LIMIT, .payload = true,
                 .cache = CACHE_WARM, .report = stderr},
         .backend = "rdma", .provider = prov, .bind = true, .deadlock_timeout = 10,
     };

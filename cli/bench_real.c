@@ -116,7 +116,7 @@ static int measure(const char *backend, cl_pattern_fn *fn, size_t bytes, bool la
      * writes its buffers between round trips (core/cache.h). */
     real_opts o = {
         .job = {.fn = fn, .args = {.bytes = bytes}, .nranks = 2, .warmup = 1, .iters = SAMPLES,
-                .eager_limit = 64 * 1024, .payload = true, .cache = CACHE_WARM,
+                .eager_limit = RUN_EAGER_LIMIT, .payload = true, .cache = CACHE_WARM,
                 .report = stderr},
         .backend = backend, .bind = true, .copy = SHM_COPY_AUTO, .deadlock_timeout = 5,
     };

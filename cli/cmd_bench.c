@@ -159,7 +159,7 @@ static void bench_child(cl_pattern_fn *fn, int ranks, size_t bytes, uint64_t bud
         if (sim_net_create_tier(&net, &ts.tiers[0], ranks, &d) == 0) {
             sim_opts o = {
                 .job = {.fn = fn, .args = {.bytes = bytes},
-                        .nranks = ranks, .eager_limit = 65536, .payload = false, .iters = 1,
+                        .nranks = ranks, .eager_limit = RUN_EAGER_LIMIT, .payload = false, .iters = 1,
                         .out = stdout, .report = stderr},
                 .net = net, .max_messages = budget, .stack_bytes = 16384,
             };

@@ -437,7 +437,7 @@ static int check_writable(const char *path)
 
 int cmd_calibrate(int argc, char **argv)
 {
-    calib_opts o = {.eager_limit = 64 * 1024, .bind = true, .progress = isatty(2)};
+    calib_opts o = {.eager_limit = RUN_EAGER_LIMIT, .bind = true, .progress = isatty(2)};
     const char *out = NULL;
     cli_format fmt = CLI_TEXT;
     int rc = parse(argc, argv, &o, &out, &fmt);

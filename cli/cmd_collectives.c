@@ -416,7 +416,7 @@ int cmd_collectives(int argc, char **argv)
 {
     coll_cmd o = {
         .run = {.backend = "sim", .ranks = 8, .iters = 1, .warmup = 0,
-                .model = "alphabeta", .eager_limit = 64 * 1024, .payload = false,
+                .model = "alphabeta", .eager_limit = RUN_EAGER_LIMIT, .payload = false,
                 .fmt = CLI_TEXT, .args = {.microbatches = 4}},
     };
     int rc = parse_args(argc, argv, &o);

@@ -515,7 +515,7 @@ static int run_command(int argc, char **argv, char *secret)
 {
     run_opts o = {
         .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
-        .eager_limit = 64 * 1024, .payload = true, .fmt = CLI_TEXT, .bind = true,
+        .eager_limit = RUN_EAGER_LIMIT, .payload = true, .fmt = CLI_TEXT, .bind = true,
         .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .args = {.microbatches = 4},
         .wargs = {.rank = -1, .world = -1, .secret = secret},
     };

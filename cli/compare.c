@@ -46,7 +46,7 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
             fprintf(stderr, "commlab: --recalibrate: calibrating %s into %s%s\n", o->backend,
                     path, co->quick ? " (--quick)" : "");
         calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
-                          .eager_limit = o->eager_limit ? o->eager_limit : 64 * 1024,
+                          .eager_limit = o->eager_limit ? o->eager_limit : RUN_EAGER_LIMIT,
                           .quick = co->quick, .bind = o->bind, .listen = o->listen,
                           .netlab = o->netlab, .lab = o->lab, .progress = isatty(2),
                           .cache = o->cache};

@@ -51,6 +51,10 @@
 #include "core/record.h"
 #include "core/waitfor.h"
 
+/* The eager limit every command starts from (--eager-limit changes it):
+ * bytes, as the course's chapters and the measured transports' defaults. */
+#define RUN_EAGER_LIMIT ((uint64_t)64 * 1024)
+
 /* When a timed iteration starts (see above). */
 typedef enum run_sync {
     RUN_SYNC_WINDOW,  /* every rank at one release time (the default) */
