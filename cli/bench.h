@@ -3,6 +3,8 @@
 #define CL_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "commlab.h"
 #include "core/record.h"
@@ -51,5 +53,35 @@ int bench_line_floor(int samples, bool pause, cl_stats *out);
 
 /* "median [min-max]" of s into buf, as times (time) or as bandwidths. */
 const char *bench_range(char *buf, size_t len, const cl_stats *s, bool time);
+
+/* The Open MPI reference program (real/mpi/mpi_pingpong.c) next to the
+ * binary, built now with mpicc where it is missing (cli/bench_real.c).
+ * Fills prog and returns true, or prints one line saying why not and
+ * returns false. */
+bool bench_reference_find(char *prog, size_t len);
+
+/* ---- the figures read back from other programs (cli/bench_parse.c) ---- */
+
+/* One size measured both ways. */
+typedef struct bench_point {
+    cl_stats lat; /* one-way seconds */
+    cl_stats bw;  /* bytes per second */
+    bool ok;      /* measured */
+} bench_point;
+
+/* One line of the reference's output, "size=B lat_us_median=.. lat_us_min=..
+ * lat_us_max=.. bw_Bps_median=.. bw_Bps_min=.. bw_Bps_max=..", its newline
+ * at most after it: its size into *bytes, its figures (latency in seconds,
+ * median, min and max alone) into *out.  CL_EPARSE for anything else (a
+ * field missing, renamed or moved, a figure that is not a number above 0,
+ * a median outside [min, max], text after it), nothing changed then. */
+int bench_pingpong_parse(const char *line, uint64_t *bytes, bench_point *out);
+
+/* The first columns of a row of `run --csv`, whose header begins so. */
+#define BENCH_CSV_HEAD "bytes,iters,time_median_s,time_min_s,time_max_s,"
+/* One row of `run --csv`: its bytes into *bytes, its time's median, min and
+ * max (seconds) and its iterations (n) into *time.  CL_EPARSE for anything
+ * else, nothing changed then. */
+int bench_csv_parse(const char *line, uint64_t *bytes, cl_stats *time);
 
 #endif

@@ -101,12 +101,6 @@ static int bandwidth_pattern(cl_comm *c, const cl_args *a)
     return 0;
 }
 
-typedef struct bench_point {
-    cl_stats lat; /* one-way seconds */
-    cl_stats bw;  /* bytes per second */
-    bool ok;
-} bench_point;
-
 /* One sample per iteration; per-sample values through `scale`: seconds
  * per one-way message (latency) or bytes per second (bandwidth). */
 static int measure(const char *backend, cl_pattern_fn *fn, size_t bytes, bool latency,
@@ -161,11 +155,7 @@ static bool run_quiet(char *const argv[])
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/* The Open MPI reference program next to the binary (`make bench` builds
- * it), built now from real/mpi/mpi_pingpong.c with mpicc when it is
- * missing.  Fills prog and returns true, or prints one line saying why
- * not and returns false. */
-static bool find_reference(char *prog, size_t len)
+bool bench_reference_find(char *prog, size_t len)
 {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -200,7 +190,7 @@ static bool find_reference(char *prog, size_t len)
 static bool run_mpi(const char *btl, size_t max, bench_point *mpi, size_t n)
 {
     char prog[4200];
-    if (!find_reference(prog, sizeof prog))
+    if (!bench_reference_find(prog, sizeof prog))
         return false;
     char cmd[8600];
     snprintf(cmd, sizeof cmd,
@@ -215,20 +205,16 @@ static bool run_mpi(const char *btl, size_t max, bench_point *mpi, size_t n)
     char line[512];
     size_t got = 0;
     while (fgets(line, sizeof line, p)) {
-        unsigned long size;
-        double lm, ll, lh, bm, bl, bh;
-        if (sscanf(line, "size=%lu lat_us_median=%lg lat_us_min=%lg lat_us_max=%lg "
-                         "bw_Bps_median=%lg bw_Bps_min=%lg bw_Bps_max=%lg",
-                   &size, &lm, &ll, &lh, &bm, &bl, &bh) != 7) {
-            fprintf(stderr, "mpirun: %s", line);
+        uint64_t size;
+        bench_point pt;
+        if (bench_pingpong_parse(line, &size, &pt)) {
+            fprintf(stderr, "mpirun: %s", line); /* mpirun's own words, on the same pipe */
             continue;
         }
         for (size_t i = 0; i < n; i++) {
-            if (((size_t)1 << i) != size)
+            if (((uint64_t)1 << i) != size)
                 continue;
-            mpi[i] = (bench_point){.lat = {.median = lm * 1e-6, .min = ll * 1e-6,
-                                           .max = lh * 1e-6},
-                                   .bw = {.median = bm, .min = bl, .max = bh}, .ok = true};
+            mpi[i] = pt;
             got++;
         }
     }

@@ -31,6 +31,7 @@ run 0 --version; has "$out" "  mpi   built ("
 run 0 help calibrate; has "$out" "--backend shm|tcp|rdma|mpi"
 run 0 help compare; has "$out" "shm (the default), tcp, rdma or mpi"
 run 0 help bench; has "$out" "bench start|sim|shm|tcp|rdma|mpi|all"
+has "$out" "mpi: 8 B, 64 KiB, 1 MiB"
 
 # --- every pattern, checked, on 2 and 4 processes ---
 for p in pingpong ring exchange relay pipeline chunked incast allreduce-naive allreduce-ring; do
@@ -214,6 +215,58 @@ while IFS= read -r line; do
     rc=$?
     if [ "$rc" = "$want" ]; then ok; else bad "chapter 06: 'commlab $line' exited $rc, want $want"; fi
 done <"$tmpd/ch6"
+
+# --- bench mpi: its table, beside a stand-in for the library's ping-pong ---
+# commlab's side runs for real; the reference is a script beside a copy of
+# the binary (where bench looks for it) printing fixed figures, so the
+# table's shape is checked, never a timing, and a reference that prints
+# garbage or leaves a size out is an error, never a zero.
+mkdir -p "$tmpd/bench"
+cp "$cl" "$tmpd/bench/commlab"
+# stand_in LINE... : the reference prints these lines, from rank 0 alone.
+stand_in() {
+    {
+        echo '#!/bin/sh'
+        # shellcheck disable=SC2016 # the stand-in expands it
+        echo '[ "$OMPI_COMM_WORLD_RANK" = 0 ] || exit 0'
+        for l in "$@"; do echo "echo '$l'"; done
+    } >"$tmpd/bench/mpi_pingpong"
+    chmod +x "$tmpd/bench/mpi_pingpong"
+}
+# fig BYTES US : a line of the reference with latency US and 1 GB/s.
+fig() {
+    echo "size=$1 lat_us_median=$2 lat_us_min=$2 lat_us_max=$2 bw_Bps_median=1e+09" \
+        "bw_Bps_min=1e+09 bw_Bps_max=1e+09"
+}
+cl_built=$cl
+cl=$tmpd/bench/commlab
+stand_in "$(fig 8 0.5)" "$(fig 16 0.6)" "$(fig 65536 20)" "$(fig 1048576 200)"
+run 0 bench mpi --quick
+has "$out" "median [min-max]"
+has "$out" "size     commlab latency                library      ratio"
+t='[0-9.]+ [num]?s'
+for row in "8 B:500 ns" "64 KiB:20 us" "1 MiB:200 us"; do
+    if grep -Eq "^${row%%:*} +$t \[$t-$t\] +${row#*:} +[0-9]+\.[0-9][0-9]\$" "$out"; then ok
+    else bad "bench mpi: no row '${row%%:*}' with its range, '${row#*:}' and a ratio"; fi
+done
+if [ "$(grep -Ec '^[0-9]+ (B|KiB|MiB) ' "$out")" = 3 ]; then ok; else bad "bench mpi: not 3 rows"; fi
+has "$out" "ratio: commlab / the library's own"
+stand_in "$(fig 8 0.5)" "size=65536 lat_us_median=abc lat_us_min=1 lat_us_max=1" "$(fig 1048576 200)"
+run 4 bench mpi --quick
+has "$err" "bench mpi: the library's ping-pong printed 'size=65536 lat_us_median=abc lat_us_min=1 lat_us_max=1', which is not one of its figures"
+if grep -Eq '^64 KiB .* - +-$' "$out"; then ok; else bad "bench mpi: garbled, yet figures"; fi
+stand_in "$(fig 8 0.5)" "$(fig 65536 20)"
+run 4 bench mpi --quick
+has "$err" "bench mpi: the library's ping-pong printed no figures for 1048576 bytes"
+rm "$tmpd/bench/mpi_pingpong"
+# shellcheck disable=SC2034 # lib.sh's run starts commlab through $wrap
+wrap="env -u COMMLAB_HOME"
+run 0 bench mpi --quick
+# shellcheck disable=SC2034 # (as above)
+wrap=
+has "$out" "Open MPI: skipped, $tmpd/bench/mpi_pingpong is missing and its source is not here"
+if grep -Eq '^1 MiB .* - +-$' "$out"; then ok; else bad "bench mpi: no reference, yet figures"; fi
+cl=$cl_built
 
 # --- nothing left behind ---
 sleep 0.2
