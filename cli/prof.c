@@ -162,8 +162,10 @@ static const struct {
     {"flow.c", true, PH_FLOW},     {"net.c", true, PH_FLOW},
     {"links.c", true, PH_FLOW},    {"sim_flow_", false, PH_FLOW},
     {"sim_net_", false, PH_FLOW},  {"sim_links_", false, PH_FLOW},
-    {"engine.c", true, PH_ENGINE}, {"fault.c", true, PH_ENGINE},
-    {"sim_", false, PH_ENGINE},
+    {"engine.c", true, PH_ENGINE}, {"engine_ops.c", true, PH_ENGINE},
+    {"engine_price.c", true, PH_ENGINE}, {"engine_proto.c", true, PH_ENGINE},
+    {"engine_report.c", true, PH_ENGINE}, {"engine_share.c", true, PH_ENGINE},
+    {"fault.c", true, PH_ENGINE}, {"sim_", false, PH_ENGINE}, {"engine__", false, PH_ENGINE},
 };
 
 typedef struct func {
