@@ -160,6 +160,7 @@ static const struct {
     {"queue.c", true, PH_QUEUE},   {"sim_queue_", false, PH_QUEUE},
     {"match.c", true, PH_MATCH},   {"match_", false, PH_MATCH},
     {"flow.c", true, PH_FLOW},     {"net.c", true, PH_FLOW},
+    {"net_load.c", true, PH_FLOW}, {"net__", false, PH_FLOW},
     {"links.c", true, PH_FLOW},    {"sim_flow_", false, PH_FLOW},
     {"sim_net_", false, PH_FLOW},  {"sim_links_", false, PH_FLOW},
     {"engine.c", true, PH_ENGINE}, {"engine_ops.c", true, PH_ENGINE},
