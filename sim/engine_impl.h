@@ -15,9 +15,11 @@
  *   engine_report.c  the deadlock and time-limit reports, a stopped rank
  *
  * What the hot path calls across files stays inline here (the pools, the
- * completion of a request, a wake-up), so splitting the engine adds no call
- * to a message's path: a cross-file call is not inlined, since the
- * Makefile builds without link-time optimization.
+ * completion of a request, a wake-up, a message's cost), since the
+ * Makefile builds without link-time optimization and a cross-file call is
+ * never inlined.  So a message priced alone or as a lone flow pays no call
+ * it did not pay in one file; a solver flow's end is one call more
+ * (engine__flow_end, from the event loop).
  *
  * Every object below belongs to the engine: requests and messages live in
  * its slabs (engine.c frees them with it), ranks in its array.
@@ -211,7 +213,7 @@ typedef struct free_item {
 } free_item;
 
 /* An object of `size` bytes from the free list, uninitialized (its user
- * writes every field: req_init, engine__isend, adopt); a new slab of 256
+ * writes every field: req_init, msg_init, adopt); a new slab of 256
  * when the list is empty.  NULL when out of memory. */
 static inline void *engine__pool_take(sim_engine *e, free_item **list, size_t size)
 {
