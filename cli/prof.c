@@ -159,11 +159,15 @@ static const struct {
     {"sim__coro_", false, PH_SWITCH}, {"sim_sched_", false, PH_SWITCH},
     {"queue.c", true, PH_QUEUE},   {"sim_queue_", false, PH_QUEUE},
     {"match.c", true, PH_MATCH},   {"match_", false, PH_MATCH},
-    {"flow.c", true, PH_FLOW},     {"net.c", true, PH_FLOW},
+    {"flow.c", true, PH_FLOW},     {"flow_query.c", true, PH_FLOW},
+    {"net.c", true, PH_FLOW},      {"net_load.c", true, PH_FLOW},
+    {"net__", false, PH_FLOW},
     {"links.c", true, PH_FLOW},    {"sim_flow_", false, PH_FLOW},
     {"sim_net_", false, PH_FLOW},  {"sim_links_", false, PH_FLOW},
-    {"engine.c", true, PH_ENGINE}, {"fault.c", true, PH_ENGINE},
-    {"sim_", false, PH_ENGINE},
+    {"engine.c", true, PH_ENGINE}, {"engine_ops.c", true, PH_ENGINE},
+    {"engine_price.c", true, PH_ENGINE}, {"engine_proto.c", true, PH_ENGINE},
+    {"engine_report.c", true, PH_ENGINE}, {"engine_share.c", true, PH_ENGINE},
+    {"fault.c", true, PH_ENGINE}, {"sim_", false, PH_ENGINE}, {"engine__", false, PH_ENGINE},
 };
 
 typedef struct func {

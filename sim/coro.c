@@ -62,11 +62,11 @@
  * next: lines it would otherwise miss writing) and everything above it up
  * to the top (its saved registers, then the frames it returns through), at
  * most PREFETCH_FRAMES bytes in all; with fewer stacks, the PREFETCH_SHALLOW
- * bytes of its saved registers only, the rest being likely cached (at
- * 1,000 ranks the deep prefetch cost more than it saved).  Prefetching
- * below the yield point too measured, allreduce-ring --no-payload at
- * 100,000 ranks, 2.13 -> 2.48 M messages/s (median of 3, loaded 2-core
- * machine; 512 bytes below: no better). */
+ * bytes of its saved registers only, the rest being likely cached (so a
+ * deep prefetch there is work that saves no miss).  Below the yield point
+ * too, since the calls a resumed rank makes first write frames there, each
+ * a miss if not fetched; 256 bytes, as a deeper prefetch was tried and
+ * saved nothing more. */
 #define PREFETCH_BELOW 256
 #define PREFETCH_FRAMES 1280
 #define PREFETCH_SHALLOW 128
@@ -201,8 +201,9 @@ static inline void switch_to_coro(sim_sched *s, sim_coro *co)
 }
 
 /* The value handed back (the resuming sched) is not checked against s:
- * that one compare-and-branch right after the switch measured 18 ns per
- * round trip (of 58) on the development machine. */
+ * a coroutine is resumed only by the scheduler of its run, so the check
+ * could not fail, and it would add a compare-and-branch to every round
+ * trip, right after the switch, where the pipeline is refilling. */
 static inline void switch_to_sched(sim_sched *s, sim_coro *co)
 {
     (void)sim__coro_switch(&co->sp, s->sp, NULL);

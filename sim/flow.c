@@ -17,19 +17,20 @@
  * resources and flows in use, so solving (and finishing) cannot fail.  A
  * resource left without flows is released at once, or, if it is a queued
  * seed, when the seeds are processed.
+ *
+ * The types are in flow_impl.h; the queries and sim_flow_check are in
+ * flow_query.c.
  */
 #include "sim/flow.h"
 
 #include <assert.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "commlab.h"
+#include "sim/flow_impl.h"
 
-#define NONE UINT32_MAX
 #define SLAB_FLOWS 256
 /* A share within SNAP (relative) of the filling level joins it.  Shares
  * that are equal in exact arithmetic differ by the rounding of the
@@ -37,113 +38,9 @@
  * 1.1e-12 in an all-to-all of 1,024 ranks, and in general a resource with
  * k flows fixed elsewhere carries ~k^2 ulps. */
 #define SNAP 1e-9
-#define DONE 1e-9      /* work left below this fraction of the flow's work is none */
-#define CHECK_TOL 1e-8 /* sim_flow_check: SNAP, and then some rounding */
-
-typedef struct hop {
-    struct hop *prev, *next; /* the resource's list of hops */
-    uint32_t res;            /* index into the resource pool */
-    uint32_t i;              /* position in its flow's route */
-} hop;
-
-struct sim_flow {
-    union {
-        void *owner;        /* caller's, while active */
-        sim_flow *next_free; /* free list, while pooled */
-    } u;
-    double work;   /* bytes left at t */
-    double work0;  /* bytes at start */
-    double t;      /* seconds: when work and rate were last applied */
-    double rate;   /* bytes per second; 0 until solved */
-    double end;    /* seconds: t + work / rate, +inf until solved */
-    uint64_t mark; /* epoch of the last walk that visited it */
-    uint8_t nres;  /* hops in the route */
-    bool fixed;    /* solve: rate settled */
-    hop hop[];     /* the route */
-};
-
-typedef struct res {
-    int64_t id;
-    double cap;       /* capacity units per second */
-    double rem;       /* solve: capacity not yet given out */
-    double share;     /* solve: rem / unfixed, the heap key (+inf when none) */
-    hop *head;        /* hops of the flows crossing it */
-    uint64_t mark;    /* epoch of the last walk that visited it */
-    uint32_t nflows;  /* flows crossing it */
-    uint32_t unfixed; /* solve: flows crossing it not yet fixed */
-    uint32_t pos;     /* solve: heap index; pooled: next free index */
-    bool used;        /* in the hash table */
-    bool dirty;       /* queued as a seed */
-} res;
-
-typedef struct slot {
-    int64_t id;
-    uint32_t idx; /* NONE: empty */
-} slot;
-
-typedef struct slab {
-    struct slab *next;
-    double pad; /* keeps the flows after it 16-byte aligned */
-} slab;
-
-struct sim_flow_sys {
-    sim_flow_moved_fn *moved;
-    void *ctx;
-    slot *tab;        /* hash table: id -> pool index */
-    size_t tab_cap;   /* slots, a power of two (or 0) */
-    size_t tab_len;   /* slots used */
-    res *res;         /* pool */
-    uint32_t res_cap; /* pool slots allocated */
-    uint32_t res_hw;  /* pool slots ever handed out */
-    uint32_t res_free; /* first free pool slot below res_hw, or NONE */
-    uint32_t res_used; /* resources in use (with keep_idle: ever used) */
-    bool keep_idle;    /* idle resources stay in the table (sim_flow_keep_idle) */
-    sim_flow *free[SIM_FLOW_MAX_ROUTE + 1]; /* pooled flows by route length */
-    slab *slabs;
-    size_t active;    /* flows in use */
-    uint32_t *seeds;  /* dirty resources; capacity res_cap */
-    uint32_t nseeds;
-    uint32_t *cres;   /* solve: the component's resources; capacity res_cap */
-    uint32_t *heap;   /* solve: resources by (share, id); capacity res_cap */
-    sim_flow **cflow; /* solve: the component's flows */
-    size_t cflow_cap;
-    uint64_t epoch;   /* walk counter */
-    double last_now;  /* latest now seen */
-    bool batching;
-    sim_flow *quiet;  /* not reported: the flow sim_flow_start returns */
-    sim_flow_stats stats;
-};
-
-static sim_flow *flow_of(hop *h)
-{
-    return (sim_flow *)((char *)(h - h->i) - offsetof(sim_flow, hop));
-}
 
 /* ---- hash table ---- */
 
-static size_t home(int64_t id, size_t mask)
-{
-    uint64_t x = (uint64_t)id;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return (size_t)x & mask;
-}
-
-static uint32_t tab_find(const sim_flow_sys *s, int64_t id)
-{
-    if (!s->tab_cap)
-        return NONE;
-    size_t mask = s->tab_cap - 1;
-    for (size_t i = home(id, mask);; i = (i + 1) & mask) {
-        if (s->tab[i].idx == NONE)
-            return NONE;
-        if (s->tab[i].id == id)
-            return s->tab[i].idx;
-    }
-}
 
 /* Room for `more` new ids at <= 1/2 load.  CL_ENOMEM: unchanged. */
 static int tab_reserve(sim_flow_sys *s, size_t more)
@@ -161,7 +58,7 @@ static int tab_reserve(sim_flow_sys *s, size_t more)
     for (size_t i = 0; i < s->tab_cap; i++) {
         if (s->tab[i].idx == NONE)
             continue;
-        size_t j = home(s->tab[i].id, cap - 1);
+        size_t j = flow__home(s->tab[i].id, cap - 1);
         while (tab[j].idx != NONE)
             j = (j + 1) & (cap - 1);
         tab[j] = s->tab[i];
@@ -174,7 +71,7 @@ static int tab_reserve(sim_flow_sys *s, size_t more)
 
 static void tab_insert(sim_flow_sys *s, int64_t id, uint32_t idx)
 {
-    size_t mask = s->tab_cap - 1, i = home(id, mask);
+    size_t mask = s->tab_cap - 1, i = flow__home(id, mask);
     while (s->tab[i].idx != NONE)
         i = (i + 1) & mask;
     s->tab[i].id = id;
@@ -184,7 +81,7 @@ static void tab_insert(sim_flow_sys *s, int64_t id, uint32_t idx)
 
 static void tab_delete(sim_flow_sys *s, int64_t id)
 {
-    size_t mask = s->tab_cap - 1, i = home(id, mask);
+    size_t mask = s->tab_cap - 1, i = flow__home(id, mask);
     while (s->tab[i].id != id || s->tab[i].idx == NONE)
         i = (i + 1) & mask;
     /* Backward shift: pull later entries of the run into the hole unless
@@ -193,7 +90,7 @@ static void tab_delete(sim_flow_sys *s, int64_t id)
         j = (j + 1) & mask;
         if (s->tab[j].idx == NONE)
             break;
-        size_t k = home(s->tab[j].id, mask);
+        size_t k = flow__home(s->tab[j].id, mask);
         if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
             continue;
         s->tab[i] = s->tab[j];
@@ -399,7 +296,7 @@ static void walk(sim_flow_sys *s, uint32_t seed, uint32_t *nr, size_t *nf)
     s->cres[r_n++] = seed;
     for (uint32_t i = 0; i < r_n; i++) {
         for (hop *h = s->res[s->cres[i]].head; h; h = h->next) {
-            sim_flow *f = flow_of(h);
+            sim_flow *f = flow__of(h);
             if (f->mark == ep)
                 continue;
             f->mark = ep;
@@ -462,7 +359,7 @@ static void fill(sim_flow_sys *s, uint32_t nr, size_t nf, double now)
         else
             level = share;
         for (hop *h = r->head; h; h = h->next) {
-            sim_flow *f = flow_of(h);
+            sim_flow *f = flow__of(h);
             if (f->fixed)
                 continue;
             f->fixed = true;
@@ -546,7 +443,7 @@ static int start(sim_flow_sys *s, double since, double now, const int64_t *res_i
         for (int j = 0; j < i; j++)
             if (res_ids[j] == res_ids[i])
                 return CL_EINVAL;
-        idx[i] = tab_find(s, res_ids[i]);
+        idx[i] = flow__tab_find(s, res_ids[i]);
         if (idx[i] == NONE) {
             fresh++;
         } else if (s->res[idx[i]].nflows) {
@@ -660,135 +557,8 @@ void sim_flow_batch_end(sim_flow_sys *s)
     flush(s, s->last_now);
 }
 
-/* ---- queries ---- */
-
-double sim_flow_end(const sim_flow *f)
-{
-    return f->end;
-}
-
-double sim_flow_rate(const sim_flow *f)
-{
-    return f->rate;
-}
-
-double sim_flow_remaining(const sim_flow *f, double now)
-{
-    double w = f->work - f->rate * (now - f->t);
-    return w > DONE * f->work0 ? w : 0;
-}
-
-void *sim_flow_owner(const sim_flow *f)
-{
-    return f->u.owner;
-}
-
-size_t sim_flow_active(const sim_flow_sys *s)
-{
-    return s->active;
-}
 
 void sim_flow_keep_idle(sim_flow_sys *s)
 {
     s->keep_idle = true;
-}
-
-size_t sim_flow_resources(const sim_flow_sys *s)
-{
-    return s->res_used;
-}
-
-const sim_flow_stats *sim_flow_stats_get(const sim_flow_sys *s)
-{
-    return &s->stats;
-}
-
-/* ---- checks ---- */
-
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("sim_flow_check: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return CL_EINVAL;
-}
-
-/* Sum and largest rate of the flows on r. */
-static void load(const res *r, double *sum, double *max)
-{
-    *sum = 0;
-    *max = 0;
-    for (hop *h = r->head; h; h = h->next) {
-        double rate = flow_of(h)->rate;
-        *sum += rate;
-        *max = fmax(*max, rate);
-    }
-}
-
-int sim_flow_check(const sim_flow_sys *s)
-{
-    if (s->batching || s->nseeds)
-        return bad("called inside a batch (%u seeds queued)", s->nseeds);
-    uint32_t used = 0;
-    size_t flows = 0;
-    for (uint32_t idx = 0; idx < s->res_hw; idx++) {
-        const res *r = &s->res[idx];
-        if (!r->used)
-            continue;
-        used++;
-        if (tab_find(s, r->id) != idx)
-            return bad("resource %lld at %u: the table says %u", (long long)r->id, idx,
-                       tab_find(s, r->id));
-        if (!r->nflows)
-            return bad("resource %lld in use with no flow", (long long)r->id);
-        uint32_t n = 0;
-        for (hop *h = r->head; h; h = h->next, n++) {
-            sim_flow *f = flow_of(h);
-            if (h->res != idx || h->i >= f->nres || (h->next && h->next->prev != h) ||
-                (!h->prev && r->head != h))
-                return bad("resource %lld: broken list at hop %u", (long long)r->id, n);
-            if (h->i == 0)
-                flows++;
-        }
-        if (n != r->nflows)
-            return bad("resource %lld: %u flows listed, nflows %u", (long long)r->id, n,
-                       r->nflows);
-        double sum, max;
-        load(r, &sum, &max);
-        if (sum > r->cap * (1 + CHECK_TOL))
-            return bad("resource %lld over capacity: %.17g > %.17g", (long long)r->id, sum,
-                       r->cap);
-    }
-    if (used != s->res_used || used != s->tab_len)
-        return bad("%u resources in the pool, %u counted, %zu in the table", used, s->res_used,
-                   s->tab_len);
-    if (flows != s->active)
-        return bad("%zu flows listed, %zu active", flows, s->active);
-    for (uint32_t idx = 0; idx < s->res_hw; idx++) {
-        const res *r = &s->res[idx];
-        if (!r->used)
-            continue;
-        for (hop *h = r->head; h; h = h->next) {
-            sim_flow *f = flow_of(h);
-            if (h->i != 0)
-                continue;
-            if (!(f->rate > 0) || f->work < 0)
-                return bad("flow on %lld: rate %.17g, work %.17g", (long long)r->id, f->rate,
-                           f->work);
-            bool neck = false;
-            for (int k = 0; k < f->nres && !neck; k++) {
-                double sum, max;
-                load(&s->res[f->hop[k].res], &sum, &max);
-                neck = sum >= s->res[f->hop[k].res].cap * (1 - CHECK_TOL) &&
-                       f->rate >= max * (1 - CHECK_TOL);
-            }
-            if (!neck)
-                return bad("flow on %lld at rate %.17g has no bottleneck", (long long)r->id,
-                           f->rate);
-        }
-    }
-    return 0;
 }

@@ -461,7 +461,7 @@ static const cl_record *find(const rec_log *log, const cl_record *r)
 }
 
 /* A flow alone on free ports is priced on the spot and handed to the
- * solver only when another flow meets it (sim/engine.c, "lone flows"):
+ * solver only when another flow meets it (sim/engine_share.c, "lone flows"):
  * every record and iteration time must come out as when the solver holds
  * every flow from its start, bit for bit, on a tier mesh and on a
  * switch's two-link routes. */

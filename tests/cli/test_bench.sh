@@ -8,5 +8,5 @@
 run 0 bench sim --quick --profile
 has "$out" "context switches (sim/coro)"; has "$out" "matching (core/match)"
 has "$out" "event queue (sim/queue)"; has "$out" "pattern code and the cl_* API"
-has "$out" "per message: "; has "$out" "%  sim_isend"
+has "$out" "per message: "; has "$out" "%  engine__isend"
 finish
