@@ -69,16 +69,9 @@ static int report_ranks(sim_engine *e, bool only_deadlock, int *blocked, bool *d
             wr[i].state = WF_RUNNING;
         *blocked += wr[i].state == WF_BLOCKED;
     }
-    wf_result res;
     wf_report_opts ro = {.eager_limit = e->job->eager_limit, .time = e->now};
-    *deadlock = false;
-    if (waitfor_analyze(wr, (size_t)e->n, &res) == 0) {
-        *deadlock = res.deadlock;
-        if (res.deadlock || !only_deadlock)
-            waitfor_report(e->job->report ? e->job->report : stderr, wr, (size_t)e->n, &ro,
-                           &res);
-        waitfor_result_release(&res);
-    }
+    *deadlock = waitfor_explain(e->job->report ? e->job->report : stderr, wr, (size_t)e->n,
+                                &ro, only_deadlock);
     free(wr);
     free(pend);
     return 0;
