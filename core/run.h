@@ -98,7 +98,6 @@ typedef struct run_result {
     bool skewed;         /* start_skew was measured (a measured run the window way) */
     int iters;           /* entries in iter_time */
     uint64_t messages;   /* pattern messages sent, all iterations and ranks */
-    uint64_t bytes;      /* pattern bytes sent, idem */
     /* measured runs only */
     bool told;           /* a run over processes: rank 0's process reports this
                             failure, this one only exits with its status */

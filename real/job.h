@@ -61,7 +61,6 @@ typedef struct job_slot {
     /* written once, before the rank exits */
     int32_t status;    /* 0 or the CL_E* it ended with */
     uint64_t messages; /* pattern messages sent, all iterations */
-    uint64_t bytes;    /* pattern bytes sent */
     _Atomic uint64_t nrec; /* records written (may exceed the room: dropped) */
     cl_diag why;       /* why it failed, "rank 1: ..." */
 } job_slot;

@@ -709,7 +709,6 @@ static int gather(launcher *l)
     }
     for (int r = 0; r < j->nranks; r++) {
         res->messages += j->slots[r].messages;
-        res->bytes += j->slots[r].bytes;
     }
     if (!l->o->job.records)
         return 0;

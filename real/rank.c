@@ -469,7 +469,6 @@ int rank_main(real_rank *r, const run_job *rj)
         run_rank_print_held(&r->run, 0);
     }
     r->slot->messages = r->messages;
-    r->slot->bytes = r->bytes;
     atomic_store_explicit(&r->slot->state, JOB_DONE, memory_order_release);
     return 0;
 }

@@ -38,7 +38,7 @@ typedef struct real_rank {
     bool blocked;        /* JOB_BLOCKED is published */
     uint64_t progress;   /* things completed so far; the slot holds a copy */
     uint64_t published;  /* progress when the wait was last published */
-    uint64_t messages, bytes; /* pattern messages and bytes sent */
+    uint64_t messages; /* pattern messages sent */
     int polls;           /* failed cl_test calls in a row */
     double spin;         /* seconds a wait polls before it yields or blocks */
     bool oversubscribed; /* more ranks than cores: yield before blocking */

@@ -146,7 +146,6 @@ static bool take_done(boot *b, boot_conn *c, wire_r *in)
     int rank = c->rank;
     job_slot *s = &j->slots[rank];
     s->messages = m.messages;
-    s->bytes = m.bytes;
     for (uint32_t i = 0; i < m.iters; i++)
         j->iter_time[(size_t)rank * m.iters + i] = wire_r_f64(in);
     for (uint64_t k = 0; k < keep; k++) {
@@ -428,7 +427,7 @@ void boot_report_done(boot *b)
     int me = b->w.rank;
     const job_slot *s = &j->slots[me];
     wire_done m = {.rank = (uint32_t)me, .iters = (uint32_t)j->iters,
-                   .messages = s->messages, .bytes = s->bytes, .nrec = atomic_load(&s->nrec)};
+                   .messages = s->messages, .nrec = atomic_load(&s->nrec)};
     uint64_t keep = m.nrec < j->rec_cap ? m.nrec : j->rec_cap;
     size_t cap = boot__body_max(b, WIRE_DONE);
     unsigned char *p = malloc(cap);

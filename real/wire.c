@@ -169,7 +169,7 @@ bool wire_r_done(const wire_r *r)
                           returned */
 #define PENDING_BYTES 20
 #define FAIL_HEAD 8    /* rank, status; the words follow */
-#define DONE_HEAD 32
+#define DONE_HEAD 24
 
 size_t wire_body_max(int kind, int nranks, int iters, size_t rec_cap)
 {
@@ -354,7 +354,6 @@ void wire_done_put(wire_w *w, const wire_done *m)
     wire_w_u32(w, m->rank);
     wire_w_u32(w, m->iters);
     wire_w_u64(w, m->messages);
-    wire_w_u64(w, m->bytes);
     wire_w_u64(w, m->nrec);
 }
 
@@ -363,7 +362,6 @@ int wire_done_get(wire_r *r, wire_done *out)
     out->rank = wire_r_u32(r);
     out->iters = wire_r_u32(r);
     out->messages = wire_r_u64(r);
-    out->bytes = wire_r_u64(r);
     out->nrec = wire_r_u64(r);
     return r->bad ? CL_EPROTO : 0;
 }

@@ -35,7 +35,7 @@
 #include "real/job.h"
 
 #define WIRE_MAGIC 0x434c5450u /* "CLTP" */
-#define WIRE_VERSION 2
+#define WIRE_VERSION 3
 #define WIRE_HDR 48            /* bytes of a frame header */
 #define WIRE_NONCE 32          /* bytes of a handshake nonce */
 #define WIRE_HOST_MAX 64       /* bytes of a hostname in HELLO, its NUL included */
@@ -164,7 +164,6 @@ typedef struct wire_fail {
 typedef struct wire_done { /* followed by iters doubles and nrec-or-fewer records */
     uint32_t rank, iters;
     uint64_t messages; /* pattern messages sent */
-    uint64_t bytes;    /* pattern bytes sent */
     uint64_t nrec;     /* records written (those beyond the room are not sent) */
 } wire_done;
 

@@ -211,10 +211,8 @@ xfer_req *xfer_send_new(xfer_rank *x, const void *buf, size_t bytes, int dst, in
         r->sum = rank_checksum(buf, bytes);
     if (x->base.tracing)
         r->posted = rank_now(&x->base);
-    if (rank_user_ctx(ctx)) {
+    if (rank_user_ctx(ctx))
         x->base.messages++;
-        x->base.bytes += bytes;
-    }
     return r;
 }
 

@@ -235,10 +235,8 @@ int engine__isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, u
     }
     req_init(e, s, src, dst, tag, ctx, NULL, bytes, true);
     msg_init(e, m, s, src, dst, tag, ctx, bytes, me->run.in_pattern);
-    if (engine__user_ctx(ctx)) {
+    if (engine__user_ctx(ctx))
         e->res->messages++;
-        e->res->bytes += bytes;
-    }
     if (++e->stats.total_messages == e->o->max_messages)
         engine__fail(e, CL_ETIMEOUT, "stopped after %llu messages (the run's message budget)",
                      (unsigned long long)e->o->max_messages);

@@ -786,7 +786,6 @@ static void test_iteration_times(void **state)
             fail_msg("iter_time[%d] = %g", i, r.res.iter_time[i]);
     /* Ring: every rank sends one message per iteration, 7 iterations. */
     assert_int_equal(r.res.messages, 4 * 7);
-    assert_int_equal(r.res.bytes, 4 * 7 * 64 * KiB);
     run_release(&r);
 }
 

@@ -391,7 +391,6 @@ static int mpib_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
     }
     if (rank_user_ctx(ctx)) {
         t->base.messages++;
-        t->base.bytes += bytes;
         mpib_count *k = t->base.tracing ? count_of(t, dst, ctx, tag) : NULL;
         if (k)
             r->msg_id = msg_id(t->base.rank, dst, ctx, tag, ++k->out);

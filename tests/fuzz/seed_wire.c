@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     wire_w_init(&w, body, sizeof body);
     wire_table_put(&w, table, 2);
     bad |= save(argv[1], WIRE_TABLE, 1, body, w.len);
-    wire_done dn = {.rank = 1, .iters = 4, .messages = 2, .bytes = 64, .nrec = 1};
+    wire_done dn = {.rank = 1, .iters = 4, .messages = 2, .nrec = 1};
     cl_record rec = {.op = REC_SEND, .peer = 0, .bytes = 8, .tag = 3};
     wire_w_init(&w, body, sizeof body);
     wire_done_put(&w, &dn);
