@@ -144,6 +144,7 @@ int cmd_exercise(int argc, char **argv);
 int cmd_fabric(int argc, char **argv);
 int cmd_collectives(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_step(int argc, char **argv);
 /* `fabric --mpi` (cli/fabric_mpi.c): a CLI_EXIT_* code. */
 int fabric_mpi(bool as_json);
 
@@ -159,5 +160,6 @@ extern const char cmd_exercise_usage[];
 extern const char cmd_collectives_usage[];
 extern const char cmd_fabric_usage[];
 extern const char cmd_validate_usage[];
+extern const char cmd_step_usage[];
 
 #endif

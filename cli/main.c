@@ -29,6 +29,8 @@ static const cli_command commands[] = {
     {"collectives", cmd_collectives,
      "every algorithm of a collective over sizes: simulated, its formula, the winner",
      cmd_collectives_usage},
+    {"step", cmd_step, "one training step's communication, modeled (tp, pp, dp)",
+     cmd_step_usage},
     {"plot", cmd_plot, "draw a saved result (CSV) with gnuplot", cmd_plot_usage},
     {"calibrate", cmd_calibrate, "measure a transport, fit its piecewise alpha-beta machine model",
      cmd_calibrate_usage},

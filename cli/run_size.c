@@ -398,6 +398,9 @@ static int check_reduction(const run_opts *o)
 
 int run_check_pattern_args(const run_opts *o)
 {
+    if (o->pattern->from_step_file && !o->args.step)
+        return cli_error("%s runs from a step file: commlab step FILE.yaml (configs/steps/ "
+                         "has examples)", o->pattern->name);
     int rc = check_schedule(o);
     if (rc || (rc = check_reduction(o)))
         return rc;

@@ -26,6 +26,7 @@ void comm_world_init(cl_comm *c, const comm_ops *ops, void *backend, int rank, i
 
 int cl_rank(const cl_comm *c) { return c->rank; }
 int cl_size(const cl_comm *c) { return c->size; }
+unsigned long long cl_sent_bytes(const cl_comm *c) { return c->sent; }
 bool cl_payload(const cl_comm *c) { return c->payload; }
 bool cl_checking(const cl_comm *c) { return c->world->checking; }
 double cl_now(const cl_comm *c) { return c->ops->now(c); }
@@ -107,9 +108,12 @@ static int isend_call(cl_comm *c, const void *buf, size_t bytes, int dst, int ta
     *req = NULL;
     if (check_args(c, dst, false, tag, buf, bytes))
         return CL_EINVAL;
-    if (c->world->debug)
-        return debug_isend(c, buf, bytes, dst, tag, req);
-    return c->ops->isend(c, buf, bytes, comm_world_rank(c, dst), tag, c->ctx, req);
+    int err = c->world->debug ? debug_isend(c, buf, bytes, dst, tag, req)
+                              : c->ops->isend(c, buf, bytes, comm_world_rank(c, dst), tag,
+                                              c->ctx, req);
+    if (!err)
+        c->sent += bytes;
+    return err;
 }
 
 int cl_isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, cl_request **req)
@@ -376,6 +380,7 @@ int cl_group(cl_comm *c, const int *ranks, int n, cl_comm **out)
     g->size = n;
     g->ctx = ctx;
     g->ngroups = 0;
+    g->sent = 0;
     *out = g;
     return 0;
 }

@@ -113,6 +113,7 @@ struct cl_comm {
     int size;            /* ranks in this communicator */
     uint32_t ctx;        /* even context id of user traffic */
     uint32_t ngroups;    /* cl_group calls made on it, for child ids */
+    unsigned long long sent; /* bytes posted to send on it (cl_sent_bytes) */
     bool payload;        /* buffers are real (not --no-payload) */
     bool printing;       /* cl_printf prints (see core/run.h) */
     struct run_lines *held; /* world: where cl_printf's lines wait for the run's

@@ -52,6 +52,7 @@ typedef struct pattern_info {
     bool makes_groups;   /* calls cl_group in every iteration (timed with it) */
     int max_pieces;      /* --chunk cuts a size into at most this many pieces
                             (chunked's MAX_PIECES); 0: no limit */
+    bool from_step_file; /* reads cl_args.step: runs only under `commlab step` */
     /* collectives only (collective NULL for the others) */
     const collective_info *collective;
     const char *algo;        /* "ring" */

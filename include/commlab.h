@@ -91,6 +91,38 @@ typedef enum cl_op {
     CL_OP_BXOR,
 } cl_op;
 
+/* One training step (the training-step pattern, chapter 07), read from a
+ * step file by core/step.h: the model, how it is laid out on the ranks,
+ * and the sizes derived from them.  Rank r of a world of tp x dp x pp
+ * ranks is tensor-parallel rank r % tp, data-parallel replica
+ * (r / tp) % dp and pipeline stage r / (tp dp). */
+typedef struct cl_step_rank cl_step_rank;
+typedef struct cl_step {
+    int layers;          /* transformer layers of the model */
+    int tp, dp, pp;      /* tensor-parallel, data-parallel, pipeline ranks */
+    int microbatches;    /* per step, per data-parallel replica */
+    bool one_f_one_b;    /* the pipeline's schedule: 1F1B (true) or GPipe */
+    int zero;            /* ZeRO stage: 0 (replicated) or 3 (parameters sharded) */
+    size_t dtype_bytes;  /* bytes of one element: 2 (bf16), 4 (f32) or 8 (f64) */
+    double t_fwd, t_bwd; /* seconds of compute per layer per microbatch, on one rank */
+    size_t bucket;       /* bytes per data-parallel gradient bucket (ZeRO 0) */
+    size_t layer_bytes;  /* parameters of one layer on one rank: 12 h^2 dtype / tp */
+    size_t act_bytes;    /* activations of a microbatch between stages: s b h dtype */
+    size_t tp_bytes;     /* one tensor-parallel all-reduce: s b h dtype */
+    cl_step_rank *out;   /* per world rank, written by that rank when not NULL:
+                            what it sent and computed (modeled runs only: the
+                            ranks share the caller's memory) */
+} cl_step;
+
+/* What one rank of a training step did, bytes it posted per kind. */
+struct cl_step_rank {
+    unsigned long long tp, pp, dp; /* bytes sent: tensor-parallel all-reduces,
+                                      pipeline activations and gradients,
+                                      data-parallel (or ZeRO-3) collectives */
+    double compute;      /* seconds of cl_compute for the layers */
+    double pipe_end;     /* seconds from the step's start to its last backward */
+};
+
 /* The run's arguments, the same on every rank. */
 typedef struct cl_args {
     size_t bytes;     /* message size of this run, bytes */
@@ -104,6 +136,7 @@ typedef struct cl_args {
     const char *schedule; /* pipeline: NULL (gpipe), "gpipe" or "1f1b" */
     cl_op op;         /* reductions: the operator (--op; 0: sum) */
     cl_dtype dtype;   /* reductions: the element type (--dtype; 0: f64) */
+    const cl_step *step; /* training-step: the step (`commlab step`); NULL for others */
 } cl_args;
 
 /* A pattern: one rank's program for one iteration.  Returns 0, a CL_E*
@@ -129,6 +162,10 @@ cl_pattern_fn pattern;
 
 int cl_rank(const cl_comm *c); /* 0 .. cl_size(c) - 1; cannot fail */
 int cl_size(const cl_comm *c); /* ranks in the communicator; cannot fail */
+/* Bytes this rank has posted to send on c (cl_send, cl_isend) since c was
+ * made; a group's count starts at 0 and counts only its own sends.
+ * Cannot fail. */
+unsigned long long cl_sent_bytes(const cl_comm *c);
 
 /* ---- point-to-point ----
  * Tags are >= 0.  A message of n bytes up to the eager limit completes at

@@ -1,0 +1,81 @@
+/*
+ * step.h - a training step's description (the files of configs/steps): the
+ * model, its layout on the ranks, and the sizes and communication volumes
+ * that follow from them, for the training-step pattern (chapter 07) and
+ * `commlab step`.
+ *
+ * A step file has two mappings, every key required:
+ *
+ *   model:  layers, hidden, sequence, microbatch_size, dtype_bytes,
+ *           forward, backward (seconds of compute per layer per
+ *           microbatch on one rank, a time: "1.5ms")
+ *   layout: tp, dp, pp, microbatches, schedule (gpipe | 1f1b),
+ *           zero (0 | 3), bucket (a size: "25MiB")
+ *
+ * The sizes (Narayanan et al., "Efficient Large-Scale Language Model
+ * Training on GPU Clusters Using Megatron-LM", SC 2021):
+ *   parameters of a layer      12 h^2 (attention 4 h^2, MLP 8 h^2; biases
+ *                              and layer norms left out), of which one
+ *                              tensor-parallel rank holds 1/tp;
+ *   activations between stages s b h per microbatch;
+ *   tensor parallelism         2 all-reduces of s b h in each layer's
+ *                              forward and 2 in its backward, per microbatch.
+ * Times with dtype_bytes make bytes.  Owned by the caller; nothing here
+ * keeps state.
+ */
+#ifndef CL_STEP_H
+#define CL_STEP_H
+
+#include <stdint.h>
+
+#include "commlab.h"
+#include "core/diag.h"
+
+/* A step as read, and what cl_step does not carry. */
+typedef struct step_desc {
+    cl_step step;     /* what the pattern reads (step.out left NULL) */
+    long hidden;      /* h: the model's hidden size */
+    long sequence;    /* s: tokens per sequence */
+    long mbs;         /* b: sequences per microbatch */
+    char path[256];   /* the file, for messages */
+} step_desc;
+
+/* Reads and checks the step file path into *s.  On error (CL_ENOENT,
+ * CL_EIO, CL_EPARSE, CL_ECONFIG, CL_ERANGE, CL_ENOMEM) d names the file,
+ * line and column, the key and the bad value, and *s is unchanged. */
+int step_load(step_desc *s, const char *path, cl_diag *d);
+/* The same from text in memory; name stands for the file in messages. */
+int step_load_string(step_desc *s, const char *name, const char *text, cl_diag *d);
+
+/* Ranks the layout needs: tp x dp x pp.  Cannot fail. */
+int step_ranks(const cl_step *s);
+/* Layers one pipeline stage holds: layers / pp.  Cannot fail. */
+int step_stage_layers(const cl_step *s);
+/* Bytes of gradients one rank holds: its stage's layers x layer_bytes.
+ * Cannot fail. */
+uint64_t step_grad_bytes(const cl_step *s);
+
+/* ---- closed forms, bytes one rank sends per step (cannot fail) ----
+ * A ring all-reduce of n bytes over K ranks sends 2(K - 1) n / K per rank,
+ * an all-gather or reduce-scatter (K - 1) n / K (Patarasuk and Yuan, JPDC
+ * 2009); exact when K divides n into whole elements. */
+
+/* Tensor parallelism: 4 ring all-reduces of tp_bytes per layer of the
+ * stage per microbatch. */
+double step_tp_volume(const cl_step *s);
+/* Pipeline: activations forward, gradients back, act_bytes each per
+ * microbatch, for the rank of stage `stage` (0 .. pp - 1). */
+double step_pp_volume(const cl_step *s, int stage);
+/* Data parallelism: ZeRO 0, a ring all-reduce of the gradients (in
+ * buckets: the sum is the same); ZeRO 3, per layer per microbatch an
+ * all-gather of the parameters forward and backward and a reduce-scatter
+ * of the gradients (Rajbhandari et al., SC 2020: 3 x the parameters,
+ * against 2 x for the all-reduce, per microbatch). */
+double step_dp_volume(const cl_step *s);
+
+/* The fraction of a pipeline's time its stages idle when messages are
+ * free and stages equal: (pp - 1) / (m + pp - 1), GPipe and 1F1B alike
+ * (Narayanan et al., SC 2021, section 2.2).  Cannot fail. */
+double step_bubble_fraction(const cl_step *s);
+
+#endif

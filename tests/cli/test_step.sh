@@ -1,0 +1,55 @@
+#!/bin/sh
+# test_step.sh - `commlab step` (chapter 07): its help, the figures of the
+# small example (configs/steps/small-8.yaml) and their JSON, and a refusal
+# with the reason for every bad input; a measured backend is refused at
+# run time (exit 2), never answered with a made-up figure.
+. "$(dirname "$0")/lib.sh"
+small=configs/steps/small-8.yaml
+
+run 0 step --help; has "$out" "usage: commlab step FILE.yaml"
+run 0 help step; has "$out" "--sharing HOW"
+
+# The small example: 4 all-reduces of 2 MiB per layer per microbatch on
+# tp 2 send 2(K-1)/K x 2 MiB x 4 x 2 layers x 4 microbatches = 64 MiB a
+# rank (Narayanan et al., SC 2021); the stage's 24 MiB of gradients
+# all-reduced on dp 2: 24 MiB; the pipeline: 4 activations or gradients
+# of 2 MiB.  Exact bytes from the JSON.
+run 0 step $small --json; json step --json
+has "$out" '"most_bytes": 67108864'
+has "$out" '"least_bytes": 8388608'
+has "$out" '"most_bytes": 25165824'
+has "$out" '"closed_form_bytes": 67108864'
+has "$out" '"sharing": "maxmin"'
+# The step's time under --sharing none: (m + 1)(F + B) + 2 m S + 3 ring
+# all-reduces of 8 MiB (test_step.c works it out): 30.593573 ms.
+run 0 step $small --sharing none; has "$out" "step time            30.5936 ms"
+has "$out" "sharing none"
+has "$out" "bubble (ideal)       20.00 %"
+run 0 step $small --tier infiniband; has "$out" "tier infiniband"
+run 0 step $small --topology configs/topologies/2x4-nvlink-ib.yaml
+has "$out" "step time"
+
+# Refusals, each naming what is wrong.
+run 2 step; has "$err" "which step file?"
+run 2 step $small extra; has "$err" "extra"
+run 2 step "$tmpd/none.yaml"; has "$err" "none.yaml"
+run 2 step $small --backend shm; has "$err" "measured steps are not built yet"
+run 2 step $small --backend carrier-pigeon; has "$err" "unknown backend 'carrier-pigeon'"
+run 2 step $small --sharing some; has "$err" "--sharing must be maxmin or none, got 'some'"
+run 2 step $small --tier warp; has "$err" "warp"
+run 2 step $small --tier nvlink --topology configs/topologies/ring-8.yaml
+has "$err" "either --tier or --topology"
+run 2 step $small --topology configs/topologies/pcie-4gpu.yaml; has "$err" "devices"
+run 2 step $small --frobnicate; has "$err" "--frobnicate"
+run 2 run training-step -n 8; has "$err" "commlab step FILE.yaml"
+
+sed 's/schedule: gpipe/schedule: zigzag/' $small >"$tmpd/bad.yaml"
+run 2 step "$tmpd/bad.yaml"; has "$err" "bad.yaml:25:13: 'schedule' must be gpipe or 1f1b, got 'zigzag'"
+sed 's/  forward: 1ms/  forward: 1 fortnight/' $small >"$tmpd/bad.yaml"
+run 2 step "$tmpd/bad.yaml"; has "$err" "bad.yaml:18:12: 'forward'"
+sed 's/  tp: 2/  tp: 2\n  ep: 4/' $small >"$tmpd/bad.yaml"
+run 2 step "$tmpd/bad.yaml"; has "$err" "bad.yaml:22:3:"; has "$err" "ep"
+grep -v 'bucket' $small >"$tmpd/bad.yaml"
+run 2 step "$tmpd/bad.yaml"; has "$err" "'bucket'"
+
+finish

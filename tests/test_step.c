@@ -1,0 +1,255 @@
+/* test_step.c - core/step.h (the step files) and the training-step pattern
+ * (chapter 07): the bytes every rank sends per kind equal the closed forms
+ * to the byte, and under --sharing none the step's time is the sum of its
+ * parts to the picosecond. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/step.h"
+#include "tests/simcase.h"
+
+cl_pattern_fn training_step;
+
+#define MIB (1024.0 * 1024.0)
+
+static step_desc load(const char *path)
+{
+    step_desc s;
+    cl_diag d = {{0}};
+    if (step_load(&s, path, &d))
+        fail_msg("%s: %s", path, d.msg);
+    return s;
+}
+
+static step_desc parse(const char *text)
+{
+    step_desc s;
+    cl_diag d = {{0}};
+    if (step_load_string(&s, "t.yaml", text, &d))
+        fail_msg("%s", d.msg);
+    return s;
+}
+
+/* Runs the step, no payload unless payload, into out[ranks]. */
+static void run_step(step_desc *sd, bool payload, bool no_sharing, cl_step_rank *out, run *r)
+{
+    sd->step.out = out;
+    cl_args a = {.step = &sd->step};
+    setup s = {.no_payload = !payload, .no_sharing = no_sharing};
+    run_pattern(r, training_step, step_ranks(&sd->step), 0, &a, &s);
+    if (r->res.status)
+        fail_msg("the step failed: %s (%s)", r->res.diag.msg, cl_errname(r->res.status));
+}
+
+/* The small example (configs/steps/small-8.yaml): h = 1024, s = 1024,
+ * b = 1, bf16, 4 layers on pp 2 (2 a stage), tp 2, dp 2, 4 microbatches. */
+static void test_small_sizes(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    const cl_step *t = &sd.step;
+    assert_int_equal(step_ranks(t), 8);
+    /* 12 h^2 x 2 bytes / tp 2 (Narayanan et al., SC 2021, section 5.1) */
+    assert_int_equal(t->layer_bytes, 12 * 1024 * 1024);
+    /* s b h x 2 bytes, between stages and per tensor-parallel all-reduce */
+    assert_int_equal(t->act_bytes, 2 * 1024 * 1024);
+    assert_int_equal(t->tp_bytes, 2 * 1024 * 1024);
+    assert_int_equal(step_grad_bytes(t), 24 * 1024 * 1024);
+}
+
+/* Every rank's bytes per kind, counted by cl_sent_bytes on its groups,
+ * against the closed forms worked out here by hand. */
+static void test_small_volumes(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    cl_step_rank out[8];
+    run r;
+    run_step(&sd, false, false, out, &r);
+    /* Megatron: 4 all-reduces of 2 MiB a layer a microbatch (2 forward,
+     * 2 backward; Narayanan et al., SC 2021, section 2.3), a ring sending
+     * 2(K-1)/K of it per rank (Patarasuk and Yuan, JPDC 2009), K = 2:
+     * 4 x 2 layers x 4 microbatches x 2 MiB = 64 MiB. */
+    double tp = 4 * 2 * 4 * (2.0 * 1 / 2) * 2 * MIB;
+    /* Stage 0 sends 4 activations, stage 1 4 gradients, of 2 MiB. */
+    double pp = 4 * 2 * MIB;
+    /* Ring all-reduce of the stage's 24 MiB of gradients: 2(K-1)/K x 24 MiB. */
+    double dp = 2.0 * 1 / 2 * 24 * MIB;
+    assert_near(step_tp_volume(&sd.step), tp, 0);
+    assert_near(step_pp_volume(&sd.step, 0), pp, 0);
+    assert_near(step_pp_volume(&sd.step, 1), pp, 0);
+    assert_near(step_dp_volume(&sd.step), dp, 0);
+    for (int k = 0; k < 8; k++) {
+        assert_near((double)out[k].tp, tp, 0);
+        assert_near((double)out[k].pp, pp, 0);
+        assert_near((double)out[k].dp, dp, 0);
+        assert_near(out[k].compute, 2 * 4 * (1e-3 + 2e-3), 1e-15);
+    }
+    run_release(&r);
+}
+
+/* One ring all-reduce of n bytes over k ranks, every message alone:
+ * 2(K-1)(a + n/(K B)) + (K-1) n g / K (chapter 04, allreduce_ring.c). */
+static double ring(double n, double k, double a, double bw, double g)
+{
+    return 2 * (k - 1) * (a + n / (k * bw)) + (k - 1) * n * g / k;
+}
+
+/* Under --sharing none, GPipe on 2 stages with the stage's work F forward
+ * and B backward a microbatch and S a pipeline message: stage 1 gets
+ * microbatch i at (i + 1)(F + S) and sends its first gradient at
+ * m (F + S) + F + B; stage 0 then gets gradient i at that + i (B + S) + S
+ * and ends (m + 1)(F + B) + 2 m S after the start.  Then the gradients,
+ * bucket by bucket.  Tier nvlink of configs/tiers.yaml: alpha 1 us,
+ * 300 GB/s, reduce 680 GB/s. */
+static void test_small_time_is_sum_of_parts(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    cl_step_rank out[8];
+    run r;
+    run_step(&sd, false, true, out, &r);
+    double a = 1e-6, bw = 300e9, g = 1 / 680e9, m = 4, layers = 2;
+    double tp = ring(2 * MIB, 2, a, bw, g);
+    double f = layers * (1e-3 + 2 * tp), b = layers * (2e-3 + 2 * tp);
+    double s = a + 2 * MIB / bw;
+    double pipe = (m + 1) * (f + b) + 2 * m * s;
+    double grads = 3 * ring(8 * MIB, 2, a, bw, g); /* 24 MiB in 3 buckets of 8 MiB */
+    assert_near(out[0].pipe_end, pipe, 1e-12);
+    assert_near(r.res.iter_time[0], pipe + grads, 1e-12);
+    run_release(&r);
+}
+
+/* With payload the chapter 04 patterns check every reduction: a step that
+ * sent the right byte counts but reduced nothing would fail here. */
+static void test_small_with_payload(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    cl_step_rank out[8];
+    run r;
+    run_step(&sd, true, false, out, &r);
+    run_release(&r);
+}
+
+static const char pp4[] =
+    "model: {layers: 8, hidden: 256, sequence: 128, microbatch_size: 2, dtype_bytes: 4,\n"
+    "        forward: 10us, backward: 20us}\n"
+    "layout: {tp: 2, dp: 2, pp: 4, microbatches: 8, schedule: 1f1b, zero: 0, bucket: 1MiB}\n";
+
+/* 1F1B on 4 stages: no deadlock, inner stages send both ways. */
+static void test_1f1b_volumes(void **state)
+{
+    (void)state;
+    step_desc sd = parse(pp4);
+    cl_step_rank out[16];
+    run r;
+    run_step(&sd, false, false, out, &r);
+    double act = 128 * 2 * 256 * 4; /* s b h x 4 bytes */
+    for (int k = 0; k < 16; k++) {
+        int stage = k / 4, ways = (stage > 0) + (stage < 3);
+        assert_near((double)out[k].pp, ways * 8 * act, 0);
+        assert_near((double)out[k].pp, step_pp_volume(&sd.step, stage), 0);
+        /* 2 layers a stage x 8 microbatches x 4 all-reduces, K = 2 */
+        assert_near((double)out[k].tp, 2 * 8 * 4 * act, 0);
+        /* gradients: 2 layers x 12 h^2 x 4 bytes / tp 2, all-reduced, K = 2 */
+        assert_near((double)out[k].dp, 2.0 * 12 * 256 * 256 * 4 / 2, 0);
+    }
+    run_release(&r);
+}
+
+/* ZeRO 3 over 4 data-parallel ranks: per layer per microbatch two
+ * all-gathers and a reduce-scatter of the layer's parameters, (K-1)/K
+ * each (Rajbhandari et al., SC 2020: 3 x the parameters against the
+ * all-reduce's 2 x). */
+static void test_zero3_volumes(void **state)
+{
+    (void)state;
+    step_desc sd = parse(
+        "model: {layers: 3, hidden: 64, sequence: 32, microbatch_size: 1, dtype_bytes: 2,\n"
+        "        forward: 1us, backward: 2us}\n"
+        "layout: {tp: 1, dp: 4, pp: 1, microbatches: 2, schedule: gpipe, zero: 3,\n"
+        "         bucket: 1MiB}\n");
+    cl_step_rank out[4];
+    run r;
+    run_step(&sd, true, false, out, &r);
+    double layer = 12.0 * 64 * 64 * 2;
+    for (int k = 0; k < 4; k++) {
+        assert_near((double)out[k].dp, 3 * 3 * 2 * 3.0 / 4 * layer, 0);
+        assert_near((double)out[k].dp, step_dp_volume(&sd.step), 0);
+        assert_int_equal(out[k].tp, 0);
+        assert_int_equal(out[k].pp, 0);
+    }
+    run_release(&r);
+}
+
+#define LAYOUT \
+    "layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 2}\n"
+
+/* Bad files: each refused with file:line:col, the key and the value. */
+static void test_bad_files(void **state)
+{
+    (void)state;
+    static const char model[] =
+        "model: {layers: 4, hidden: 64, sequence: 8, microbatch_size: 1, dtype_bytes: 2,\n"
+        "        forward: 1ms, backward: 2ms}\n";
+    static const struct {
+        const char *layout, *want;
+    } cases[] = {
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 1MiB, "
+         "buckets: 2}", "t.yaml:3:"},
+        {"layout: {tp: 1, dp: 1, pp: 3, microbatches: 1, schedule: gpipe, zero: 0, bucket: 1MiB}",
+         "t.yaml:3:28: 'pp' must divide 'layers' (4), got '3'"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: zigzag, zero: 0, bucket: 1MiB}",
+         "t.yaml:3:58: 'schedule' must be gpipe or 1f1b, got 'zigzag'"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 2, bucket: 1MiB}",
+         "'zero' must be 0 or 3 (stages 1 and 2 are not built), got '2'"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 3}",
+         "'bucket' must be a whole number of 2-byte elements, got '3' bytes"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 0, schedule: gpipe, zero: 0, bucket: 2}",
+         "'microbatches' must be in 1..65536, got '0'"},
+        {"layout: {tp: 1, dp: 1, pp: 1, schedule: gpipe, zero: 0, bucket: 2}", "microbatches"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 2 "
+         "parsecs}", "t.yaml:3:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s\n", model, cases[i].layout);
+        step_desc sd = {.hidden = -1};
+        cl_diag d = {{0}};
+        assert_int_not_equal(step_load_string(&sd, "t.yaml", text, &d), 0);
+        assert_int_equal(sd.hidden, -1); /* unchanged on error */
+        if (!strstr(d.msg, cases[i].want))
+            fail_msg("case %zu: '%s' lacks '%s'", i, d.msg, cases[i].want);
+    }
+    /* An element size that is no type, and a time that is no time. */
+    step_desc sd;
+    cl_diag d = {{0}};
+    assert_int_not_equal(
+        step_load_string(&sd, "t.yaml",
+                         "model: {layers: 4, hidden: 64, sequence: 8, microbatch_size: 1,\n"
+                         "        dtype_bytes: 3, forward: 1ms, backward: 2ms}\n" LAYOUT, &d), 0);
+    assert_non_null(strstr(d.msg, "t.yaml:2:22: 'dtype_bytes' must be 2 (bf16), 4 (f32) or 8 "
+                                  "(f64), got '3'"));
+    assert_int_not_equal(
+        step_load_string(&sd, "t.yaml",
+                         "model: {layers: 4, hidden: 64, sequence: 8, microbatch_size: 1,\n"
+                         "        dtype_bytes: 2, forward: 1 lightyear, backward: 2ms}\n" LAYOUT,
+                         &d), 0);
+    assert_non_null(strstr(d.msg, "t.yaml:2:34: 'forward'"));
+    assert_non_null(strstr(d.msg, "1 lightyear"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_sizes),
+        cmocka_unit_test(test_small_volumes),
+        cmocka_unit_test(test_small_time_is_sum_of_parts),
+        cmocka_unit_test(test_small_with_payload),
+        cmocka_unit_test(test_1f1b_volumes),
+        cmocka_unit_test(test_zero3_volumes),
+        cmocka_unit_test(test_bad_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
