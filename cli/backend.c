@@ -2,6 +2,7 @@
  * checked against it. */
 #include "cli/backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/bench.h"
@@ -236,6 +237,15 @@ int backend_check_library(const backend_info *b, const char *collective, cl_patt
 int backend_open(const backend_info *b, run_opts *o, backend_session **s)
 {
     return b->open(o, s);
+}
+
+int row_session_new(const run_opts *o, size_t size, backend_session **s)
+{
+    *s = calloc(1, size);
+    if (!*s)
+        return cli_error("out of memory");
+    (*s)->be = o->be;
+    return 0;
 }
 
 int backend_close(const backend_info *b, backend_session *s)

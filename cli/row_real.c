@@ -141,13 +141,10 @@ static int check_listen(const char *text)
 
 int row_real_open(run_opts *o, backend_session **s)
 {
-    real_session *rs = calloc(1, sizeof *rs);
-    *s = NULL;
-    if (!rs)
-        return cli_error("out of memory");
-    rs->base.be = o->be;
-    *s = &rs->base;
-    int rc;
+    int rc = row_session_new(o, sizeof(real_session), s);
+    if (rc)
+        return rc;
+    real_session *rs = (real_session *)*s;
     if ((o->listen && (rc = check_listen(o->listen))) || (rc = find_world(rs, o)) ||
         (rc = validate_netlab(rs, o)))
         return rc;

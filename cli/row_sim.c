@@ -78,13 +78,8 @@ static int check_model(run_opts *o)
 
 int row_sim_open(run_opts *o, backend_session **s)
 {
-    sim_session *ss = calloc(1, sizeof *ss);
-    *s = NULL;
-    if (!ss)
-        return cli_error("out of memory");
-    ss->base.be = o->be;
-    *s = &ss->base;
-    return check_model(o);
+    int rc = row_session_new(o, sizeof(sim_session), s);
+    return rc ? rc : check_model(o);
 }
 
 /* build_net without --reduce-bandwidth. */
