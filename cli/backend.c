@@ -2,12 +2,14 @@
  * checked against it. */
 #include "cli/backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/bench.h"
 #include "cli/cli.h"
 #include "cli/mpi_launch.h"
 #include "cli/near.h"
+#include "cli/rows.h"
 #include "cli/run_size.h"
 #include "core/units.h"
 #include "real/job.h"
@@ -25,24 +27,38 @@ static int rdma_check(const backend_given *g)
     return 0;
 }
 
+/* The model's hooks, and the measured rows' (mpi's run and enter are its
+ * own). */
+#define SIM_ROW .open = row_sim_open, .start = row_sim_start, .describe = row_sim_describe, \
+                .close = row_sim_close, .run_size = row_sim_size, .iters = 1, .warmup = 0
+#define REAL_ROW .open = row_real_open, .start = row_real_start, .describe = row_real_describe, \
+                 .close = row_real_close, .run_size = row_real_size, .iters = 10, .warmup = 2
+
 static const backend_info table[] = {
-    {"sim", "modeled: each rank a coroutine in virtual time on the alpha-beta simulator",
-     true, false, BOPT(BOPT_MODEL), run_size_sim, NULL, bench_sim, NULL, NULL, NULL, NULL, 0},
-    {"shm", "measured: one process per rank, over shared memory", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY), run_size_real, NULL, bench_shm, NULL, NULL, NULL, NULL, 0},
-    {"tcp", "measured: one process per rank, over TCP sockets", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
-     run_size_real, NULL, bench_tcp, NULL, NULL, NULL, NULL, 0},
-    {"rdma", "measured: one process per rank, through libfabric", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), run_size_real, rdma_check,
-     bench_rdma, NULL, NULL, NULL, NULL, RDMA_EAGER_MAX},
+    {.name = "sim", .summary = "modeled: each rank a coroutine in virtual time on the "
+     "alpha-beta simulator", .built = true, .measured = false, .takes = BOPT(BOPT_MODEL),
+     .bench = bench_sim, SIM_ROW},
+    {.name = "shm", .summary = "measured: one process per rank, over shared memory",
+     .built = true, .measured = true, .takes = BOPT(BOPT_MEASURED) | BOPT(BOPT_SHM_COPY),
+     .bench = bench_shm, REAL_ROW},
+    {.name = "tcp", .summary = "measured: one process per rank, over TCP sockets", .built = true,
+     .measured = true,
+     .takes = BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_LISTEN) | BOPT(BOPT_NETLAB),
+     .bench = bench_tcp, REAL_ROW},
+    {.name = "rdma", .summary = "measured: one process per rank, through libfabric",
+     .built = true, .measured = true,
+     .takes = BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD) | BOPT(BOPT_PROVIDER), .check = rdma_check,
+     .bench = bench_rdma, .eager_max = RDMA_EAGER_MAX, REAL_ROW},
 #ifdef CL_HAVE_MPI
-    {"mpi", "measured: one MPI process per rank, through the MPI library", true, true,
-     BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD), run_size_mpi, NULL, bench_mpi, mpi_enter,
-     mpib_coll_find, mpi_join, mpi_speaks, 0},
+    {.name = "mpi", .summary = "measured: one MPI process per rank, through the MPI library",
+     .built = true, .measured = true, .takes = BOPT(BOPT_MEASURED) | BOPT(BOPT_WORLD),
+     .bench = bench_mpi, .open = row_real_open, .start = row_real_start,
+     .describe = row_real_describe, .close = row_real_close, .run_size = run_size_mpi,
+     .iters = 10, .warmup = 2, .enter = mpi_enter,
+     .library = mpib_coll_find, .join = mpi_join, .speaks = mpi_speaks},
 #else
-    {"mpi", "measured: one MPI process per rank (built where mpicc is found)", false, true, 0,
-     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0},
+    {.name = "mpi", .summary = "measured: one MPI process per rank (built where mpicc is found)",
+     .built = false, .measured = true},
 #endif
 };
 
@@ -216,4 +232,38 @@ int backend_check_library(const backend_info *b, const char *collective, cl_patt
     if (!*fn)
         return cli_error("--library: the %s backend's library has no %s", b->name, collective);
     return 0;
+}
+
+int backend_open(const backend_info *b, run_opts *o, backend_session **s)
+{
+    return b->open(o, s);
+}
+
+int row_session_new(const run_opts *o, size_t size, backend_session **s)
+{
+    *s = calloc(1, size);
+    if (!*s)
+        return cli_error("out of memory");
+    (*s)->be = o->be;
+    return 0;
+}
+
+int backend_close(const backend_info *b, backend_session *s)
+{
+    return s ? b->close(s) : 0;
+}
+
+void backend_desc_text(backend_desc *d, const char *key, const char *text)
+{
+    if (d->nkeys < BACKEND_DESC_KEYS) {
+        backend_desc_key *k = &d->key[d->nkeys++];
+        *k = (backend_desc_key){.key = key};
+        cli_textf(k->text, sizeof k->text, "%s", text);
+    }
+}
+
+void backend_desc_number(backend_desc *d, const char *key, double num)
+{
+    if (d->nkeys < BACKEND_DESC_KEYS)
+        d->key[d->nkeys++] = (backend_desc_key){.key = key, .number = true, .num = num};
 }

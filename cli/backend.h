@@ -26,6 +26,34 @@ struct run_opts;
 struct run_env;
 struct backend_given;
 
+/* A backend's session: the state only that backend needs (the model's
+ * network; the world of processes started elsewhere, its rendezvous and
+ * the netlab), opened and closed by the row, opaque to every caller. */
+typedef struct backend_session backend_session;
+
+/* One JSON member of a backend_desc: a text, or a number. */
+typedef struct backend_desc_key {
+    const char *key;
+    bool number;
+    char text[160];
+    double num;
+} backend_desc_key;
+
+/* What a row says of where a run ran, for run's header and JSON: copied,
+ * so that it outlives the session. */
+#define BACKEND_DESC_KEYS 8
+typedef struct backend_desc {
+    char on[64];     /* after the backend's name: " (netlab 1Gbit/s per port)" */
+    char where[256]; /* after the ranks: "bound to cores 0,1 (2 cores)" */
+    char how[256];   /* after the iterations: " after 2 warm-up, ..." */
+    bool skew;       /* the ranks start apart: the start skew's lines show */
+    bool reduce;     /* reducing has a price (gamma, s/byte; 0: free) */
+    double gamma;
+    char note[192];  /* the timeline's words on where it ran; "": none */
+    size_t nkeys;    /* its own JSON members, in order */
+    backend_desc_key key[BACKEND_DESC_KEYS];
+} backend_desc;
+
 /* Options that only some backends take, in groups. */
 typedef enum backend_opt {
     BOPT_MODEL,    /* --tier --topology --config --model --rendezvous-handshake
@@ -47,9 +75,28 @@ typedef struct backend_info {
     bool built;           /* false: planned; named in errors, never listed */
     bool measured;        /* wall-clock times of real transfers (else modeled) */
     unsigned takes;       /* BOPT() bits of the option groups it accepts */
-    /* Runs one size of o's pattern; fills row (and env's description of
-     * where it ran).  first: the first size, which may print warnings.
-     * Returns the run's status (0 or CL_E*, already reported). */
+    int iters, warmup;    /* run's default timed and warm-up iterations */
+    /* Opens a session for o once its options are checked against the
+     * table: learns what comes before anything starts (the world of
+     * processes started elsewhere, which sets o->ranks) and checks the
+     * row's own options against each other.  0 with *s set, or the exit
+     * status after printing why (*s then NULL or to be closed). */
+    int (*open)(struct run_opts *o, backend_session **s);
+    /* Starts it once run is ready to run: builds the model's network, joins
+     * the world's rendezvous, opens the netlab; may set o's eager limit and
+     * group, and env->mute in a process that does not report.  0, or the
+     * exit status after printing why. */
+    int (*start)(backend_session *s, struct run_opts *o, struct run_env *env);
+    /* Fills d: where o's runs ran (after they did). */
+    void (*describe)(const backend_session *s, const struct run_opts *o,
+                     const struct run_env *env, backend_desc *d);
+    /* Ends it (NULL: nothing); 0, or 128+N after saying so when signal N
+     * came while its netlab was held. */
+    int (*close)(backend_session *s);
+    /* Runs one size of o's pattern (in env->session's session when there is
+     * one); fills row (and env's description of where it ran).  first: the
+     * first size, which may print warnings.  Returns the run's status (0
+     * or CL_E*, already reported). */
     int (*run_size)(const struct run_opts *o, struct run_env *env, uint64_t bytes,
                     rec_log *log, bool first, run_row *row);
     /* Optional: checks the values of its own options (rdma: the provider's
@@ -63,7 +110,7 @@ typedef struct backend_info {
      * arguments.  Returns -1 to go on in this process (it is a rank, made
      * ready), or the exit status to end with: that of the command run
      * again under the launcher, or a usage error it printed. */
-    int (*enter)(struct run_opts *o, int argc, char **argv);
+    int (*enter)(backend_session *s, struct run_opts *o, int argc, char **argv);
     /* Optional, for a backend that has a library of collectives (mpi):
      * the rank program of the library's own call for a collective of
      * core/pattern.h ("allreduce"), run by `run --library`; NULL for a
@@ -128,6 +175,14 @@ bool backend_speaks(const backend_info *b);
  * library of collectives or none for collective; else 0 with its rank
  * program in *fn. */
 int backend_check_library(const backend_info *b, const char *collective, cl_pattern_fn **fn);
+/* b's session for o: b->open (run_check calls it); see backend_info. */
+int backend_open(const backend_info *b, struct run_opts *o, backend_session **s);
+/* Adds a text (or a number) JSON member to d.  Cannot fail (past
+ * BACKEND_DESC_KEYS, it is left out). */
+void backend_desc_text(backend_desc *d, const char *key, const char *text);
+void backend_desc_number(backend_desc *d, const char *key, double num);
+/* Closes s (NULL: nothing): b->close's status. */
+int backend_close(const backend_info *b, backend_session *s);
 /* "sim, shm, tcp or rdma": the built backends' names (measured ones only
  * when measured_only), cut to len.  Returns buf. */
 const char *backend_names(char *buf, size_t len, bool measured_only, const char *last_sep);

@@ -451,7 +451,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     calib_ctx c = {
         .o = o, .first = true,
         .ro = {.backend = o->backend, .be = o->be, .ranks = 2, .warmup = 2,
-               .eager_limit = o->eager_limit, .bind = o->bind, .copy = SHM_COPY_AUTO,
+               .eager_limit = o->eager_limit, .bind = o->bind, .copy = RUN_COPY_AUTO,
                .listen = o->listen, .provider = o->provider, .netlab = o->netlab,
                .lab = o->lab, .deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT,
                .cache = o->cache},

@@ -84,7 +84,7 @@ typedef struct calib_opts {
     bool bind;            /* pin the 2 ranks to cores */
     const char *listen;   /* tcp: the address ranks listen on; NULL: loopback */
     double netlab;        /* tcp: --netlab, bytes/s a port; 0: none */
-    const netlab *lab;    /* that netlab, held by the caller (run_lab_open), 2 ports
+    const struct netlab *lab;    /* that netlab, held by the caller (run_lab_open), 2 ports
                              at least; every run goes over it */
     bool progress;        /* draw a progress bar on stderr */
     bool strict;          /* a segment no measurement fits: refuse (else keep, warned) */

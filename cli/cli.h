@@ -93,6 +93,8 @@ int cli_given_path(char *buf, size_t len, const char *given, const char *what,
 char *cli_env_take(const char *name);
 /* Wipes and frees what cli_env_take returned; NULL is fine. */
 void cli_env_free(char *value);
+/* Wipes n bytes of buf (a secret), in a way the compiler keeps. */
+void cli_wipe(void *buf, size_t n);
 
 /* Loads the tiers file (config, or configs/tiers.yaml when NULL) and keeps
  * the comma-separated tiers of list (all when NULL).  0, or the printed

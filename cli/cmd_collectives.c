@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/plot.h"
+#include "cli/rows.h"
 #include "cli/run_size.h"
 #include "core/formula.h"
 #include "core/json.h"
@@ -243,7 +244,7 @@ static int run_between(const coll_cmd *o)
 
 /* Runs every algorithm at every size into o->rows; the first failure's
  * status (already reported), or 0. */
-static int run_all(coll_cmd *o, run_env *env)
+static int run_all(coll_cmd *o, sim_net *net)
 {
     size_t na = o->nalgos;
     for (size_t s = 0; s < o->run.nsizes; s++) {
@@ -258,7 +259,7 @@ static int run_all(coll_cmd *o, run_env *env)
             plot_coll_row *r = &o->rows[s * na + a];
             o->run.pattern = collective_algo_at(o->coll, a);
             run_row row;
-            int status = run_size_sim(&o->run, env, o->run.sizes[s], NULL, false, &row);
+            int status = row_sim_size_on(&o->run, net, o->run.sizes[s], NULL, &row);
             if (status)
                 return status;
             *r = (plot_coll_row){.bytes = row.bytes, .algo = o->run.pattern->algo,
@@ -273,7 +274,7 @@ static int run_all(coll_cmd *o, run_env *env)
     return 0;
 }
 
-static void print_text(const coll_cmd *o, const run_env *env)
+static void print_text(const coll_cmd *o, const sim_net *net)
 {
     char el[UNITS_BUF], a[UNITS_BUF], b[UNITS_BUF];
     size_t na = o->nalgos, n = o->run.nsizes * na;
@@ -282,7 +283,7 @@ static void print_text(const coll_cmd *o, const run_env *env)
         snprintf(rb, sizeof rb, ", reduce %s", tier_gamma(&o->t) > 0
                  ? units_bandwidth_str(b, o->t.reduce_bandwidth) : "free");
     printf("%s on sim: %d ranks, %s (alpha %s, %s%s), sharing %s, eager limit %s, no payload\n\n",
-           o->coll->name, o->run.ranks, sim_net_describe(env->net),
+           o->coll->name, o->run.ranks, sim_net_describe(net),
            units_time_str(a, o->t.alpha), units_bandwidth_str(b, o->t.bandwidth), rb,
            run_sharing_name(o->run.sharing, true), units_size_str(el, o->run.eager_limit));
     const char *fh[] = {"algorithm", o->coll->reduces
@@ -367,7 +368,7 @@ static void print_csv(const coll_cmd *o)
     table_release(&t);
 }
 
-static void print_json(const coll_cmd *o, const run_env *env)
+static void print_json(const coll_cmd *o, const sim_net *net)
 {
     json_writer w;
     json_init(&w, stdout, true);
@@ -376,7 +377,7 @@ static void print_json(const coll_cmd *o, const run_env *env)
     json_kv_string(&w, "collective", o->coll->name);
     json_kv_string(&w, "backend", "sim");
     json_kv_uint(&w, "ranks", (uint64_t)o->run.ranks);
-    json_kv_string(&w, "network", sim_net_describe(env->net));
+    json_kv_string(&w, "network", sim_net_describe(net));
     json_kv_number(&w, "alpha_s", o->t.alpha);
     json_kv_number(&w, "bandwidth_Bps", o->t.bandwidth);
     if (o->coll->reduces)
@@ -439,32 +440,33 @@ int cmd_collectives(int argc, char **argv)
         return rc;
     }
     run_env env = {0};
+    sim_net *net = NULL;
     cl_diag d = {{0}};
     size_t n = o.run.nsizes * o.nalgos;
     o.rows = calloc(n, sizeof *o.rows);
     o.exact = calloc(n, sizeof *o.exact);
     if (!o.rows || !o.exact)
         rc = cli_error("out of memory");
-    else if (sim_net_create_tier(&env.net, &o.t, o.run.ranks, &d))
+    else if (sim_net_create_tier(&net, &o.t, o.run.ranks, &d))
         rc = cli_diag(&d, CLI_EXIT_USAGE);
-    else if ((rc = run_all(&o, &env)))
+    else if ((rc = run_all(&o, net)))
         rc = run_exit_code(rc, &env);
     if (rc == 0) {
         if (o.run.fmt == CLI_JSON)
-            print_json(&o, &env);
+            print_json(&o, net);
         else if (o.run.fmt == CLI_CSV)
             print_csv(&o);
         else
-            print_text(&o, &env);
+            print_text(&o, net);
     }
     if (rc == 0 && o.plot) {
         char what[PLOT_TITLE_MAX];
         snprintf(what, sizeof what, "%s on %d ranks, %s, sharing %s", o.coll->name, o.run.ranks,
-                 sim_net_describe(env.net), run_sharing_name(o.run.sharing, true));
+                 sim_net_describe(net), run_sharing_name(o.run.sharing, true));
         rc = cli_plot_collectives(o.coll->name, what, o.rows, n, o.plot,
                                   o.run.fmt == CLI_TEXT ? stdout : stderr);
     }
-    sim_net_destroy(env.net);
+    sim_net_destroy(net);
     free(o.rows);
     free(o.exact);
     free(o.run.sizes);

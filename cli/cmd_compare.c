@@ -416,7 +416,7 @@ int cmd_compare(int argc, char **argv)
 {
     compare_opts co = {
         .run = {.backend = "shm", .ranks = 2, .iters = 0, .warmup = 2, .payload = true,
-                .bind = true, .copy = SHM_COPY_AUTO,
+                .bind = true, .copy = RUN_COPY_AUTO,
                 .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .fmt = CLI_TEXT,
                 .args = {.microbatches = 4}},
         .repeat = 1,

@@ -14,11 +14,6 @@
 #include "core/record.h"
 #include "core/trace.h"
 #include "core/units.h"
-#include "real/launch.h"
-#include "real/netlab.h"
-#include "real/world.h"
-#include "sim/engine.h"
-#include "sim/net.h"
 
 const char cmd_run_usage[] =
     "usage: commlab run PATTERN [options]\n"
@@ -310,19 +305,6 @@ static int parse_time_within(const char *opt, const char *text, double lo, const
     return 0;
 }
 
-static int parse_shm_copy(const char *text, shm_copy *out)
-{
-    if (strcmp(text, "auto") == 0)
-        *out = SHM_COPY_AUTO;
-    else if (strcmp(text, "cma") == 0)
-        *out = SHM_COPY_CMA;
-    else if (strcmp(text, "staging") == 0)
-        *out = SHM_COPY_STAGING;
-    else
-        return cli_error("--shm-copy must be auto, cma or staging, got '%s'", text);
-    return 0;
-}
-
 /* The value text of a KEEP_PARSE option r into o (--bytes and --sizes
  * into *bytes and *sizes, parsed once the pattern is known).  0, -1
  * after --help's text, or the exit status after printing why. */
@@ -335,8 +317,8 @@ static int parse_value(run_opts *o, const run_option *r, const char *text, const
         return cli_parse_int("--ranks", text, 1, 1 << 24, &o->ranks);
     case 'i': return cli_parse_int("--iters", text, 1, 1000000, &o->iters);
     case OPT_WARMUP: return cli_parse_int("--warmup", text, 0, 1000000, &o->warmup);
-    case OPT_RANK: return cli_parse_int("--rank", text, 0, WORLD_MAX_RANKS - 1, &o->wargs.rank);
-    case OPT_WORLD: return cli_parse_int("--world", text, 1, WORLD_MAX_RANKS, &o->wargs.world);
+    case OPT_RANK: return cli_parse_int("--rank", text, 0, RUN_WORLD_MAX_RANKS - 1, &o->wargs.rank);
+    case OPT_WORLD: return cli_parse_int("--world", text, 1, RUN_WORLD_MAX_RANKS, &o->wargs.world);
     case OPT_JOIN_TIMEOUT:
         return parse_time_within("--join-timeout", text, 0.1, "100ms", &o->wargs.join_timeout);
     case OPT_DEADLOCK_TIMEOUT:
@@ -358,7 +340,7 @@ static int parse_value(run_opts *o, const run_option *r, const char *text, const
     case OPT_SYNC: return run_parse_sync(text, &o->sync);
     case OPT_CACHE: return run_parse_cache(text, &o->cache);
     case OPT_NETLAB: return run_parse_netlab(text, &o->netlab);
-    case OPT_SHM_COPY: return parse_shm_copy(text, &o->copy);
+    case OPT_SHM_COPY: return run_parse_copy(text, &o->copy);
     case OPT_CSV: o->fmt = CLI_CSV; return 0;
     case OPT_JSON: o->fmt = CLI_JSON; return 0;
     case 'h': fputs(cmd_run_usage, stdout); return -1;
@@ -414,42 +396,6 @@ static int parse_args(int argc, char **argv, run_opts *o)
     return 0;
 }
 
-/* What every process of a run must agree on, summed up: a process started
- * with other options is refused at the rendezvous. */
-static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
-{
-    char buf[256];
-    auth_sha256 h;
-    auth_sha256_init(&h);
-    int n = snprintf(buf, sizeof buf,
-                     "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%d|%s|%s|%d|%d|%.9g|%zu|%d|%zu|%s|%s|",
-                     o->pattern->name, o->algo ? o->algo : "", o->library, o->backend, o->ranks,
-                     o->iters, o->warmup, (unsigned long long)o->eager_limit, o->check,
-                     (int)o->cache,
-                     o->args.fix ? o->args.fix : "", o->args.schedule ? o->args.schedule : "",
-                     o->args.microbatches, o->args.pieces,
-                     o->args.compute, o->args.chunk, o->args.group, o->nsizes,
-                     cl_op_name(o->args.op), cl_dtype_name(o->args.dtype));
-    auth_sha256_add(&h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-    auth_sha256_add(&h, &o->args.pieces, sizeof o->args.pieces);
-    auth_sha256_add(&h, o->sizes, o->nsizes * sizeof *o->sizes);
-    auth_sha256_finish(&h, out);
-}
-
-/* A run of processes started elsewhere joins its world's rendezvous, once
- * for every size: 0, or the exit status after printing why. */
-static int join_world(run_opts *o)
-{
-    cl_diag d = {{0}};
-    unsigned char digest[AUTH_HASH_BYTES];
-    run_digest(o, digest);
-    int err = boot_open(&o->boot, &o->world, digest, &d);
-    auth_wipe(o->world.secret, sizeof o->world.secret); /* the boot holds the job's key */
-    if (err)
-        return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
-    return 0;
-}
-
 /* Every size of the nalgos patterns of algos into lines (size i of
  * algorithm a at i * nalgos + a), until one fails; *done counts the rows
  * filled.  Returns the last run's status (0 or a CL_E* code, reported). */
@@ -488,17 +434,13 @@ static int write_trace(const run_opts *o, const rec_log *log)
     return CLI_EXIT_OK;
 }
 
-/* --timeline's file from log, for a run whose last status is status: 0,
- * or the exit status after printing why. */
-static int write_timeline(const run_opts *o, const run_env *env, const rec_log *log, int status)
+/* --timeline's file from log, for a run whose last status is status, with
+ * the backend's words on where it ran: 0, or the exit status after
+ * printing why. */
+static int write_timeline(const run_opts *o, const backend_desc *desc, const rec_log *log,
+                          int status)
 {
-    /* Measured with more ranks than cores, the figure says so: its
-     * waits are the scheduler's as much as the transport's. */
-    char over[96];
-    cli_textf(over, sizeof over, "oversubscribed: %d ranks on %d cores, waits include "
-              "the scheduler", o->ranks, env->cores);
-    const char *where = !o->be->measured ? sim_net_describe(env->net)
-                        : o->ranks > env->cores && env->cores > 0 ? over : NULL;
+    const char *where = desc->note[0] ? desc->note : NULL;
     int rc = cli_timeline_write(o->timeline, log, o->pattern->name, o->backend, where,
                                 o->ranks, o->sizes[0], status);
     if (!rc && o->fmt == CLI_TEXT)
@@ -520,7 +462,7 @@ static int run_command(int argc, char **argv, char *secret)
         .wargs = {.rank = -1, .world = -1, .secret = secret},
     };
     run_env env = {0};
-    run_lab lab = {0};
+    backend_desc desc;
     rec_log log;
     rec_log_init(&log, 4u << 20);
     const pattern_info **algos = NULL;
@@ -530,23 +472,17 @@ static int run_command(int argc, char **argv, char *secret)
         rc = CLI_EXIT_OK; /* --help */
         goto out;
     }
-    if (rc || (rc = run_check(&o)))
+    if (rc || (rc = run_check(&o, &env.session)))
         goto out;
-    /* The key is stretched from it (find_world): its text goes now, so no
-     * rank, and no pattern reading its memory, holds it. */
+    /* The key is stretched from it (the session's world): its text goes
+     * now, so no rank, and no pattern reading its memory, holds it. */
     if (secret)
-        auth_wipe(secret, strlen(secret));
+        cli_wipe(secret, strlen(secret));
     o.wargs.secret = NULL;
-    if (o.be->enter && (rc = o.be->enter(&o, argc, argv)) >= 0)
+    if (o.be->enter && (rc = o.be->enter(env.session, &o, argc, argv)) >= 0)
         goto out;
-    if (!o.be->measured && (rc = run_build_net(&o, &env.net)))
+    if ((rc = o.be->start(env.session, &o, &env)))
         goto out;
-    if (!o.args.group && env.net)
-        o.args.group = sim_net_group(env.net);
-    if (o.world.size && (rc = join_world(&o)))
-        goto out;
-    /* In a run over processes started elsewhere, rank 0's prints the results. */
-    bool quiet = o.world.size && o.world.rank != 0;
     size_t nalgos = 0, done = 0;
     while (run_algo_at(&o, nalgos))
         nalgos++;
@@ -558,31 +494,29 @@ static int run_command(int argc, char **argv, char *secret)
         rc = cli_error("out of memory");
         goto out;
     }
-    if (o.netlab && (rc = run_lab_open(&lab, o.ranks, o.netlab)))
-        goto out;
-    o.lab = lab.nl;
     int status = run_rows(&o, &env, algos, nalgos, lines, &log, &done);
-    int lab_rc = run_lab_close(&lab), trace_rc = CLI_EXIT_OK;
+    o.be->describe(env.session, &o, &env, &desc);
+    int lab_rc = backend_close(o.be, env.session), trace_rc = CLI_EXIT_OK;
+    env.session = NULL;
     if (done < nalgos * o.nsizes && nalgos > 1)
         done = 0; /* a failed algorithm leaves holes: the error says which */
-    if (!quiet)
-        run_print(&o, &env, lines, done, nalgos > 1, status);
-    bool files = status != CL_ENOMEM && !env.signal && !quiet;
+    if (!env.mute)
+        run_print(&o, &env, &desc, lines, done, nalgos > 1, status);
+    bool files = status != CL_ENOMEM && !env.signal && !env.mute;
     if (o.trace && files)
         trace_rc = write_trace(&o, &log);
     rc = run_exit_code(status, &env);
     if (rc == CLI_EXIT_OK)
         rc = lab_rc ? lab_rc : trace_rc;
-    int wrc = o.timeline && files ? write_timeline(&o, &env, &log, status) : 0;
+    int wrc = o.timeline && files ? write_timeline(&o, &desc, &log, status) : 0;
     if (wrc && rc == CLI_EXIT_OK)
         rc = wrc;
 out:
+    if (o.be)
+        backend_close(o.be, env.session);
     rec_log_release(&log);
     free(lines);
     free(algos);
-    sim_net_destroy(env.net);
-    boot_close(o.boot);
-    world_release(&o.world);
     student_unload(&o.student);
     free(o.sizes);
     return rc;

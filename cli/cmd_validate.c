@@ -537,7 +537,7 @@ int cmd_validate(int argc, char **argv)
         return cli_error("out of memory");
     v->co = (compare_opts){
         .run = {.backend = "shm", .ranks = 2, .iters = 0, .warmup = 2, .payload = true,
-                .bind = true, .copy = SHM_COPY_AUTO, .deadlock_timeout = 2.0,
+                .bind = true, .copy = RUN_COPY_AUTO, .deadlock_timeout = 2.0,
                 .timeout = RUN_TIMEOUT_DEFAULT, .fmt = CLI_TEXT},
         .repeat = 1,
     };

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/rows.h"
 #include "core/units.h"
 #include "real/netlab.h"
+#include "sim/net.h"
 
 /* Timed iterations for a size whose modeled iteration takes t seconds:
  * calibrate's budget (0.2 s), so both measure the same steady state (the
@@ -134,12 +136,12 @@ int compare_model_size(const compare_opts *co, compare_session *s, const run_opt
                        uint64_t bytes, run_row *row)
 {
     if (!co->run.netlab)
-        return run_size_sim(sim, &s->env, bytes, NULL, false, row);
-    run_env on = {0};
-    if (switch_net(co->m, sim->ranks, bytes, &on.net))
+        return row_sim_size_on(sim, s->net, bytes, NULL, row);
+    sim_net *on = NULL;
+    if (switch_net(co->m, sim->ranks, bytes, &on))
         return CL_ECONFIG;
-    int status = run_size_sim(sim, &on, bytes, NULL, false, row);
-    sim_net_destroy(on.net);
+    int status = row_sim_size_on(sim, on, bytes, NULL, row);
+    sim_net_destroy(on);
     return status;
 }
 
@@ -257,7 +259,7 @@ run_opts compare_sim_opts(const compare_opts *co)
     /* A machine mesh is priced alone (its calibration holds what the
      * transport shares); a netlab's switch shares its ports. */
     run_opts sim = co->run;
-    sim.sharing = co->run.netlab ? SIM_SHARE_MAXMIN : SIM_SHARE_NONE;
+    sim.sharing = co->run.netlab ? RUN_SHARE_MAXMIN : RUN_SHARE_NONE;
     sim.iters = 1;
     sim.warmup = 0;
     return sim;
@@ -304,7 +306,7 @@ int compare_open(compare_opts *co, compare_session *s)
         return rc;
     s->mismatch = s->m.cache != o->cache;
     co->m = &s->m;
-    if (!o->netlab && sim_net_create_machine(&s->env.net, &s->m, o->ranks, &d))
+    if (!o->netlab && sim_net_create_machine(&s->net, &s->m, o->ranks, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     o->eager_limit = s->m.eager_limit;
     drift_init(&s->dr, &s->m);
@@ -318,7 +320,7 @@ int compare_open(compare_opts *co, compare_session *s)
 int compare_close(compare_session *s, int rc)
 {
     int lab_rc = run_lab_close(&s->lab);
-    sim_net_destroy(s->env.net);
-    s->env.net = NULL;
+    sim_net_destroy(s->net);
+    s->net = NULL;
     return rc == CLI_EXIT_OK ? lab_rc : rc;
 }

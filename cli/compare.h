@@ -61,10 +61,13 @@ typedef struct compare_drift {
 } compare_drift;
 
 /* One comparison's set-up (see the top).  Zero it before compare_open. */
+struct sim_net;
+
 typedef struct compare_session {
     machine m;         /* the model */
     char path[1100];   /* where it was read from */
-    run_env env;       /* the machine mesh (none over a netlab) and where runs ran */
+    struct sim_net *net; /* the machine mesh (none over a netlab) */
+    run_env env;       /* where runs ran */
     run_lab lab;       /* the netlab every run goes over, when --netlab */
     compare_drift dr;  /* the reference probe */
     bool mismatch;     /* the model's --cache is not the measurement's (mixed_cache) */

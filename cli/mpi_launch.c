@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/mpi_guard.h"
+#include "cli/row_real.h"
 #include "real/auth.h"
 #include "real/boot.h"
 #include "real/mpi/mpib.h"
@@ -36,22 +37,23 @@ int mpi_launch_argv(const char **out, int cap, const char *exe, int n, bool as_r
     return k;
 }
 
-int mpi_enter(run_opts *o, int argc, char **argv)
+int mpi_enter(backend_session *s, run_opts *o, int argc, char **argv)
 {
+    const real_world *world = &((real_session *)s)->world;
     if (o->eager_given)
         return cli_error("--eager-limit: the MPI library's eager limit is its own (Open MPI: "
                          "OMPI_MCA_btl_vader_eager_limit within a host, "
                          "OMPI_MCA_btl_tcp_eager_limit across hosts)");
-    if (o->world.size == 0)
+    if (world->size == 0)
         return mpi_relaunch(o->ranks, argc, argv);
-    if (mpi_guard(o->world.rank) < 0)
+    if (mpi_guard(world->rank) < 0)
         return cli_error("--backend mpi: cannot fork the rank's process: %s", strerror(errno));
     cl_diag d = {{0}};
-    if (mpib_init(o->world.rank, o->world.size, &d))
+    if (mpib_init(world->rank, world->size, &d))
         return cli_diag(&d, CLI_EXIT_FAILED);
     atexit(mpib_finalize);
     uint64_t limit;
-    if (mpib_eager_limit(o->world.rdv == WORLD_RDV_UNIX, &limit) == 0)
+    if (mpib_eager_limit(world->rdv == WORLD_RDV_UNIX, &limit) == 0)
         o->eager_limit = limit;
     return -1;
 }
@@ -145,8 +147,9 @@ typedef struct shared_outcome {
 int run_size_mpi(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
                  run_row *row)
 {
-    if (o->boot) /* run: its own world, rank 0 alone reports */
-        return run_size_real(o, env, bytes, log, first, row);
+    const real_session *rs = (const real_session *)env->session;
+    if (rs && rs->boot) /* run: its own world, rank 0 alone reports */
+        return row_real_run(o, rs->boot, o->lab, env, bytes, log, first, row);
     if (!session.boot) {
         fprintf(stderr, "commlab: --backend mpi: this command did not join an MPI job\n");
         return CL_EINVAL;
@@ -157,10 +160,8 @@ int run_size_mpi(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
                 session.world.size, o->pattern->name, o->ranks);
         return CL_EINVAL;
     }
-    run_opts r = *o;
-    r.boot = session.boot;
     shared_outcome out = {0};
-    out.status = run_size_real(&r, env, bytes, log, first, &out.row);
+    out.status = row_real_run(o, session.boot, o->lab, env, bytes, log, first, &out.row);
     snprintf(out.binding, sizeof out.binding, "%s", env->binding);
     out.cores = env->cores;
     /* Every process goes on with rank 0's figures, so each takes the same

@@ -18,7 +18,7 @@
 #include "cli/run_size.h"
 
 /* The backend table's enter entry for mpi (cli/backend.h). */
-int mpi_enter(run_opts *o, int argc, char **argv);
+int mpi_enter(backend_session *s, run_opts *o, int argc, char **argv);
 
 /* Its join entry, for calibrate and compare: the whole command runs in
  * every process of an MPI job of `ranks` processes (outside one, it runs
@@ -30,7 +30,7 @@ int mpi_join(int ranks, uint64_t *eager_limit, int argc, char **argv);
 /* Its speaks entry: false in a process of mpi_join's job other than rank
  * 0's, which writes no file (rank 0 writes them).  Cannot fail. */
 bool mpi_speaks(void);
-/* Its run_size entry: run_size_real, over run's own world, or over the
+/* Its run_size entry: row_real_run over run's own world, or over the
  * job mpi_join joined, after which every process holds rank 0's outcome
  * (its row, status and where it ran), so that all take the same next
  * step.  A run must have as many ranks as the job has processes. */

@@ -7,13 +7,6 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
-#include "real/netlab.h"
-#include "sim/net.h"
-
-static const char *copy_name(shm_copy c)
-{
-    return c == SHM_COPY_CMA ? "cma" : c == SHM_COPY_STAGING ? "staging" : "auto";
-}
 
 /* Whether line l moved bytes: a pattern that sends nothing has no rate,
  * however fast it was.  The library's messages are its own, never
@@ -73,55 +66,38 @@ static void print_skew(const run_opts *o, const run_env *env, const run_algo_row
 
 /* A reduction's line under the header: its operator and type, and what
  * reducing costs a modeled rank. */
-static void print_reducing(const run_opts *o, const run_env *env)
+static void print_reducing(const run_opts *o, const backend_desc *desc)
 {
     if (!run_reduces(o))
         return;
     printf("reducing: %s of %s elements", cl_op_name(o->args.op), cl_dtype_name(o->args.dtype));
-    double gamma = env->net ? sim_net_gamma(env->net, o->args.dtype) : 0;
     char bw[UNITS_BUF];
-    if (env->net && gamma > 0)
-        printf(" at %s a rank", units_bandwidth_str(bw, 1 / gamma));
-    else if (env->net)
+    if (desc->reduce && desc->gamma > 0)
+        printf(" at %s a rank", units_bandwidth_str(bw, 1 / desc->gamma));
+    else if (desc->reduce)
         printf(", free (reduce_bandwidth inf)");
     putchar('\n');
 }
 
-/* The lines above the table: where the run ran and how, the reduction's
- * line and, measured, the start skew's. */
-static void print_header(const run_opts *o, const run_env *env, const run_algo_row *lines,
-                         size_t n, bool all)
+/* The lines above the table: where the run ran and how (the backend's
+ * words), the reduction's line and the start skew's. */
+static void print_header(const run_opts *o, const run_env *env, const backend_desc *desc,
+                         const run_algo_row *lines, size_t n, bool all)
 {
-    char el[UNITS_BUF], lab[64] = "", rate[32];
-    if (o->netlab) {
-        netlab_rate_str(rate, sizeof rate, o->netlab);
-        snprintf(lab, sizeof lab, " (netlab %s per port)", rate);
-    }
-    if (o->be->measured) {
-        printf("%s on %s%s: %d ranks, %s (%d cores), eager limit %s, %d iteration%s after %d "
-               "warm-up, %s, %s\n", run_name(o, all), o->backend, lab, o->ranks, env->binding,
-               env->cores,
-               units_size_str(el, o->eager_limit), o->iters, o->iters == 1 ? "" : "s",
-               o->warmup, o->sync == RUN_SYNC_WINDOW ? "started together (--sync window)"
-                                                    : "each started by the barrier (--sync barrier)",
-               run_cache_words(o->cache));
-        print_reducing(o, env);
+    char el[UNITS_BUF];
+    printf("%s on %s%s: %d ranks, %s, eager limit %s, %d iteration%s%s\n", run_name(o, all),
+           o->backend, desc->on, o->ranks, desc->where, units_size_str(el, o->eager_limit),
+           o->iters, o->iters == 1 ? "" : "s", desc->how);
+    print_reducing(o, desc);
+    if (desc->skew)
         print_skew(o, env, lines, n);
-        putchar('\n');
-    } else {
-        printf("%s on sim: %d ranks, %s, sharing %s, eager limit %s, %d iteration%s\n",
-               run_name(o, all), o->ranks, sim_net_describe(env->net),
-               run_sharing_name(o->sharing, true), units_size_str(el, o->eager_limit),
-               o->iters, o->iters == 1 ? "" : "s");
-        print_reducing(o, env);
-        putchar('\n');
-    }
+    putchar('\n');
 }
 
-static void print_text(const run_opts *o, const run_env *env, const run_algo_row *lines,
-                       size_t n, bool all)
+static void print_text(const run_opts *o, const run_env *env, const backend_desc *desc,
+                       const run_algo_row *lines, size_t n, bool all)
 {
-    print_header(o, env, lines, n, all);
+    print_header(o, env, desc, lines, n, all);
     double algbw, busbw;
     bool bus = n > 0 && bus_of(o, &lines[0], &algbw, &busbw);
     const char *h[8];
@@ -222,7 +198,7 @@ static void print_csv(const run_opts *o, const run_algo_row *lines, size_t n)
     table_release(&t);
 }
 
-static void print_json(const run_opts *o, const run_env *env, const run_algo_row *lines,
+static void print_json(const run_opts *o, const backend_desc *desc, const run_algo_row *lines,
                        size_t n, bool all, int status)
 {
     json_writer w;
@@ -234,27 +210,19 @@ static void print_json(const run_opts *o, const run_env *env, const run_algo_row
         json_kv_string(&w, "collective", o->pattern->collective->name);
     json_kv_string(&w, "backend", o->backend);
     json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
-    if (o->be->measured) {
-        json_kv_string(&w, "binding", env->binding);
-        json_kv_uint(&w, "cores", (uint64_t)env->cores);
-        if (o->be->takes & BOPT(BOPT_SHM_COPY))
-            json_kv_string(&w, "shm_copy", copy_name(o->copy));
-        if (o->netlab)
-            json_kv_number(&w, "netlab_port_Bps", o->netlab);
-        json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
-        json_kv_string(&w, "sync", run_sync_name(o->sync));
-        json_kv_string(&w, "cache", cache_mode_name(o->cache));
-    } else {
-        json_kv_string(&w, "model", o->model);
-        json_kv_string(&w, "network", sim_net_describe(env->net));
-        json_kv_string(&w, "sharing", run_sharing_name(o->sharing, false));
+    for (size_t k = 0; k < desc->nkeys; k++) {
+        const backend_desc_key *d = &desc->key[k];
+        if (d->number)
+            json_kv_number(&w, d->key, d->num);
+        else
+            json_kv_string(&w, d->key, d->text);
     }
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
     if (run_reduces(o)) {
         json_kv_string(&w, "op", cl_op_name(o->args.op));
         json_kv_string(&w, "dtype", cl_dtype_name(o->args.dtype));
-        if (env->net)
-            json_kv_number(&w, "gamma_s_per_byte", sim_net_gamma(env->net, o->args.dtype));
+        if (desc->reduce)
+            json_kv_number(&w, "gamma_s_per_byte", desc->gamma);
     }
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
     json_key(&w, "results");
@@ -293,13 +261,13 @@ static void print_json(const run_opts *o, const run_env *env, const run_algo_row
     json_finish(&w);
 }
 
-void run_print(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
-               bool all, int status)
+void run_print(const run_opts *o, const run_env *env, const backend_desc *desc,
+               const run_algo_row *lines, size_t n, bool all, int status)
 {
     if (o->fmt == CLI_JSON)
-        print_json(o, env, lines, n, all, status);
+        print_json(o, desc, lines, n, all, status);
     else if (o->fmt == CLI_CSV)
         print_csv(o, lines, n);
     else if (n > 0)
-        print_text(o, env, lines, n, all);
+        print_text(o, env, desc, lines, n, all);
 }

@@ -28,7 +28,7 @@ typedef struct run_algo_row {
  * 0), CSV or JSON.  all: several algorithms stand side by side at each
  * size (--algo all, --library); status is the run's last (0 or a CL_E*
  * code, JSON's "status"). */
-void run_print(const run_opts *o, const run_env *env, const run_algo_row *lines, size_t n,
-               bool all, int status);
+void run_print(const run_opts *o, const run_env *env, const backend_desc *desc,
+               const run_algo_row *lines, size_t n, bool all, int status);
 
 #endif

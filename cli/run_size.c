@@ -9,7 +9,6 @@
 #include "cli/near.h"
 #include "core/reduce.h"
 #include "core/units.h"
-#include "sim/engine.h"
 
 int run_exit_code(int status, const run_env *env)
 {
@@ -38,7 +37,7 @@ static FILE *report_out(const run_opts *o)
 }
 
 /* The job of one size of o. */
-static run_job job_of(const run_opts *o, uint64_t bytes, rec_log *log)
+run_job run_job_of(const run_opts *o, uint64_t bytes, rec_log *log)
 {
     run_job j = {
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
@@ -83,23 +82,11 @@ const char *run_cache_words(cache_mode m)
     return "?";
 }
 
-/* What to do when a size does not fit in memory. */
-static void out_of_memory_hint(const run_opts *o)
-{
-    if (!o->be->measured && o->payload)
-        fputs("commlab: the model's times need no bytes moved: add --no-payload to run "
-              "this size modeled\n", stderr);
-    else if (o->be->measured)
-        fputs("commlab: a measured run moves real bytes: use fewer ranks or a smaller "
-              "size, or model it (--backend sim --no-payload)\n", stderr);
-}
-
-/* Refuses, before it starts, a size whose buffers cannot fit: every
- * course pattern holds at least one buffer of the message size per rank,
- * so ranks x bytes above the memory available would end in the kernel's
- * out-of-memory killer, which says nothing.  A student's pattern may hold
- * less, so it is left to try.  CL_ENOSYS (this machine cannot) or 0. */
-static int check_memory(const run_opts *o, uint64_t bytes)
+/* Every course pattern holds at least one buffer of the message size per
+ * rank, so ranks x bytes above the memory available would end in the
+ * kernel's out-of-memory killer, which says nothing.  A student's pattern
+ * may hold less, so it is left to try. */
+int run_check_memory(const run_opts *o, uint64_t bytes, const char *hint)
 {
     uint64_t avail;
     if (!o->payload || o->quiet || o->pattern == &o->student.info || cli_mem_available(&avail))
@@ -112,15 +99,13 @@ static int check_memory(const run_opts *o, uint64_t bytes)
             "each), more than the %s of memory available\n", o->ranks,
             units_size_str(sz, bytes), units_size_str(n, (uint64_t)need),
             units_size_str(a, avail));
-    out_of_memory_hint(o);
+    if (hint)
+        fputs(hint, stderr);
     return CL_ENOSYS;
 }
 
-/* What a backend's run of one size comes to: err (the run could not be
- * carried out) or the pattern's outcome is reported, else row is filled.
- * Returns the status to carry on with. */
-static int size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *res,
-                        run_row *row)
+int run_size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *res,
+                     run_row *row, const char *hint)
 {
     FILE *f = report_out(o);
     if (err) {
@@ -129,8 +114,8 @@ static int size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *
     }
     if (res->status) {
         fprintf(f, "commlab: %s\n", res->diag.msg);
-        if (res->status == CL_ENOMEM && !o->quiet)
-            out_of_memory_hint(o);
+        if (res->status == CL_ENOMEM && !o->quiet && hint)
+            fputs(hint, stderr);
         return res->status;
     }
     if ((err = run_row_fill(row, res, o->pattern, bytes, o->iters + o->warmup))) {
@@ -138,62 +123,6 @@ static int size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *
         return err;
     }
     return 0;
-}
-
-int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
-                 run_row *row)
-{
-    (void)first;
-    int status = check_memory(o, bytes);
-    if (status)
-        return status;
-    sim_opts so = {
-        .job = job_of(o, bytes, log), .net = env->net, .sharing = o->sharing,
-        .handshake = o->handshake, .stack_bytes = (size_t)o->stack,
-    };
-    run_result res;
-    int err = sim_run(&so, &res, NULL);
-    status = size_outcome(o, bytes, err, &res, row);
-    run_result_release(&res);
-    return status;
-}
-
-int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
-                  run_row *row)
-{
-    int status = check_memory(o, bytes);
-    if (status)
-        return status;
-    real_opts ro = {
-        .job = job_of(o, bytes, log), .backend = o->backend, .bind = o->bind, .copy = o->copy,
-        .listen = o->listen, .provider = o->provider, .netlab = o->lab,
-        .deadlock_timeout = o->deadlock_timeout, .warn = first ? stderr : NULL, .boot = o->boot,
-    };
-    ro.job.payload = true;
-    run_result res;
-    int err = real_run(&ro, &res);
-    snprintf(env->binding, sizeof env->binding, "%s", res.binding);
-    env->cores = res.cores;
-    env->signal = res.signal;
-    if (res.told) {
-        /* Rank 0's process reports this failure: this one only exits with it. */
-        int told = res.status;
-        run_result_release(&res);
-        return told;
-    }
-    status = size_outcome(o, bytes, err, &res, row);
-    run_result_release(&res);
-    return status;
-}
-
-/* The signals a held netlab keeps blocked: those real_run takes as events
- * that would otherwise end the process before it deletes the netlab. */
-static void lab_signals(sigset_t *set)
-{
-    sigemptyset(set);
-    sigaddset(set, SIGINT);
-    sigaddset(set, SIGTERM);
-    sigaddset(set, SIGHUP);
 }
 
 int run_parse_netlab(const char *text, double *out)
@@ -204,44 +133,6 @@ int run_parse_netlab(const char *text, double *out)
     if (!(*out >= 1000))
         return cli_error("--netlab needs a rate of at least 8kbit/s, got '%s'", text);
     return 0;
-}
-
-int run_lab_try(run_lab *lab, int ports, double rate_Bps, cl_diag *d)
-{
-    sigset_t set;
-    lab_signals(&set);
-    sigprocmask(SIG_BLOCK, &set, &lab->old);
-    int err = netlab_create(&lab->nl, ports, rate_Bps, d);
-    if (err)
-        sigprocmask(SIG_SETMASK, &lab->old, NULL);
-    return err;
-}
-
-int run_lab_open(run_lab *lab, int ports, double rate_Bps)
-{
-    cl_diag d = {{0}};
-    int err = run_lab_try(lab, ports, rate_Bps, &d);
-    if (!err)
-        return 0;
-    return cli_diag(&d, err == CL_ENOSYS || err == CL_EINVAL ? CLI_EXIT_USAGE
-                                                             : CLI_EXIT_FAILED);
-}
-
-int run_lab_close(run_lab *lab)
-{
-    if (!lab->nl)
-        return 0;
-    netlab_destroy(lab->nl);
-    lab->nl = NULL;
-    sigset_t set;
-    lab_signals(&set);
-    struct timespec zero = {0, 0};
-    int sig = sigtimedwait(&set, NULL, &zero);
-    sigprocmask(SIG_SETMASK, &lab->old, NULL);
-    if (sig <= 0)
-        return 0;
-    fprintf(stderr, "commlab: interrupted (SIG%s)\n", sigabbrev_np(sig));
-    return 128 + sig;
 }
 
 int run_parse_timeout(const char *text, double *out)
@@ -277,17 +168,35 @@ int run_parse_sharing(const char *text, run_opts *o)
 {
     o->sharing_given = true;
     if (strcmp(text, "maxmin") == 0)
-        o->sharing = SIM_SHARE_MAXMIN;
+        o->sharing = RUN_SHARE_MAXMIN;
     else if (strcmp(text, "none") == 0)
-        o->sharing = SIM_SHARE_NONE;
+        o->sharing = RUN_SHARE_NONE;
     else
         return cli_error("--sharing must be maxmin or none, got '%s'", text);
     return 0;
 }
 
-const char *run_sharing_name(sim_sharing s, bool text)
+const char *run_sharing_name(run_sharing s, bool text)
 {
-    return s == SIM_SHARE_NONE ? "none" : text ? "max-min" : "maxmin";
+    return s == RUN_SHARE_NONE ? "none" : text ? "max-min" : "maxmin";
+}
+
+int run_parse_copy(const char *text, run_copy *out)
+{
+    if (strcmp(text, "auto") == 0)
+        *out = RUN_COPY_AUTO;
+    else if (strcmp(text, "cma") == 0)
+        *out = RUN_COPY_CMA;
+    else if (strcmp(text, "staging") == 0)
+        *out = RUN_COPY_STAGING;
+    else
+        return cli_error("--shm-copy must be auto, cma or staging, got '%s'", text);
+    return 0;
+}
+
+const char *run_copy_name(run_copy c)
+{
+    return c == RUN_COPY_CMA ? "cma" : c == RUN_COPY_STAGING ? "staging" : "auto";
 }
 
 /* o->pattern for collective c and o->algo. */

@@ -20,11 +20,34 @@
 #include "core/pattern.h"
 #include "cli/student.h"
 #include "core/record.h"
-#include "real/launch.h"
-#include "real/netlab.h"
-#include "real/world.h"
-#include "sim/engine.h"
-#include "sim/net.h"
+#include "core/cache.h"
+#include "core/run.h"
+
+struct netlab;
+
+/* --sharing: how the model prices messages that cross one link at once. */
+typedef enum run_sharing {
+    RUN_SHARE_MAXMIN, /* they share its bandwidth, max-min fair */
+    RUN_SHARE_NONE,   /* each is priced alone */
+} run_sharing;
+
+/* --shm-copy: how shm moves a message above the eager limit. */
+typedef enum run_copy {
+    RUN_COPY_AUTO,    /* single copy; staging if refused */
+    RUN_COPY_CMA,     /* single copy only */
+    RUN_COPY_STAGING, /* through the shared ring */
+} run_copy;
+
+#define RUN_WORLD_MAX_RANKS 4096 /* --world's largest (real/world.h's bound) */
+
+/* --master, --rank, --world, --join-timeout: a world of processes started
+ * elsewhere, as given (the rows that take BOPT_WORLD learn it). */
+typedef struct run_world_args {
+    int rank, world;        /* -1: not given */
+    const char *master;     /* "HOST:PORT" */
+    double join_timeout;    /* 0: the default */
+    const char *secret;     /* COMMLAB_SECRET, taken out of the environment */
+} run_world_args;
 
 typedef struct run_opts {
     const pattern_info *pattern;
@@ -46,19 +69,17 @@ typedef struct run_opts {
     bool eager_given;       /* --eager-limit was given */
     uint64_t eager_limit, stack;
     bool handshake, payload;
-    sim_sharing sharing;    /* --sharing: how messages share links (sim/engine.h) */
+    run_sharing sharing;    /* --sharing: how messages share links */
     bool sharing_given;
     bool check, bind;
     bool debug;             /* --debug: buffer misuse checks (core/debug.h) */
-    shm_copy copy;
+    run_copy copy;          /* shm: --shm-copy */
     const char *listen;     /* tcp: --listen ADDR */
     double netlab;          /* tcp: --netlab RATE, bytes/s per port each way; 0: off */
-    const netlab *lab;      /* the netlab of that rate the command holds (run_lab_open) */
+    const struct netlab *lab; /* the netlab of that rate the command holds (run_lab_open) */
     const char *provider;   /* rdma: --provider NAME */
     bool ranks_given;       /* -n was on the command line */
-    world_args wargs;       /* tcp: --master, --rank, --world, --join-timeout */
-    real_world world;       /* tcp: which rank of which world (size 0: a local run) */
-    boot *boot;             /* its rendezvous, joined once for every size */
+    run_world_args wargs;   /* tcp, rdma, mpi: --master, --rank, --world, --join-timeout */
     double deadlock_timeout;
     run_sync sync;          /* --sync: when measured iterations start (core/run.h) */
     cache_mode cache;       /* --cache: the buffers' lines when measured iterations
@@ -81,10 +102,11 @@ typedef struct run_opts {
 
 /* What the header line and the JSON say about where the run ran. */
 typedef struct run_env {
-    sim_net *net;      /* sim */
+    backend_session *session; /* run's session of o->be (cli/backend.h); NULL: none */
     char binding[160]; /* measured */
     int cores;
     int signal;        /* measured: the launcher was interrupted */
+    bool mute;         /* a process of a world that does not report (not rank 0's) */
 } run_env;
 
 /* o->pattern for name: a built-in pattern; a collective, whose algorithm
@@ -140,16 +162,20 @@ int run_parse_reduce_bandwidth(const char *text, double *out);
 /* --sharing's value into o; or prints why and returns CLI_EXIT_USAGE. */
 int run_parse_sharing(const char *text, run_opts *o);
 /* "max-min" (text) or "maxmin" (JSON), "none". */
-const char *run_sharing_name(sim_sharing s, bool text);
+const char *run_sharing_name(run_sharing s, bool text);
+/* --shm-copy's value into *out; or prints why and returns CLI_EXIT_USAGE. */
+int run_parse_copy(const char *text, run_copy *out);
+/* "auto", "cma" or "staging". */
+const char *run_copy_name(run_copy c);
 
-/* --netlab: the network of namespaces (real/netlab.h) that every measured
+/* --netlab: the network of namespaces that every measured
  * run of one command shares, built once rather than once a run.  While it
  * is held, SIGINT, SIGTERM and SIGHUP are blocked: one that comes during a
  * run stops that run (real_run takes it as an event), one that comes
  * between runs stops the next, and one still pending is found by
  * run_lab_close; so the command always gets to delete the netlab. */
 typedef struct run_lab {
-    netlab *nl;   /* NULL: none held */
+    struct netlab *nl; /* NULL: none held */
     sigset_t old; /* the signal mask before run_lab_open */
 } run_lab;
 
@@ -173,15 +199,18 @@ int run_lab_close(run_lab *lab);
 /* The exit status of a run whose last status is status (0, CL_E*). */
 int run_exit_code(int status, const run_env *env);
 
-/* The backend table's run_size entries (cli/backend.h).  Runs one size
- * modeled on env->net; fills row.  Returns the run's status (0 or a CL_E*
- * code, already reported on stderr); first is not used. */
-int run_size_sim(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
-                 run_row *row);
-/* Runs one size measured (real_run); fills row and env's binding, cores
- * and signal.  first: the size that may print the launcher's warnings. */
-int run_size_real(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, bool first,
-                  run_row *row);
+/* For the rows' run_size entries: the job of one size of o. */
+run_job run_job_of(const run_opts *o, uint64_t bytes, rec_log *log);
+/* Refuses, before it starts, a size whose buffers cannot fit in memory,
+ * printing why and hint (NULL: none).  CL_ENOSYS or 0. */
+int run_check_memory(const run_opts *o, uint64_t bytes, const char *hint);
+/* What a row's run of one size comes to: err (the run could not be
+ * carried out) or the pattern's outcome is reported (with hint after
+ * running out of memory), else row is filled.  Returns the status to
+ * carry on with. */
+int run_size_outcome(const run_opts *o, uint64_t bytes, int err, run_result *res,
+                     run_row *row, const char *hint);
+
 /* Runs one size on o->be. */
 static inline int run_size(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
                            bool first, run_row *row)

@@ -86,6 +86,11 @@ char *cli_env_take(const char *name)
     return copy;
 }
 
+void cli_wipe(void *buf, size_t n)
+{
+    auth_wipe(buf, n);
+}
+
 void cli_env_free(char *value)
 {
     if (!value)

@@ -92,6 +92,39 @@ for c in chapters/*/*.c chapters/*/*.h; do
 done >"$tmpd/inc"
 if [ -s "$tmpd/inc" ]; then bad "a chapter includes beyond commlab.h: $(cat "$tmpd/inc")"; else ok; fi
 
+# cli/ reaches the simulator and the transports through the backend table
+# (cli/backend.h): only the table and its rows include sim/ or real/
+# headers, and the files DESIGN.md names ("Floors") with their reason.
+cli_may_include="cli/backend.c cli/row_sim.c cli/row_real.c cli/row_real.h cli/mpi_launch.c
+cli/bench_line.c cli/bench_mpi.c cli/bench_rdma.c cli/bench_real.c cli/cmd_bench.c
+cli/cmd_fabric.c cli/fabric_mpi.c
+cli/calibrate.c cli/cmd_calibrate.c cli/cmd_compare.c cli/cmd_validate.c cli/compare.c
+cli/cmd_collectives.c cli/util.c"
+# cli_includes DIR: "FILE: HEADER" for each file of DIR/cli that includes a
+# sim/ or real/ header and may not.
+cli_includes() {
+    for f in "$1"/cli/*.c "$1"/cli/*.h; do
+        [ -f "$f" ] || continue
+        name=cli/${f##*/}
+        case " $(echo $cli_may_include) " in *" $name "*) continue ;; esac
+        sed -n 's/^#[[:space:]]*include[[:space:]]*"\(\(sim\|real\)\/[^"]*\)".*/\1/p' "$f" |
+            while read -r h; do echo "$name: $h"; done
+    done
+}
+cli_includes . >"$tmpd/inc"
+if [ -s "$tmpd/inc" ]; then
+    bad "a cli/ file includes sim/ or real/ beyond the backend table: $(cat "$tmpd/inc")"
+else
+    ok
+fi
+# ... and the check can fail: a copied cli/ with a file that includes one is named.
+mkdir -p "$tmpd/src/cli"
+printf '#include "cli/cli.h"\n#include "sim/net.h"\n' >"$tmpd/src/cli/crossing.c"
+cli_includes "$tmpd/src" >"$tmpd/inc"
+if grep -q '^cli/crossing.c: sim/net.h$' "$tmpd/inc"; then ok; else
+    bad "a cli/ file including sim/net.h was not named: $(cat "$tmpd/inc")"
+fi
+
 # No exit, _exit, _Exit or fork defined by the tool.
 nm --defined-only "$cl" | awk '$3 ~ /^(exit|_exit|_Exit|fork)$/' >"$tmpd/own"
 if [ -s "$tmpd/own" ]; then bad "the tool defines libc's: $(cat "$tmpd/own")"; else ok; fi
