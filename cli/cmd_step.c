@@ -7,13 +7,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/run_check.h"
+#include "cli/backend.h"
 #include "cli/run_size.h"
 #include "core/json.h"
 #include "core/step.h"
 #include "core/table.h"
 #include "core/units.h"
-#include "sim/net.h"
 
 const char cmd_step_usage[] =
     "usage: commlab step FILE.yaml [options]\n"
@@ -139,7 +138,7 @@ static const char *kind_words(const cl_step *t, int k)
                         : "ring all-reduce of the stage's gradients, in buckets";
 }
 
-static void print_header(const step_desc *sd, const run_opts *o, const run_env *env)
+static void print_header(const step_desc *sd, const run_opts *o, const backend_desc *net)
 {
     const cl_step *t = &sd->step;
     char f[UNITS_BUF], b[UNITS_BUF], bk[UNITS_BUF], el[UNITS_BUF];
@@ -154,16 +153,16 @@ static void print_header(const step_desc *sd, const run_opts *o, const run_env *
     if (t->zero == 0)
         printf(", buckets of %s", units_size_str(bk, t->bucket));
     printf("\n  network: %s, sharing %s, eager limit %s, no payload\n\n",
-           sim_net_describe(env->net), run_sharing_name(o->sharing, true),
+           net->note, run_sharing_name(o->sharing, true),
            units_size_str(el, o->eager_limit));
 }
 
-static void print_text(const step_desc *sd, const run_opts *o, const run_env *env,
+static void print_text(const step_desc *sd, const run_opts *o, const backend_desc *net,
                        const step_sum *s)
 {
     const cl_step *t = &sd->step;
     char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
-    print_header(sd, o, env);
+    print_header(sd, o, net);
     printf("step time            %s\n", units_time_digits(a, s->time, 6));
     printf("compute per rank     %s (%d layers x %d microbatches, forward and backward)\n",
            units_time_digits(a, s->compute, 6), step_stage_layers(t), t->microbatches);
@@ -190,7 +189,7 @@ static void print_text(const step_desc *sd, const run_opts *o, const run_env *en
     table_release(&tb);
 }
 
-static void print_json(const step_desc *sd, const run_opts *o, const run_env *env,
+static void print_json(const step_desc *sd, const run_opts *o, const backend_desc *net,
                        const step_sum *s)
 {
     const cl_step *t = &sd->step;
@@ -201,7 +200,7 @@ static void print_json(const step_desc *sd, const run_opts *o, const run_env *en
     json_kv_string(&w, "file", sd->path);
     json_kv_string(&w, "backend", "sim");
     json_kv_uint(&w, "ranks", (uint64_t)step_ranks(t));
-    json_kv_string(&w, "network", sim_net_describe(env->net));
+    json_kv_string(&w, "network", net->note);
     json_kv_string(&w, "sharing", run_sharing_name(o->sharing, false));
     json_kv_string(&w, "schedule", t->one_f_one_b ? "1f1b" : "gpipe");
     json_kv_uint(&w, "zero", (uint64_t)t->zero);
@@ -223,7 +222,8 @@ static void print_json(const step_desc *sd, const run_opts *o, const run_env *en
     json_finish(&w);
 }
 
-/* Builds the network, runs the step once, prints. */
+/* Runs the step once on the model's row of the backend table (its
+ * session builds the network), prints. */
 static int model_step(step_desc *sd, run_opts *o)
 {
     run_env env = {0};
@@ -234,30 +234,35 @@ static int model_step(step_desc *sd, run_opts *o)
     sd->step.out = out;
     o->ranks = n;
     o->args.step = &sd->step;
-    int rc = run_build_net(o, &env.net);
+    o->be = backend_default();
+    int rc = o->be->open(o, &env.session);
+    if (!rc)
+        rc = o->be->start(env.session, o, &env);
     if (!rc) {
         run_row row;
-        int status = run_size_sim(o, &env, 0, NULL, false, &row);
+        int status = o->be->run_size(o, &env, 0, NULL, false, &row);
         if (status) {
             rc = run_exit_code(status, &env);
         } else {
             step_sum s;
+            backend_desc net;
             sum_ranks(out, n, row.t.median, &s);
+            o->be->describe(env.session, o, &env, &net);
             if (o->fmt == CLI_JSON)
-                print_json(sd, o, &env, &s);
+                print_json(sd, o, &net, &s);
             else
-                print_text(sd, o, &env, &s);
+                print_text(sd, o, &net, &s);
         }
     }
-    sim_net_destroy(env.net);
+    int crc = backend_close(o->be, env.session);
     free(out);
-    return rc;
+    return rc ? rc : crc;
 }
 
 int cmd_step(int argc, char **argv)
 {
     run_opts o = {.backend = "sim", .iters = 1, .warmup = 0, .model = "alphabeta",
-                  .eager_limit = 64 * 1024, .payload = false, .fmt = CLI_TEXT,
+                  .eager_limit = RUN_EAGER_LIMIT, .payload = false, .fmt = CLI_TEXT,
                   .pattern = pattern_find("training-step")};
     const char *file = NULL;
     int rc = parse_args(argc, argv, &o, &file);
