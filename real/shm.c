@@ -17,8 +17,8 @@
  * anything.  So the line after a record must not hold old payload when the
  * record is published (one line of every ring therefore stays free).  Each
  * cache line zeroed on the producer's critical path costs one more
- * hand-off of a line between the cores, on every message (README,
- * benchmark notes, has what was measured).  So no one zeroes on the
+ * hand-off of a line between the cores, on every message (README, beside
+ * `bench shm`'s figures, has what was measured).  So no one zeroes on the
  * critical path in the common case:
  *   - the consumer zeroes the seqs of a short record's payload lines (at
  *     most SHORT_LINES lines in all) once it has read them, before it says
@@ -28,7 +28,7 @@
  *     after a record only when it is one of them.  Zeroing a long record's
  *     lines on the consumer's side instead would be a store per line
  *     before it says it has read them, where this is at most one line a
- *     record (it measured slower: README, benchmark notes).
+ *     record (it measured slower: README, beside `bench shm`'s figures).
  *
  * Protocols, with the model's eager limit:
  *   - eager (bytes <= limit): one SMALL record, or EAGER then FRAG records

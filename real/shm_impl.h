@@ -33,7 +33,8 @@
 /* Records of up to this many lines are short: their consumer zeroes their
  * payload lines (real/shm.c, "Old laps").  The consumer's zeroing grows
  * with a record's lines and the producer's is at most one line a record,
- * so the bound sits where the two cost alike (README, benchmark notes). */
+ * so the bound sits where the two cost alike (README, beside `bench
+ * shm`'s figures). */
 #define SHORT_LINES 8
 
 enum { REC_EAGER = 1, REC_SMALL, REC_FRAG, REC_RTS, REC_CTS, REC_RDATA, REC_PUTDONE, REC_FIN };

@@ -30,7 +30,7 @@
  * loopback's round trip bimodal, and pieces under 256 KiB cost a call
  * each that showed; on another, 256 KiB pieces made 4 MiB messages slow
  * and 1 MiB pieces 1 MiB ones.  512 KiB, between them, did neither where
- * it was measured (README, benchmark notes, has the figures).
+ * it was measured (README, beside `bench tcp`'s figures, has them).
  * Reading is tcp_recv.c's.
  *
  * Waiting: poll the epoll set without blocking for a bounded spin (200 us,
