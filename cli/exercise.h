@@ -6,6 +6,8 @@
  *   ex_probe.c   reads what include/commlab_probe.h reported of a run
  *   ex_code.c    checks a code exercise, step by step, against its YAML
  *                and against the reference solution run the same way
+ *   ex_compare.c what the probe saw of a run, against the step's keys
+ *                and against the reference solution's run
  *   ex_answer.c  checks an answer exercise's numbers
  *   ex_state.c   what a student has passed and tried (a file per user)
  *
@@ -130,6 +132,30 @@ void ex_probe_release(probe_data *d);
 bool ex_probe_called(const probe_data *d, long rank, const char *call);
 /* Whether any rank's report names call. */
 bool ex_probe_any_called(const probe_data *d, const char *call);
+
+/* ---- the probe's report against the step and the reference (ex_compare.c) ----
+ * Each leaves why (len bytes) as it is when the check passes, and writes
+ * why not there when it fails; the ex_compare_ ones also set *fault. */
+
+/* Every message goes where the task says: the sends pd saw are, as a
+ * multiset, s->route. */
+void ex_check_route(const ex_step *s, const probe_data *pd, char *why, size_t len);
+/* Each rank ends with the data s->holds names ("R<P"), received through
+ * its own receives when P is another rank.  Leaves pd's scratch marks
+ * clear. */
+void ex_check_holds(const ex_step *s, probe_data *pd, char *why, size_t len);
+/* Each rank ends with the sums s->sums names ("R<P+Q ..."). */
+void ex_check_sums(const ex_step *s, probe_data *pd, char *why, size_t len);
+/* The probe saw every call of s->uses and none of s->avoids. */
+void ex_check_calls(const ex_step *s, const probe_data *pd, char *why, size_t len);
+/* The student's run (mine) against the reference's (ref), rank by rank:
+ * the same sends (in order unless s->any_order), the data received and
+ * kept, the reduction's result. */
+void ex_compare_reference(const ex_step *s, probe_data *mine, probe_data *ref, char *why,
+                          size_t len, ex_fault *fault);
+/* Every block a rank of ref ends with that received something, a rank of
+ * mine ends with too, received where ref's was. */
+void ex_compare_blocks(const probe_data *mine, const probe_data *ref, char *why, size_t len);
 
 /* ---- the two kinds (ex_code.c, ex_answer.c) ---- */
 

@@ -20,8 +20,9 @@
  *
  * Writers turn tiers, sweeps and a run's records into plot CSVs.
  *
- * This file depends on core/ and libc only (no other cli/ file), so unit
- * tests compile it in.  Nothing here has global state; nothing is printed
+ * The module is three files (cli/plot_impl.h says which does what) that
+ * depend on core/ and libc only (no other cli/ file), so unit tests
+ * compile them in.  Nothing here has global state; nothing is printed
  * except by the writers to the FILE they are given and by gnuplot itself.
  */
 #ifndef CL_PLOT_H

@@ -87,7 +87,7 @@
  *
  * A completion queue error other than a truncated receive fails the rank
  * (CL_EPEER): most likely a peer died, which the launcher names better, so
- * in local runs the rank waits a moment first (see tcp.c's lost()).
+ * in local runs the rank waits a moment first (see tcp.c's tcp__lost()).
  *
  * Byte order: envelopes and bodies travel in the host's order; ranks of one
  * run share an architecture.

@@ -1,5 +1,5 @@
 /*
- * tcp.h - what the two halves of the tcp transport share; internal to real/
+ * tcp.h - what the files of the tcp transport share; internal to real/
  * (hence the tcp__ names).
  *
  *   tcp_conn.c  connections: the address every rank listens on, published
@@ -8,9 +8,12 @@
  *               connection per pair of ranks made by the lower rank, and the
  *               handshake that proves the secret on each of them and turns
  *               strangers away.
- *   tcp.c       messages: frames, eager and rendezvous, the progress
- *               engine, comm_ops (matching, completion and records are
- *               real/xfer.c's, shared with shm and rdma).
+ *   tcp.c       messages: frames, eager and rendezvous, sending (the
+ *               output queues), comm_ops, a rank's open and close
+ *               (matching, completion and records are real/xfer.c's,
+ *               shared with shm and rdma).
+ *   tcp_recv.c  receiving: reading a peer's frames and bodies, the
+ *               rendezvous receive, the progress engine.
  *
  * Every rank has one epoll set.  What an event points to starts with a
  * tcp_ev saying what it is: the listening socket, a connection still in its
@@ -67,9 +70,27 @@ typedef struct tcp_ev { /* first in whatever an epoll event points to */
     int type;           /* TCP_EV_* */
 } tcp_ev;
 
-typedef struct tcp_req tcp_req; /* tcp.c's */
-typedef struct tcp_msg tcp_msg; /* tcp.c's */
+typedef struct tcp_req tcp_req;
+typedef struct tcp_msg tcp_msg;
 typedef struct tcp_hs tcp_hs;   /* tcp_conn.c's */
+
+enum { PH_EAGER, PH_RTS, PH_WAIT_CTS, PH_DATA }; /* a send's phases */
+
+struct tcp_req {
+    xfer_req x;              /* first; x.next: in a peer's output queue */
+    tcp_req *lnext;          /* in a peer's rendezvous list */
+    uint64_t id;             /* rendezvous: our send or receive id */
+    unsigned char hdr[WIRE_HDR];  /* the frame to write ... */
+    const unsigned char *payload; /* ... and what follows it */
+    uint64_t plen;
+    uint64_t sent;           /* bytes of hdr + payload written */
+};
+
+struct tcp_msg {
+    xfer_msg x;              /* first */
+    tcp_req *self_send;      /* a rendezvous send to ourselves */
+    uint64_t send_id;        /* rendezvous: the sender's id */
+};
 
 typedef struct tcp_peer {
     tcp_ev ev;               /* TCP_EV_PEER */
@@ -133,6 +154,40 @@ void tcp__addr_str(char *out, size_t cap, const struct sockaddr_storage *sa);
 
 /* ---- tcp.c ---- */
 
+/* Closes p's socket, if open.  Cannot fail. */
+void tcp__close_peer(tcp_rank *t, tcp_peer *p);
+/* The connection to p broke before it said it was done: closes it and
+ * fails the rank naming p (unless closing or failed already). */
+void tcp__lost(tcp_rank *t, tcp_peer *p, const char *why);
+/* Writes what p's output queue holds, as far as the socket takes it.
+ * Returns how often bytes moved. */
+int tcp__flush(tcp_rank *t, tcp_peer *p);
+/* A control frame toward p, behind whatever is queued.  Out of memory
+ * fails the rank (xfer_fatal). */
+void tcp__send_ctrl(tcp_rank *t, tcp_peer *p, uint8_t kind, uint64_t len, uint64_t a,
+                    uint64_t b);
+
+/* Appends r to p's output queue, and writes it at once when nothing
+ * waits before it. */
+static inline void tcp__enqueue(tcp_rank *t, tcp_peer *p, tcp_req *r)
+{
+    r->x.next = NULL;
+    r->sent = 0;
+    if (p->tail)
+        p->tail->x.next = &r->x;
+    else
+        p->head = r;
+    p->tail = r;
+    if (p->head == r && !p->out_armed)
+        tcp__flush(t, p);
+}
+
+/* ---- tcp_recv.c ---- */
+
+/* xfer's pull hook: receive xr matched the RTS xm from src.  A remote
+ * sender is asked for the data (CTS) or told it does not fit (NACK); a
+ * send to ourselves is one memcpy. */
+void tcp__pull(xfer_rank *x, xfer_req *xr, xfer_msg *xm, int src);
 /* One look at every socket, waiting up to timeout_ms.  Returns how often
  * bytes moved (0: nothing did), or a negative CL_E* once the rank failed. */
 int tcp__progress(tcp_rank *t, int timeout_ms);

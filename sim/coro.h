@@ -167,8 +167,9 @@ sim_coro *sim_sched_current(const sim_sched *s);
  * back had yielded, and its canary), without reading its sim_coro, which
  * may be cold itself: a load would stall where a prefetch does not.  With
  * many ranks every resume misses the caches and the TLB; prefetching the
- * next rank while one runs measured 220 -> 85 ns per round trip at 100,000
- * coroutines. */
+ * next rank while one runs overlaps those misses with that rank's work
+ * instead of stalling the resume on them (README, beside `bench sim`'s
+ * figures, has what it measured). */
 void sim_stacks_prefetch(const sim_stacks *s, size_t index);
 
 /* Whether s holds more stacks than the caches keep warm: then every

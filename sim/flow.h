@@ -48,17 +48,18 @@
  * route length, 64 + 24 x route bytes each.  Nothing is given back to
  * the allocator before sim_flow_destroy.
  *
- * Complexity.  Fast start/finish: O(route): measured 40 and 27 ns with
- * everything in cache, ~220 and ~230 ns with 2,000,000 resources in use,
- * where table and pool misses dominate.  A solve of a component with F
- * flows, R resources and E = sum of route lengths: O(E log R) (an indexed
- * binary heap of resources by (share, id); a fixed flow updates the key
- * of each other resource it crosses).  Without batches, n flows started
- * one by one into one component cost O(n E log R) in all, quadratic in n:
- * an all-to-all of 64 ranks took 0.44 s that way, against 1 ms in
- * batches (0.4 s for 1,024 ranks, 1,047,552 flows; sim_flow_bench).  A
- * component whose flows end at distinct times is still solved once per
- * end: the model recomputes whatever a change can reach.
+ * Complexity.  Fast start/finish: O(route); with millions of resources
+ * in use their time goes to the hash table's and the pools' cache
+ * misses, not to the work (sim_flow_bench times both).  A solve of a
+ * component with F flows, R resources and E = sum of route lengths:
+ * O(E log R) (an indexed binary heap of resources by (share, id); a fixed
+ * flow updates the key of each other resource it crosses).  Without
+ * batches, n flows started one by one into one component cost
+ * O(n E log R) in all, quadratic in n, where a batch solves the
+ * component once: hence the batches (sim_flow_bench times an all-to-all
+ * both ways; README, beside `bench sim`'s figures, has what it
+ * measured).  A component whose flows end at distinct times is still
+ * solved once per end: the model recomputes whatever a change can reach.
  *
  * Time: every call's `now` is >= the previous one's (asserted).  Not
  * thread-safe; one system belongs to one simulator.

@@ -1,13 +1,15 @@
 /* test_plot.c - plot CSVs: checking them (kinds, headers, values, line
  * numbers in errors), --term lists, and the writers read back.
  *
- * cli/ is not part of libcommlab.a; plot.c depends only on core/ and libc,
- * so the test compiles it in. */
+ * cli/ is not part of libcommlab.a; the plot module (plot.c, plot_render.c,
+ * plot_write.c) depends only on core/ and libc, so the test compiles it in. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/plot.c"
+#include "cli/plot_render.c"
+#include "cli/plot_write.c"
 #include "tests/testutil.h"
 
 /* plot_csv_read() of text, as if from a file called "t.csv". */

@@ -162,7 +162,7 @@ static void test_ring_laps(void **state)
 
 /* Messages of 1 to 440 bytes (a SMALL record up to 432 without --check:
  * one line up to 40, then a stamped line per 56 bytes; EAGER records from
- * 433 and with --check: real/shm.c), each with its own
+ * 433 and with --check: real/shm_impl.h, SMALL_MAX), each with its own
  * tag and bytes, received once expected (receives posted before a barrier
  * the sender passes first) and once unexpected (sent before the barrier,
  * received after it, in reverse order); rank 1 checks sizes and bytes. */
