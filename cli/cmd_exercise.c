@@ -6,7 +6,8 @@
  *   code    the student writes a pattern in a file of their own (`file:`);
  *           `check:` is a list of steps, each a commlab command run on the
  *           student's file and what it must show, and the same command run
- *           on the reference solution to compare with (cli/ex_code.c).
+ *           on the reference solution to compare with (cli/ex_code.c runs the steps,
+ *           cli/ex_compare.c compares what the probe recorded).
  *   answer  the student answers with numbers (`--answer "..."`), checked
  *           against what commlab computes (cli/ex_answer.c).
  *
