@@ -723,10 +723,10 @@ static int gather(launcher *l)
     return 0;
 }
 
-int real_run(const real_opts *o, run_result *res)
+/* What real_run refuses before it starts anything: 0, or CL_EINVAL with
+ * res->diag saying why. */
+static int check_run(const real_opts *o, const real_transport *t, run_result *res)
 {
-    memset(res, 0, sizeof *res);
-    const real_transport *t = real_transport_find(o->backend);
     if (!t)
         return diag_set(&res->diag, CL_EINVAL, "unknown transport '%s'", o->backend);
     if (o->job.nranks < 1 || o->job.iters < 1 || o->job.warmup < 0 || !o->job.fn)
@@ -741,6 +741,71 @@ int real_run(const real_opts *o, run_result *res)
     if (o->netlab && o->job.nranks > netlab_ports(o->netlab))
         return diag_set(&res->diag, CL_EINVAL, "--netlab: %d ranks on a netlab of %d ports",
                         o->job.nranks, netlab_ports(o->netlab));
+    return 0;
+}
+
+/* Signals come to the launcher as events (sigtimedwait), never as
+ * handlers: *set is blocked here (*old what was blocked before), and
+ * *ranks the mask the ranks get back, old less those. */
+static void block_signals(sigset_t *set, sigset_t *old, sigset_t *ranks)
+{
+    static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(set, sigs[i]);
+    sigprocmask(SIG_BLOCK, set, old);
+    *ranks = *old;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigdelset(ranks, sigs[i]);
+}
+
+/* Forks a process for every rank this launcher starts, each in a group
+ * of its own; stops at the first fork that fails (the run has failed). */
+static void fork_ranks(launcher *l, const real_transport *t, real_binder *b,
+                       const sigset_t *ranks_mask)
+{
+    const real_opts *o = l->o;
+    job *j = l->j;
+    pid_t self = getpid();
+    for (int i = 0; i < o->job.nranks; i++) {
+        if (j->only >= 0 && i != j->only)
+            continue;
+        pid_t pid = fork();
+        if (pid == 0)
+            rank_process(j, o, t, b, i, ranks_mask, self);
+        if (pid < 0) {
+            fail(l, CL_EPEER, "cannot start rank %d: %s", i, strerror(errno));
+            break;
+        }
+        setpgid(pid, pid);
+        l->pids[i] = l->groups[i] = pid;
+        l->alive++;
+    }
+}
+
+/* Signals still pending once the ranks are gone: an interrupt counts even
+ * when the ranks it also reached were reaped first (a terminal's Ctrl-C
+ * hits them all). */
+static void take_pending_signals(const sigset_t *set, run_result *res)
+{
+    struct timespec zero = {0, 0};
+    int sig;
+    while ((sig = sigtimedwait(set, NULL, &zero)) > 0)
+        if (sig != SIGCHLD && !res->signal) {
+            res->signal = sig;
+            res->status = CL_EPEER;
+            snprintf(res->diag.msg, sizeof res->diag.msg,
+                     "interrupted (SIG%s): every rank was stopped", sigabbrev_np(sig));
+        }
+}
+
+int real_run(const real_opts *o, run_result *res)
+{
+    memset(res, 0, sizeof *res);
+    const real_transport *t = real_transport_find(o->backend);
+    int err = check_run(o, t, res);
+    if (err)
+        return err;
     pid_t *pids = calloc(2 * (size_t)o->job.nranks, sizeof *pids); /* and the groups */
     progress_mark *marks = calloc((size_t)o->job.nranks, sizeof *marks);
     if (run_result_init(res, o->job.iters) || !pids || !marks) {
@@ -751,7 +816,7 @@ int real_run(const real_opts *o, run_result *res)
     real_binder *b = NULL;
     job j;
     /* Under someone else's launcher, placing the processes is its job. */
-    int err = real_binder_create(&b, o->job.nranks, o->bind && !o->boot, &res->diag);
+    err = real_binder_create(&b, o->job.nranks, o->bind && !o->boot, &res->diag);
     if (err) {
         free(pids);
         free(marks);
@@ -774,20 +839,8 @@ int real_run(const real_opts *o, run_result *res)
     }
     j.cores = res->cores;
     j.print_fd = fileno(o->job.out ? o->job.out : stdout);
-    /* Signals come to the launcher as events (sigtimedwait), never as
-     * handlers; the ranks get the old mask back, less those. */
     sigset_t set, old, ranks_mask;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigprocmask(SIG_BLOCK, &set, &old);
-    ranks_mask = old;
-    sigdelset(&ranks_mask, SIGCHLD);
-    sigdelset(&ranks_mask, SIGINT);
-    sigdelset(&ranks_mask, SIGTERM);
-    sigdelset(&ranks_mask, SIGHUP);
+    block_signals(&set, &old, &ranks_mask);
     fflush(NULL);
     double now = job_now();
     for (int i = 0; i < o->job.nranks; i++)
@@ -798,41 +851,18 @@ int real_run(const real_opts *o, run_result *res)
                   .last_progress = UINT64_MAX, .last_moved = job_now(),
                   .last_change = job_now(),
                   .deadline = o->job.timeout > 0 ? job_now() + o->job.timeout : 0};
-    pid_t self = getpid();
     if (o->boot)
         boot_run_begin(o->boot, &j);
     j.netlab = o->netlab;
     /* An in-process rank runs (and is watched) here; otherwise the ranks
      * are forked. */
     int thread_err = t->in_process ? run_in_process(&l, t, &set) : 0;
-    for (int i = 0; i < o->job.nranks && !t->in_process; i++) {
-        if (j.only >= 0 && i != j.only)
-            continue;
-        pid_t pid = fork();
-        if (pid == 0)
-            rank_process(&j, o, t, b, i, &ranks_mask, self);
-        if (pid < 0) {
-            fail(&l, CL_EPEER, "cannot start rank %d: %s", i, strerror(errno));
-            break;
-        }
-        setpgid(pid, pid);
-        pids[i] = l.groups[i] = pid;
-        l.alive++;
-    }
-    if (!t->in_process)
+    if (!t->in_process) {
+        fork_ranks(&l, t, b, &ranks_mask);
         watch(&l, &set);
+    }
     kill_all(&l); /* what a pattern forked and left running: no rank is left to run it */
-    /* Signals still pending: an interrupt counts even when the ranks it
-     * also reached were reaped first (a terminal's Ctrl-C hits them all). */
-    struct timespec zero = {0, 0};
-    int sig;
-    while ((sig = sigtimedwait(&set, NULL, &zero)) > 0)
-        if (sig != SIGCHLD && !res->signal) {
-            res->signal = sig;
-            res->status = CL_EPEER;
-            snprintf(res->diag.msg, sizeof res->diag.msg,
-                     "interrupted (SIG%s): every rank was stopped", sigabbrev_np(sig));
-        }
+    take_pending_signals(&set, res);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (t->shared_release)
         t->shared_release(j.transport, o);
