@@ -317,6 +317,73 @@ static int validate(const cl_record *recs, size_t n, const trace_meta *m)
     return 0;
 }
 
+/* A flow per msg id with a send and a receive (the first of each) added
+ * to evs after its ne events; returns the new count.  msgs is sorted. */
+static size_t add_flows(const cl_record *recs, double origin, msg_ref *msgs, size_t nm,
+                        const uint32_t *lane_of, int64_t stride, ev *evs, size_t ne)
+{
+    qsort(msgs, nm, sizeof *msgs, cmp_msg);
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        while (j < nm && msgs[j].msg == msgs[i].msg)
+            j++;
+        size_t k = i;
+        while (k < j && !msgs[k].recv)
+            k++;
+        if (k > i && k < j) {
+            size_t s = msgs[i].rec, d = msgs[k].rec;
+            int64_t ts[3], td[3];
+            rec_ns(&recs[s], origin, ts);
+            rec_ns(&recs[d], origin, td);
+            int64_t stid = (int64_t)recs[s].rank * stride + lane_of[s];
+            int64_t dtid = (int64_t)recs[d].rank * stride + lane_of[d];
+            /* The send's innermost slice at its start: the transfer, or the
+             * span itself when the data moved at once. */
+            int64_t sdur = ts[1] > ts[0] ? ts[2] - ts[1] : ts[2] - ts[0];
+            evs[ne++] = (ev){ts[1], sdur, stid, s, CLS_SPAN, SUB_FLOW};
+            if (td[2] > td[0])
+                evs[ne++] = (ev){td[2], 0, dtid, d, CLS_FLOW_END, SUB_FLOW};
+            else
+                evs[ne++] = (ev){td[2], 0, dtid, d, CLS_SPAN, SUB_FLOW};
+        }
+        i = j;
+    }
+    return ne;
+}
+
+/* The file's head: its metadata, then the process's and every lane's
+ * name and order. */
+static void write_head(writer *o, const trace_meta *meta, const uint32_t *lanes, int64_t stride)
+{
+    FILE *f = o->f;
+    json_init(&o->w, f, false);
+    json_begin_object(&o->w);
+    json_kv_string(&o->w, "displayTimeUnit", "ns");
+    json_key(&o->w, "otherData");
+    json_begin_object(&o->w);
+    json_kv_string(&o->w, "pattern", meta->pattern);
+    json_kv_string(&o->w, "backend", meta->backend);
+    kv_int(&o->w, "ranks", meta->ranks);
+    json_end_object(&o->w);
+    json_key(&o->w, "traceEvents");
+    fputs("[\n", f); /* events are written one per line by ev_begin */
+
+    char name[96];
+    snprintf(name, sizeof name, "commlab %s (%s)", meta->pattern, meta->backend);
+    write_meta(o, "process_name", 0, "name", name, 0);
+    for (int r = 0; r < meta->ranks; r++) {
+        for (uint32_t l = 0; l < lanes[r]; l++) {
+            int64_t tid = (int64_t)r * stride + l;
+            if (l == 0)
+                snprintf(name, sizeof name, "rank %d", r);
+            else
+                snprintf(name, sizeof name, "rank %d (async %" PRIu32 ")", r, l);
+            write_meta(o, "thread_name", tid, "name", name, 0);
+            write_meta(o, "thread_sort_index", tid, "sort_index", NULL, tid);
+        }
+    }
+}
+
 int trace_write(FILE *f, const cl_record *recs, size_t n, const trace_meta *meta)
 {
     int rc = validate(recs, n, meta);
@@ -364,62 +431,11 @@ int trace_write(FILE *f, const cl_record *recs, size_t n, const trace_meta *meta
             msgs[nm++] = (msg_ref){r->msg, i, r->op == REC_RECV};
     }
 
-    /* A flow per msg id with a send and a receive: the first of each. */
-    qsort(msgs, nm, sizeof *msgs, cmp_msg);
-    for (size_t i = 0; i < nm;) {
-        size_t j = i;
-        while (j < nm && msgs[j].msg == msgs[i].msg)
-            j++;
-        size_t k = i;
-        while (k < j && !msgs[k].recv)
-            k++;
-        if (k > i && k < j) {
-            size_t s = msgs[i].rec, d = msgs[k].rec;
-            int64_t ts[3], td[3];
-            rec_ns(&recs[s], meta->origin, ts);
-            rec_ns(&recs[d], meta->origin, td);
-            int64_t stid = (int64_t)recs[s].rank * stride + lane_of[s];
-            int64_t dtid = (int64_t)recs[d].rank * stride + lane_of[d];
-            /* The send's innermost slice at its start: the transfer, or the
-             * span itself when the data moved at once. */
-            int64_t sdur = ts[1] > ts[0] ? ts[2] - ts[1] : ts[2] - ts[0];
-            evs[ne++] = (ev){ts[1], sdur, stid, s, CLS_SPAN, SUB_FLOW};
-            if (td[2] > td[0])
-                evs[ne++] = (ev){td[2], 0, dtid, d, CLS_FLOW_END, SUB_FLOW};
-            else
-                evs[ne++] = (ev){td[2], 0, dtid, d, CLS_SPAN, SUB_FLOW};
-        }
-        i = j;
-    }
+    ne = add_flows(recs, meta->origin, msgs, nm, lane_of, stride, evs, ne);
     qsort(evs, ne, sizeof *evs, cmp_ev);
 
     writer o = {.f = f, .first = true};
-    json_init(&o.w, f, false);
-    json_begin_object(&o.w);
-    json_kv_string(&o.w, "displayTimeUnit", "ns");
-    json_key(&o.w, "otherData");
-    json_begin_object(&o.w);
-    json_kv_string(&o.w, "pattern", meta->pattern);
-    json_kv_string(&o.w, "backend", meta->backend);
-    kv_int(&o.w, "ranks", meta->ranks);
-    json_end_object(&o.w);
-    json_key(&o.w, "traceEvents");
-    fputs("[\n", f); /* events are written one per line by ev_begin */
-
-    char name[96];
-    snprintf(name, sizeof name, "commlab %s (%s)", meta->pattern, meta->backend);
-    write_meta(&o, "process_name", 0, "name", name, 0);
-    for (int r = 0; r < meta->ranks; r++) {
-        for (uint32_t l = 0; l < lanes[r]; l++) {
-            int64_t tid = (int64_t)r * stride + l;
-            if (l == 0)
-                snprintf(name, sizeof name, "rank %d", r);
-            else
-                snprintf(name, sizeof name, "rank %d (async %" PRIu32 ")", r, l);
-            write_meta(&o, "thread_name", tid, "name", name, 0);
-            write_meta(&o, "thread_sort_index", tid, "sort_index", NULL, tid);
-        }
-    }
+    write_head(&o, meta, lanes, stride);
     for (size_t i = 0; i < ne; i++)
         write_ev(&o, &evs[i], recs);
     fputs("]}\n", f);
