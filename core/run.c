@@ -166,6 +166,24 @@ static void window_times(run_rank *r, int i, double end, const sync_spread *sp)
         r->iter_skew[i] = sp->last - sp->first;
 }
 
+/* After the window way's last iteration: the barrier that gives its start
+ * skew (still the last iteration's, so the records of a run stay within
+ * its iterations), then its times.  0, or the barrier's error with
+ * *during saying so. */
+static int window_finish(run_rank *r, sync_state *sync, double end, const char **during)
+{
+    sync_spread last;
+    int err = sync_finish(r->comm, sync, &last);
+    if (err) {
+        record_stalled(r);
+        *during = "the barrier after the last iteration failed";
+        run_rank_print_held(r, 0);
+        return err;
+    }
+    window_times(r, r->job->iters - 1, end, &last);
+    return 0;
+}
+
 int run_rank_iterations(run_rank *r, const char **during)
 {
     const run_job *j = r->job;
@@ -234,17 +252,9 @@ int run_rank_iterations(run_rank *r, const char **during)
         }
     }
     if (window) {
-        /* Still the last iteration's: its start skew comes from here, and
-         * the records of a run stay within its iterations. */
-        sync_spread last;
-        int err = sync_finish(c, &sync, &last);
-        if (err) {
-            record_stalled(r);
-            *during = "the barrier after the last iteration failed";
-            run_rank_print_held(r, 0);
+        int err = window_finish(r, &sync, end, during);
+        if (err)
             return err;
-        }
-        window_times(r, j->iters - 1, end, &last);
     }
     r->iter = j->iters;
     c->held = NULL; /* lines after the iterations print at once */
