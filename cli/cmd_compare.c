@@ -113,6 +113,9 @@ enum {
     OPT_SAVE, OPT_NETLAB, OPT_PIECES, OPT_SCHEDULE, OPT_CACHE, OPT_MIXED_CACHE,
 };
 
+static int check_parsed(int argc, char **argv, compare_opts *co, const char *bytes_s,
+                        const char *sizes_s);
+
 static int parse(int argc, char **argv, compare_opts *co)
 {
     static const struct option opts[] = {
@@ -146,7 +149,6 @@ static int parse(int argc, char **argv, compare_opts *co)
     };
     run_opts *o = &co->run;
     const char *bytes_s = NULL, *sizes_s = NULL;
-    cl_diag d = {{0}};
     int c, rc = 0, idx = 0;
     while (!rc && (c = getopt_long(argc, argv, ":b:n:s:i:h", opts, &idx)) != -1) {
         switch (c) {
@@ -187,8 +189,18 @@ static int parse(int argc, char **argv, compare_opts *co)
         default: return cli_bad_option("compare", opts, argv, c);
         }
     }
-    if (rc)
-        return rc;
+    return rc ? rc : check_parsed(argc, argv, co, bytes_s, sizes_s);
+}
+
+/* What parse took, checked: the pattern named after the options and its
+ * arguments, the backend, the sizes.  0, or the exit status after saying
+ * why. */
+static int check_parsed(int argc, char **argv, compare_opts *co, const char *bytes_s,
+                        const char *sizes_s)
+{
+    run_opts *o = &co->run;
+    cl_diag d = {{0}};
+    int rc;
     if (optind >= argc)
         return cli_error("compare: which pattern? (`commlab patterns` lists them)\n"
                          "try 'commlab help compare'");
