@@ -277,6 +277,61 @@ static int load_step(cfg_doc *d, yaml_node_t *n, ex_step *s, cl_diag *g)
     return err;
 }
 
+/* An answer's 'values': what runs to read each expected number from. */
+static int load_values(cfg_doc *d, yaml_node_t *vals, exercise *e, cl_diag *g)
+{
+    e->nvalues = cfg_seq_len(vals);
+    e->values = calloc(e->nvalues ? e->nvalues : 1, sizeof *e->values);
+    if (!e->values)
+        return diag_set(g, CL_ENOMEM, "out of memory");
+    int err = 0;
+    for (size_t i = 0; !err && i < e->nvalues; i++) {
+        yaml_node_t *v = cfg_seq_at(d, vals, i);
+        ex_value *x = &e->values[i];
+        x->scale = 1;
+        err = cfg_expect_map(d, v, "values", g);
+        if (!err)
+            err = req_string(d, v, "run", &x->run, g);
+        if (!err)
+            err = opt_string(d, v, "column", &x->column, g);
+        if (!err)
+            err = opt_string(d, v, "after", &x->after, g);
+        if (!err && !x->column == !x->after)
+            return cfg_error(d, v, g, "a value needs either 'column' (CSV) or 'after' (the "
+                             "figure printed after a text)");
+        if (!err)
+            err = opt_number(d, v, "scale", &x->scale, g);
+    }
+    return err;
+}
+
+/* An answer's 'mistakes': a likely wrong value and what to say of it. */
+static int load_mistakes(cfg_doc *d, yaml_node_t *ms, exercise *e, cl_diag *g)
+{
+    e->nmistakes = cfg_seq_len(ms);
+    e->mistakes = calloc(e->nmistakes ? e->nmistakes : 1, sizeof *e->mistakes);
+    if (!e->mistakes)
+        return diag_set(g, CL_ENOMEM, "out of memory");
+    int err = 0;
+    for (size_t i = 0; !err && i < e->nmistakes; i++) {
+        yaml_node_t *m = cfg_seq_at(d, ms, i);
+        ex_mistake *x = &e->mistakes[i];
+        x->number = 1;
+        err = cfg_expect_map(d, m, "mistakes", g);
+        if (!err)
+            err = opt_long(d, m, "number", 1, 64, &x->number, g);
+        if (!err) {
+            x->value = NAN;
+            err = opt_number(d, m, "value", &x->value, g);
+        }
+        if (!err && isnan(x->value))
+            return cfg_error(d, m, g, "a mistake needs its 'value'");
+        if (!err)
+            err = req_string(d, m, "says", &x->says, g);
+    }
+    return err;
+}
+
 static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
 {
     int err = cfg_expect_map(d, n, "answer", g);
@@ -313,54 +368,13 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
         err = cfg_get(d, n, "best", false, &best, g);
     if (!err && (vals != NULL) + (sm != NULL) + (best != NULL) != 1)
         return cfg_error(d, n, g, "'answer' needs one of 'values', 'smallest' or 'best'");
-    if (!err && vals && !(err = cfg_expect_seq(d, vals, "values", g))) {
-        e->nvalues = cfg_seq_len(vals);
-        e->values = calloc(e->nvalues ? e->nvalues : 1, sizeof *e->values);
-        if (!e->values)
-            return diag_set(g, CL_ENOMEM, "out of memory");
-        for (size_t i = 0; !err && i < e->nvalues; i++) {
-            yaml_node_t *v = cfg_seq_at(d, vals, i);
-            ex_value *x = &e->values[i];
-            x->scale = 1;
-            err = cfg_expect_map(d, v, "values", g);
-            if (!err)
-                err = req_string(d, v, "run", &x->run, g);
-            if (!err)
-                err = opt_string(d, v, "column", &x->column, g);
-            if (!err)
-                err = opt_string(d, v, "after", &x->after, g);
-            if (!err && !x->column == !x->after)
-                return cfg_error(d, v, g, "a value needs either 'column' (CSV) or 'after' (the "
-                                 "figure printed after a text)");
-            if (!err)
-                err = opt_number(d, v, "scale", &x->scale, g);
-        }
-    }
+    if (!err && vals && !(err = cfg_expect_seq(d, vals, "values", g)))
+        err = load_values(d, vals, e, g);
     yaml_node_t *ms = NULL;
     if (!err)
         err = cfg_get(d, n, "mistakes", false, &ms, g);
-    if (!err && ms && !(err = cfg_expect_seq(d, ms, "mistakes", g))) {
-        e->nmistakes = cfg_seq_len(ms);
-        e->mistakes = calloc(e->nmistakes ? e->nmistakes : 1, sizeof *e->mistakes);
-        if (!e->mistakes)
-            return diag_set(g, CL_ENOMEM, "out of memory");
-        for (size_t i = 0; !err && i < e->nmistakes; i++) {
-            yaml_node_t *m = cfg_seq_at(d, ms, i);
-            ex_mistake *x = &e->mistakes[i];
-            x->number = 1;
-            err = cfg_expect_map(d, m, "mistakes", g);
-            if (!err)
-                err = opt_long(d, m, "number", 1, 64, &x->number, g);
-            if (!err) {
-                x->value = NAN;
-                err = opt_number(d, m, "value", &x->value, g);
-            }
-            if (!err && isnan(x->value))
-                return cfg_error(d, m, g, "a mistake needs its 'value'");
-            if (!err)
-                err = req_string(d, m, "says", &x->says, g);
-        }
-    }
+    if (!err && ms && !(err = cfg_expect_seq(d, ms, "mistakes", g)))
+        err = load_mistakes(d, ms, e, g);
     if (!err && best && !(err = cfg_expect_map(d, best, "best", g))) {
         e->best.scale = 1;
         err = req_string(d, best, "run", &e->best.run, g);
