@@ -24,6 +24,62 @@ const char cmd_fabric_usage[] =
     "      --json     one JSON object\n"
     "  -h, --help     this text\n";
 
+/* The providers as JSON; pick: what --provider auto takes ("": none). */
+static void print_json(const rdma_provider_desc *v, size_t n, const char *pick)
+{
+    json_writer w;
+    json_init(&w, stdout, true);
+    json_begin_object(&w);
+    json_kv_string(&w, "command", "fabric");
+    json_kv_string(&w, "auto", pick);
+    json_key(&w, "providers");
+    json_begin_array(&w);
+    for (size_t i = 0; i < n; i++) {
+        json_begin_object(&w);
+        json_kv_string(&w, "provider", v[i].name);
+        json_kv_string(&w, "fabric", v[i].fabric);
+        json_kv_string(&w, "domain", v[i].domain);
+        json_key(&w, "tagged");
+        json_bool(&w, v[i].tagged);
+        json_key(&w, "rma");
+        json_bool(&w, v[i].rma);
+        json_key(&w, "usable");
+        json_bool(&w, v[i].tagged && !v[i].local_mr);
+        json_kv_string(&w, "matching", v[i].own_match ? "commlab" : "libfabric");
+        json_kv_uint(&w, "inject_bytes", v[i].inject_bytes);
+        json_kv_uint(&w, "max_message_bytes", v[i].max_msg);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+    json_finish(&w);
+}
+
+/* The providers as a table, and what --provider auto takes. */
+static int print_table(const rdma_provider_desc *v, size_t n, const char *pick)
+{
+    const char *h[] = {"provider", "fabric", "domain", "tagged", "RMA", "inject", "max message",
+                       "commlab"};
+    table t;
+    if (table_init(&t, 8, h))
+        return cli_error("out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char inj[UNITS_BUF], max[UNITS_BUF];
+        table_add(&t, "%s", v[i].name);
+        table_add(&t, "%s", v[i].fabric);
+        table_add(&t, "%s", v[i].domain);
+        table_add(&t, "%s", v[i].tagged ? "yes" : "no");
+        table_add(&t, "%s", v[i].rma ? "yes" : "no");
+        table_add(&t, "%s", units_size_str(inj, v[i].inject_bytes));
+        table_add(&t, "%s", units_size_str(max, v[i].max_msg));
+        table_add(&t, "%s", v[i].local_mr ? "no (local MR)" : !v[i].tagged ? "no (untagged)"
+                          : v[i].own_match ? "yes, own matching" : "yes");
+    }
+    table_print(&t, stdout, 0);
+    table_release(&t);
+    printf("\n--provider auto picks: %s\n", pick[0] ? pick : "none (no usable provider)");
+    return CLI_EXIT_OK;
+}
+
 int cmd_fabric(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
@@ -55,57 +111,11 @@ int cmd_fabric(int argc, char **argv)
     char pick[32] = "";
     if (rdma_provider_auto(pick, sizeof pick, false, &d))
         pick[0] = 0;
-    if (as_json) {
-        json_writer w;
-        json_init(&w, stdout, true);
-        json_begin_object(&w);
-        json_kv_string(&w, "command", "fabric");
-        json_kv_string(&w, "auto", pick);
-        json_key(&w, "providers");
-        json_begin_array(&w);
-        for (size_t i = 0; i < n; i++) {
-            json_begin_object(&w);
-            json_kv_string(&w, "provider", v[i].name);
-            json_kv_string(&w, "fabric", v[i].fabric);
-            json_kv_string(&w, "domain", v[i].domain);
-            json_key(&w, "tagged");
-            json_bool(&w, v[i].tagged);
-            json_key(&w, "rma");
-            json_bool(&w, v[i].rma);
-            json_key(&w, "usable");
-            json_bool(&w, v[i].tagged && !v[i].local_mr);
-            json_kv_string(&w, "matching", v[i].own_match ? "commlab" : "libfabric");
-            json_kv_uint(&w, "inject_bytes", v[i].inject_bytes);
-            json_kv_uint(&w, "max_message_bytes", v[i].max_msg);
-            json_end_object(&w);
-        }
-        json_end_array(&w);
-        json_finish(&w);
-        free(v);
-        return CLI_EXIT_OK;
-    }
-    const char *h[] = {"provider", "fabric", "domain", "tagged", "RMA", "inject", "max message",
-                       "commlab"};
-    table t;
-    if (table_init(&t, 8, h)) {
-        free(v);
-        return cli_error("out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        char inj[UNITS_BUF], max[UNITS_BUF];
-        table_add(&t, "%s", v[i].name);
-        table_add(&t, "%s", v[i].fabric);
-        table_add(&t, "%s", v[i].domain);
-        table_add(&t, "%s", v[i].tagged ? "yes" : "no");
-        table_add(&t, "%s", v[i].rma ? "yes" : "no");
-        table_add(&t, "%s", units_size_str(inj, v[i].inject_bytes));
-        table_add(&t, "%s", units_size_str(max, v[i].max_msg));
-        table_add(&t, "%s", v[i].local_mr ? "no (local MR)" : !v[i].tagged ? "no (untagged)"
-                          : v[i].own_match ? "yes, own matching" : "yes");
-    }
-    table_print(&t, stdout, 0);
-    table_release(&t);
-    printf("\n--provider auto picks: %s\n", pick[0] ? pick : "none (no usable provider)");
+    int out = CLI_EXIT_OK;
+    if (as_json)
+        print_json(v, n, pick);
+    else
+        out = print_table(v, n, pick);
     free(v);
-    return CLI_EXIT_OK;
+    return out;
 }
