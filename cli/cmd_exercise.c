@@ -351,6 +351,38 @@ static int unknown_action(const char *verb)
     return cli_error("exercise: unknown action '%s'%s (list, show, run, check)", verb, hint);
 }
 
+/* Which options a command line gave, for check_given. */
+typedef struct ex_given {
+    bool code;           /* --file or --solution */
+    bool check_only;     /* --answer or --backend */
+    bool answer_and_sol; /* --answer with --solution */
+    bool file_and_sol;   /* --file with --solution */
+    bool debug, no_debug, timeout;
+} ex_given;
+
+/* Options that do not go together, or not with verb: the exit status
+ * after saying why, or 0. */
+static int check_given(const char *verb, bool checking, bool running, const ex_given *g)
+{
+    if (g->file_and_sol)
+        return cli_error("exercise: give either --file or --solution, not both");
+    if (g->answer_and_sol)
+        return cli_error("exercise: give either --answer or --solution, not both");
+    if (g->code && !checking && !running)
+        return cli_error("exercise %s: --file and --solution apply to run and check", verb);
+    if (g->check_only && !checking)
+        return cli_error("exercise %s: --answer and --backend apply to check", verb);
+    if (g->debug && !checking && !running)
+        return cli_error("exercise %s: --debug applies to run and check", verb);
+    if (g->no_debug && !checking)
+        return cli_error("exercise %s: --no-debug applies to check", verb);
+    if (g->debug && g->no_debug)
+        return cli_error("exercise: give either --debug or --no-debug, not both");
+    if (g->timeout && !checking && !running)
+        return cli_error("exercise %s: --timeout applies to run and check", verb);
+    return 0;
+}
+
 int cmd_exercise(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -401,23 +433,11 @@ int cmd_exercise(int argc, char **argv)
     int rc = cli_no_extra("exercise", argc, argv);
     if (rc)
         return rc;
-    if (file && solution)
-        return cli_error("exercise: give either --file or --solution, not both");
-    if (answer && solution)
-        return cli_error("exercise: give either --answer or --solution, not both");
     bool checking = strcmp(verb, "check") == 0, running = strcmp(verb, "run") == 0;
-    if ((file || solution) && !checking && !running)
-        return cli_error("exercise %s: --file and --solution apply to run and check", verb);
-    if ((answer || backend) && !checking)
-        return cli_error("exercise %s: --answer and --backend apply to check", verb);
-    if (debug && !checking && !running)
-        return cli_error("exercise %s: --debug applies to run and check", verb);
-    if (no_debug && !checking)
-        return cli_error("exercise %s: --no-debug applies to check", verb);
-    if (debug && no_debug)
-        return cli_error("exercise: give either --debug or --no-debug, not both");
-    if (budget_given && !checking && !running)
-        return cli_error("exercise %s: --timeout applies to run and check", verb);
+    const ex_given g = {file || solution, answer || backend, answer && solution,
+                        file && solution, debug, no_debug, budget_given};
+    if ((rc = check_given(verb, checking, running, &g)))
+        return rc;
     const backend_info *be = backend_default();
     if (backend && (rc = backend_lookup(backend, "exercise check", false, &be)))
         return rc;
