@@ -167,12 +167,11 @@ static int open_fail(rdma_rank *t, int err)
     return err;
 }
 
-static int open_endpoint(rdma_rank *t, cl_diag *d)
+/* The provider's description for this rank into t->info, with what
+ * follows from it (its name, inject size, largest message).  0, or the
+ * error with d saying why. */
+static int get_info(rdma_rank *t, cl_diag *d)
 {
-    /* The launcher loaded libfabric before it forked (rdma_shared_init);
-     * a no-op, unless this rank was started another way. */
-    if (rdma__lib_load(d))
-        return CL_ENOSYS;
     struct fi_info *hints = rdma__hints(t->area->provider, t->area->use_rma, t->own_match);
     struct fi_info *list = NULL;
     if (!hints)
@@ -198,6 +197,19 @@ static int open_endpoint(rdma_rank *t, cl_diag *d)
         return diag_set(d, CL_EINVAL, "rank %d: provider '%s' takes %zu pieces per receive; "
                         "commlab needs three (a header, the data, what overflows)", t->me,
                         t->prov, fi->rx_attr->iov_limit);
+    return 0;
+}
+
+static int open_endpoint(rdma_rank *t, cl_diag *d)
+{
+    /* The launcher loaded libfabric before it forked (rdma_shared_init);
+     * a no-op, unless this rank was started another way. */
+    if (rdma__lib_load(d))
+        return CL_ENOSYS;
+    int ret = get_info(t, d);
+    if (ret)
+        return ret;
+    struct fi_info *fi = t->info;
     if ((ret = fi_fabric(fi->fabric_attr, &t->fabric, NULL)))
         return rdma__fail(d, CL_EIO, "fi_fabric", ret, "rank %d", t->me);
     if ((ret = fi_domain(t->fabric, fi, &t->domain, NULL)))

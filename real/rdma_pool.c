@@ -95,28 +95,39 @@ void rdma__pool_pull(xfer_rank *x, xfer_req *r, xfer_msg *m, int src)
 /* One message of len bytes at buf (in a pool buffer) arrived, as
  * completion e from address from says: matched here, its payload copied
  * out before anything else runs. */
+/* A message's envelope into *env: from the completion's data (a short
+ * envelope: rdma_impl.h) or from the head of the buffer, which *buf and
+ * *len then step past.  false, the rank failed, when there is none. */
+static bool take_envelope(rdma_rank *t, const unsigned char **buf, size_t *len,
+                          const struct fi_cq_tagged_entry *e, fi_addr_t from, rdma_env *env)
+{
+    if (e->flags & FI_REMOTE_CQ_DATA) {
+        if (from >= (fi_addr_t)t->n) {
+            xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message from an unknown address", *len);
+            return false;
+        }
+        int tag = (int)(e->data & TAG_TAG_MASK);
+        uint32_t ctx = (uint32_t)(e->data >> ENV_SHORT_TAG_BITS);
+        env->tag = rdma__tag_of(KIND_MSG, (int)from, ctx, tag);
+        env->data = (uint64_t)ctx << 32 | ((t->nrecv[from] + 1) & 0xffffffffu);
+        return true;
+    }
+    if (*len < sizeof *env) {
+        xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message without commlab's envelope", *len);
+        return false;
+    }
+    memcpy(env, *buf, sizeof *env);
+    *buf += sizeof *env;
+    *len -= sizeof *env;
+    return true;
+}
+
 static void pool_arrived(rdma_rank *t, const unsigned char *buf, size_t len,
                          const struct fi_cq_tagged_entry *e, fi_addr_t from)
 {
     rdma_env env;
-    if (e->flags & FI_REMOTE_CQ_DATA) { /* a short envelope: rdma_impl.h */
-        if (from >= (fi_addr_t)t->n) {
-            xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message from an unknown address", len);
-            return;
-        }
-        int tag = (int)(e->data & TAG_TAG_MASK);
-        uint32_t ctx = (uint32_t)(e->data >> ENV_SHORT_TAG_BITS);
-        env.tag = rdma__tag_of(KIND_MSG, (int)from, ctx, tag);
-        env.data = (uint64_t)ctx << 32 | ((t->nrecv[from] + 1) & 0xffffffffu);
-    } else {
-        if (len < sizeof env) {
-            xfer_fatal(&t->x, CL_EPROTO, "a %zu-byte message without commlab's envelope", len);
-            return;
-        }
-        memcpy(&env, buf, sizeof env);
-        buf += sizeof env;
-        len -= sizeof env;
-    }
+    if (!take_envelope(t, &buf, &len, e, from, &env))
+        return;
     int kind = rdma__kind_of(env.tag), src = rdma__src_of(env.tag);
     if (kind == KIND_CTRL) {
         rdma_ctl h = {0};
