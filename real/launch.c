@@ -256,7 +256,7 @@ static int check_run(const real_opts *o, const real_transport *t, run_result *re
     if (t->in_process && !o->boot)
         return diag_set(&res->diag, CL_EINVAL, "the %s transport runs one rank per process "
                         "of a launcher (mpirun, srun)", t->name);
-    if (o->netlab && (t != &tcp_transport || o->boot || o->listen))
+    if (o->netlab && (!t->over_netlab || o->boot || o->listen))
         return diag_set(&res->diag, CL_EINVAL, "--netlab runs every rank of a local tcp run "
                         "in a namespace of its own: not with %s", o->boot ? "a world of "
                         "processes started elsewhere" : o->listen ? "--listen" : o->backend);

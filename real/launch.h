@@ -74,6 +74,11 @@ typedef struct real_transport {
      * watchdog cannot kill such a rank: it stores the failure in job.stop,
      * which the transport's poll returns, and the rank unwinds. */
     bool in_process;
+    /* Its ranks can each run in a network namespace of their own, a
+     * netlab's (real/netlab.h): they talk over IP.  Only in a local run
+     * (no o->boot) and without --listen, which the netlab's addresses
+     * replace. */
+    bool over_netlab;
     /* Optional (NULL: none): bytes of shared memory it needs (made before
      * the fork). */
     size_t (*shared_bytes)(const real_opts *o);

@@ -389,6 +389,7 @@ static void tcp_rank_close(real_rank *base)
 
 const real_transport tcp_transport = {
     .name = "tcp",
+    .over_netlab = true,
     .shared_bytes = tcp__shared_bytes,
     .shared_init = tcp__shared_init,
     .rank_open = tcp_rank_open,

@@ -17,7 +17,10 @@
 
 #include "commlab.h"
 #include "tests/testutil.h"
+#include "real/launch.h"
 #include "real/netlab.h"
+
+cl_pattern_fn ring;
 
 static bool ns_exists(pid_t pid, const char *what)
 {
@@ -160,6 +163,40 @@ static void test_build_enter_destroy(void **state)
     netlab_destroy(NULL);
 }
 
+/* real_run takes a netlab only for a transport whose ranks talk over IP
+ * (real_transport.over_netlab: tcp), in a local run, with a port a rank;
+ * it refuses the rest before forking anything. */
+static void test_run_refuses(void **state)
+{
+    (void)state;
+    netlab *nl = lab_or_skip(2);
+    if (!nl) {
+        skip();
+        return;
+    }
+    static const struct {
+        const char *backend;
+        int ranks;
+        const char *listen, *says;
+    } bad[] = {
+        {"shm", 2, NULL, "not with shm"},
+        {"tcp", 2, "127.0.0.1", "not with --listen"},
+        {"tcp", 3, NULL, "3 ranks on a netlab of 2 ports"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        real_opts o = {.job = {.fn = ring, .nranks = bad[i].ranks, .iters = 1,
+                               .eager_limit = 65536},
+                       .backend = bad[i].backend, .listen = bad[i].listen, .netlab = nl};
+        run_result res;
+        assert_int_equal(real_run(&o, &res), CL_EINVAL);
+        if (!strstr(res.diag.msg, bad[i].says))
+            fail_msg("%s, %d ranks: '%s' lacks '%s'", bad[i].backend, bad[i].ranks,
+                     res.diag.msg, bad[i].says);
+        run_result_release(&res);
+    }
+    netlab_destroy(nl);
+}
+
 /* A launcher killed outright leaves clnl-PID-*: the next netlab deletes
  * them once PID is gone, and leaves a live launcher's alone. */
 static void test_reap_stale(void **state)
@@ -198,7 +235,7 @@ int main(void)
         cmocka_unit_test(test_rate_str),   cmocka_unit_test(test_burst),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_not_root),   cmocka_unit_test(test_build_enter_destroy),
-        cmocka_unit_test(test_reap_stale),
+        cmocka_unit_test(test_reap_stale), cmocka_unit_test(test_run_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
