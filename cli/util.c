@@ -12,7 +12,6 @@
 #include "cli/near.h"
 #include "commlab.h"
 #include "core/tier.h"
-#include "real/auth.h"
 
 int cli_error(const char *fmt, ...)
 {
@@ -81,21 +80,23 @@ char *cli_env_take(const char *name)
     if (!value)
         return NULL;
     char *copy = strdup(value);
-    auth_wipe(value, strlen(value)); /* the process's first environment is in /proc */
+    cli_wipe(value, strlen(value)); /* the process's first environment is in /proc */
     unsetenv(name);
     return copy;
 }
 
+/* explicit_bzero: a store the compiler may not drop as dead, as it may a
+ * memset before free. */
 void cli_wipe(void *buf, size_t n)
 {
-    auth_wipe(buf, n);
+    explicit_bzero(buf, n);
 }
 
 void cli_env_free(char *value)
 {
     if (!value)
         return;
-    auth_wipe(value, strlen(value));
+    cli_wipe(value, strlen(value));
     free(value);
 }
 

@@ -99,7 +99,7 @@ cli_may_include="cli/backend.c cli/row_sim.c cli/row_real.c cli/row_real.h cli/m
 cli/bench_line.c cli/bench_mpi.c cli/bench_rdma.c cli/bench_real.c cli/cmd_bench.c
 cli/cmd_fabric.c cli/fabric_mpi.c
 cli/calibrate.c cli/cmd_calibrate.c cli/cmd_compare.c cli/cmd_validate.c cli/compare.c
-cli/cmd_collectives.c cli/util.c"
+cli/cmd_collectives.c"
 # cli_includes DIR: "FILE: HEADER" for each file of DIR/cli that includes a
 # sim/ or real/ header and may not.
 cli_includes() {
