@@ -1,6 +1,7 @@
 /* run.c - the per-rank iteration driver, the iteration time, the row. */
 #include "core/run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,15 @@ int run_result_init(run_result *res, int iters)
         return diag_set(&res->diag, CL_ENOMEM, "out of memory for %d iteration times", iters);
     }
     return 0;
+}
+
+bool run_result_vfail(run_result *res, int status, const char *fmt, va_list ap)
+{
+    if (res->status)
+        return false;
+    res->status = status;
+    vsnprintf(res->diag.msg, sizeof res->diag.msg, fmt, ap);
+    return true;
 }
 
 void run_result_release(run_result *res)

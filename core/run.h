@@ -40,6 +40,7 @@
 #ifndef CL_RUN_H
 #define CL_RUN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -111,6 +112,10 @@ typedef struct run_result {
 int run_result_init(run_result *res, int iters);
 /* Frees them; res may be zeroed or half set up. */
 void run_result_release(run_result *res);
+/* The run failed with status (a CL_E*) for the reason fmt says, unless it
+ * had failed already: the first failure wins, what follows is usually its
+ * consequence.  Returns whether this one was the first.  Cannot fail. */
+bool run_result_vfail(run_result *res, int status, const char *fmt, va_list ap);
 
 /* ---- cl_printf's lines, held for the median iteration ----
  *

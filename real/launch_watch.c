@@ -30,15 +30,12 @@ void launch__kill_all(launcher *l)
 
 void launch__fail(launcher *l, int status, const char *fmt, ...)
 {
-    if (l->res->status == 0) {
-        l->res->status = status;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(l->res->diag.msg, sizeof l->res->diag.msg, fmt, ap);
-        va_end(ap);
-        if (l->o->boot && !l->res->told)
-            l->res->told = boot_report_failure(l->o->boot, status, l->res->diag.msg);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    bool first = run_result_vfail(l->res, status, fmt, ap);
+    va_end(ap);
+    if (first && l->o->boot && !l->res->told)
+        l->res->told = boot_report_failure(l->o->boot, status, l->res->diag.msg);
     launch__kill_all(l);
 }
 

@@ -17,13 +17,10 @@
 
 void engine__fail(sim_engine *e, int err, const char *fmt, ...)
 {
-    if (e->res->status == 0) {
-        e->res->status = err;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->res->diag.msg, sizeof e->res->diag.msg, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    run_result_vfail(e->res, err, fmt, ap);
+    va_end(ap);
     e->aborting = true;
 }
 
