@@ -272,7 +272,7 @@ static size_t segments_of(const calib_result *r, const fit_result *f, machine_se
         const fit_segment *g = &f->seg[s];
         out[s] = (machine_segment){
             .upto = r->points[g->first + g->n - 1].bytes, .alpha = g->alpha,
-            .bandwidth = g->beta > 0 ? 1.0 / g->beta : INFINITY, .r2 = g->r2,
+            .bandwidth = fit_bandwidth(g->beta), .r2 = g->r2,
             .max_residual_pct = 100 * g->max_residual, .gap = NAN,
             .gap_bandwidth = INFINITY,
         };
@@ -296,7 +296,7 @@ static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *
     s->gap_bandwidth = INFINITY;
     if (fit_gap(x, t1, tw, f->n, CALIB_WINDOW, gaps, &g) > 0) {
         s->gap = g.alpha;
-        s->gap_bandwidth = g.beta > 0 ? 1.0 / g.beta : INFINITY;
+        s->gap_bandwidth = fit_bandwidth(g.beta);
     }
     for (size_t i = 0; i < f->n; i++)
         r->points[f->first + i].gap = gaps[i];

@@ -189,7 +189,8 @@ static void print_segments(const calib_result *r, const fit_result *fit, bool ga
         table_add(&t, "%s", range);
         table_add(&t, "%zu", f->n);
         table_add(&t, "%s", units_time_digits(al, f->alpha, 4));
-        table_add(&t, "%s", f->beta > 0 ? units_bandwidth_str(bw, 1.0 / f->beta) : "inf");
+        double b = fit_bandwidth(f->beta);
+        table_add(&t, "%s", isinf(b) ? "inf" : units_bandwidth_str(bw, b));
         table_add(&t, "%.4f", f->r2);
         table_add(&t, "%.1f %%", 100 * f->max_residual);
         table_add(&t, "%.1f %%", 100 * f->rms_residual);
@@ -251,10 +252,11 @@ static void json_segments(json_writer *w, const char *key, const calib_result *r
         json_kv_uint(w, "upto_bytes", r->points[f->first + f->n - 1].bytes);
         json_kv_uint(w, "points", f->n);
         json_kv_number(w, "alpha_s", f->alpha);
-        if (f->beta > 0)
-            json_kv_number(w, "bandwidth_Bps", 1.0 / f->beta);
-        else
+        double b = fit_bandwidth(f->beta);
+        if (isinf(b))
             json_kv_string(w, "bandwidth_Bps", "inf");
+        else
+            json_kv_number(w, "bandwidth_Bps", b);
         json_kv_number(w, "r2", f->r2);
         json_kv_number(w, "max_residual_pct", 100 * f->max_residual);
         json_kv_number(w, "rms_residual_pct", 100 * f->rms_residual);

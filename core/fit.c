@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commlab.h"
+#include "core/config.h"
 
 /* Residual statistics of the line (a, b) over the points, into s. */
 static void score(const double *x, const double *y, size_t n, double a, double b,
@@ -234,4 +235,9 @@ bool fit_segment_usable(const fit_segment *s)
 {
     return isfinite(s->alpha) && isfinite(s->beta) &&
            (s->r2 >= FIT_MIN_R2 || s->max_residual <= FIT_LOOSE_RESIDUAL);
+}
+
+double fit_bandwidth(double beta)
+{
+    return beta > 1.0 / CFG_BANDWIDTH_MAX ? 1.0 / beta : INFINITY;
 }

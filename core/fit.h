@@ -105,4 +105,11 @@ bool fit_segment_usable(const fit_segment *s);
  * points fitted). */
 const fit_segment *fit_segment_of(const fit_result *r, size_t i);
 
+/* The bandwidth, bytes/s, of a fit's slope beta (seconds a byte): INFINITY
+ * (no cost per byte the measurements show, `inf` in a machine file) when
+ * the slope is 0, or so close to it that the bandwidth is beyond any
+ * link's, which a machine file refuses (CFG_BANDWIDTH_MAX): a flat
+ * segment of a noisy fit gave 1e30 B/s.  Cannot fail. */
+double fit_bandwidth(double beta);
+
 #endif

@@ -1,10 +1,12 @@
 /* test_fit.c - the alpha-beta fit: known alpha and beta come back from
  * synthetic times with noise, segments appear where one line does not fit,
  * the eager limit always cuts, and bad points are refused. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commlab.h"
+#include "core/config.h"
 #include "core/fit.h"
 #include "tests/testutil.h"
 
@@ -275,6 +277,21 @@ static void test_segment_usable(void **state)
     assert_false(fit_segment_usable(&zero));
 }
 
+/* A slope's bandwidth: 1 / beta where a machine file can hold it; inf for
+ * a flat slope and for one so close to flat that the bandwidth is beyond
+ * CFG_BANDWIDTH_MAX (a noisy calibration wrote 1e30 B/s, which loading
+ * the file then refused: tests/cli/test_netlab.sh's compare, exit 4). */
+static void test_bandwidth_of_slope(void **state)
+{
+    (void)state;
+    assert_near(fit_bandwidth(1e-9), 1e9, 1e-3);
+    assert_near(fit_bandwidth(1.0 / CFG_BANDWIDTH_MAX * 1.01), CFG_BANDWIDTH_MAX / 1.01, 1);
+    assert_true(isinf(fit_bandwidth(0)));
+    assert_true(isinf(fit_bandwidth(-1e-12)));
+    assert_true(isinf(fit_bandwidth(1e-30)));
+    assert_true(isinf(fit_bandwidth(1.0 / CFG_BANDWIDTH_MAX)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_bad_points),
         cmocka_unit_test(test_gap_from_windows),
         cmocka_unit_test(test_segment_usable),
+        cmocka_unit_test(test_bandwidth_of_slope),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
