@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/rows.h"
+#include "core/config.h"
 #include "core/units.h"
 #include "real/netlab.h"
 #include "sim/net.h"
@@ -116,13 +117,14 @@ static int check_cache(const compare_opts *co, const machine *m, const char *pat
  * ports, every link half of the calibrated ping-pong segment's alpha at
  * that size and its bandwidth, so that a message alone costs alpha +
  * n/bandwidth, the calibrated time, and messages that cross one port at
- * once share it (max-min).  A segment without a per-byte cost gets a
- * bandwidth no message notices, the topology file having no infinity.
- * 0, or the exit status after saying why. */
+ * once share it (max-min).  A segment without a per-byte cost gets the
+ * fastest bandwidth a topology takes (CFG_BANDWIDTH_MAX, a petabyte a
+ * second: 4 MiB in 4 ns), the topology file having no infinity.  0, or
+ * the exit status after saying why. */
 static int switch_net(const machine *m, int ranks, uint64_t bytes, sim_net **out)
 {
     const machine_segment *seg = machine_segment_of(m, bytes);
-    double bw = isinf(seg->bandwidth) ? 1e30 : seg->bandwidth;
+    double bw = seg->bandwidth < CFG_BANDWIDTH_MAX ? seg->bandwidth : CFG_BANDWIDTH_MAX;
     char yaml[256];
     snprintf(yaml, sizeof yaml, "topology: [Switch]\nnpus_count: [%d]\nbandwidth: [%.17gB/s]\n"
              "latency: [%.17gs]\n", ranks, bw, seg->alpha / 2);

@@ -233,6 +233,16 @@ if [ "$calibrated" -eq 0 ]; then
     left_by "$last" "compare over a loopback model"
 fi
 
+# A segment with no cost per byte (bandwidth inf, as a flat fit of a busy
+# machine writes it) is modeled over the netlab's switch at the fastest
+# bandwidth a topology takes: compare used 1e30 B/s, which the topology's
+# range check refuses (exit 4 in CI, one run in two beside another).
+printf 'host: h\nbackend: tcp\nnetlab: 1Gbit/s\neager_limit: 64KiB\ncache: fresh\nsegments:\n  - {upto: 64KiB, alpha: 30us, bandwidth: inf}\n  - {upto: 64MiB, alpha: 40us, bandwidth: 100MB/s}\n' >"$tmpd/flat.yaml"
+pid_run 0 compare pingpong --backend tcp --netlab "$rate" --model "$tmpd/flat.yaml" --bytes 8 \
+    -i 3 --json
+finite_errors 1
+left_by "$last" "compare over a segment with no cost per byte"
+
 # Ctrl-C in calibrate: the netlab it holds is deleted, exit 130.
 "$cl" calibrate --backend tcp --netlab "$rate" --out "$tmpd/int.yaml" \
     >"$tmpd/cal.out" 2>"$tmpd/cal.err" &
