@@ -108,8 +108,9 @@ const fit_segment *fit_segment_of(const fit_result *r, size_t i);
 /* The bandwidth, bytes/s, of a fit's slope beta (seconds a byte): INFINITY
  * (no cost per byte the measurements show, `inf` in a machine file) when
  * the slope is 0, or so close to it that the bandwidth is beyond any
- * link's, which a machine file refuses (CFG_BANDWIDTH_MAX): a flat
- * segment of a noisy fit gave 1e30 B/s.  Cannot fail. */
+ * link's, which a machine file refuses (CFG_BANDWIDTH_MAX): written as
+ * it is, such a slope would make a file its own loader refuses.  Cannot
+ * fail. */
 double fit_bandwidth(double beta);
 
 #endif

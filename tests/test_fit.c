@@ -279,8 +279,7 @@ static void test_segment_usable(void **state)
 
 /* A slope's bandwidth: 1 / beta where a machine file can hold it; inf for
  * a flat slope and for one so close to flat that the bandwidth is beyond
- * CFG_BANDWIDTH_MAX (a noisy calibration wrote 1e30 B/s, which loading
- * the file then refused: tests/cli/test_netlab.sh's compare, exit 4). */
+ * CFG_BANDWIDTH_MAX, which loading the file would refuse. */
 static void test_bandwidth_of_slope(void **state)
 {
     (void)state;
