@@ -7,7 +7,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
-#include "cli/mpi_launch.h"
+#include "cli/row_mpi.h"
 #include "cli/near.h"
 #include "cli/rows.h"
 #include "cli/run_size.h"
@@ -266,4 +266,9 @@ void backend_desc_number(backend_desc *d, const char *key, double num)
 {
     if (d->nkeys < BACKEND_DESC_KEYS)
         d->key[d->nkeys++] = (backend_desc_key){.key = key, .number = true, .num = num};
+}
+
+int backend_provider_auto(char *name, size_t len, cl_diag *d)
+{
+    return rdma_provider_auto(name, len, false, d);
 }

@@ -175,6 +175,9 @@ bool backend_speaks(const backend_info *b);
  * library of collectives or none for collective; else 0 with its rank
  * program in *fn. */
 int backend_check_library(const backend_info *b, const char *collective, cl_pattern_fn **fn);
+/* The libfabric provider rdma picks on this host when none is asked for
+ * (real/rdma.h) into name: 0, or the error with d saying why. */
+int backend_provider_auto(char *name, size_t len, cl_diag *d);
 /* b's session for o: b->open (run_check calls it); see backend_info. */
 int backend_open(const backend_info *b, struct run_opts *o, backend_session **s);
 /* Adds a text (or a number) JSON member to d.  Cannot fail (past

@@ -23,6 +23,8 @@ double bench_process(const char *exe, char *const argv[], char *out, size_t len,
 /* The backend table's bench entries (cli/backend.h); each returns a
  * CLI_EXIT_* code.  `commlab bench sim`: the simulator's speed. */
 int bench_sim(bool quick);
+/* The same with bench sim's own options: --profile, --long. */
+int bench_sim_run(bool quick, bool profile, bool run_long);
 /* The end of `bench sim` (cli/bench_ref.c): commlab and SimGrid simulating
  * the same ring all-reduce and linear all-to-all, timed as whole processes
  * (SimGrid's 1,024-rank all-to-all quoted from a stored run unless
@@ -36,7 +38,7 @@ int bench_tcp(bool quick);
  * fi_pingpong. */
 int bench_rdma(bool quick);
 /* mpi: commlab's ping-pong over the MPI library beside the library's own
- * (cli/bench_mpi.c; built with CL_HAVE_MPI). */
+ * (cli/row_mpi_bench.c; built with CL_HAVE_MPI). */
 int bench_mpi(bool quick);
 
 /* k blocking round trips of bytes between ranks 0 and 1, sent from sbuf
@@ -44,7 +46,7 @@ int bench_mpi(bool quick);
  * buffer where the reference uses one); other ranks do nothing. */
 int bench_round_trips(cl_comm *c, void *sbuf, void *rbuf, size_t bytes, long k);
 
-/* The floor under a shared-memory message (cli/bench_line.c): the one-way
+/* The floor under a shared-memory message (cli/row_real_line.c): the one-way
  * time of one cache line handed between the cores ranks 0 and 1 are bound
  * to, over `samples` (1..LINE_SAMPLES_MAX) samples, waiting with the pause
  * hint between loads or without.  0, or CL_EIO / CL_ENOMEM / CL_EINVAL. */
@@ -55,7 +57,7 @@ int bench_line_floor(int samples, bool pause, cl_stats *out);
 const char *bench_range(char *buf, size_t len, const cl_stats *s, bool time);
 
 /* The Open MPI reference program (real/mpi/mpi_pingpong.c) next to the
- * binary, built now with mpicc where it is missing (cli/bench_real.c).
+ * binary, built now with mpicc where it is missing (cli/row_real_bench.c).
  * Fills prog and returns true, or prints one line saying why not and
  * returns false. */
 bool bench_reference_find(char *prog, size_t len);

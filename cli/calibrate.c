@@ -15,8 +15,6 @@
 #include "cli/run_size.h"
 #include "core/pattern.h"
 #include "core/units.h"
-#include "real/netlab.h"
-#include "real/rdma.h"
 
 /* ---- measuring ---- */
 
@@ -354,7 +352,7 @@ static int fit_pingpong(calib_ctx *c, calib_result *r)
             return CLI_EXIT_OK;
         }
         if (attempt == CALIB_ATTEMPTS && c->o->netlab && r->points[bad->first].bytes <
-                                                              netlab_burst(c->o->netlab)) {
+                                                              run_lab_burst(c->o->netlab)) {
             char burst[UNITS_BUF];
             fprintf(stderr, "commlab: calibrate: warning: segment %s fits a line poorly after "
                             "%d measurements (R^2 %.2f, a point %.1f %% off it): over a "
@@ -362,7 +360,7 @@ static int fit_pingpong(calib_ctx *c, calib_result *r)
                             "the port's rate, as its token bucket holds; kept as measured, "
                             "its residuals in the file\n", range, CALIB_ATTEMPTS, bad->r2,
                     100 * bad->max_residual,
-                    units_size_str(burst, (uint64_t)netlab_burst(c->o->netlab)));
+                    units_size_str(burst, (uint64_t)run_lab_burst(c->o->netlab)));
             return CLI_EXIT_OK;
         }
         if (attempt == CALIB_ATTEMPTS && c->o->strict) {
@@ -451,10 +449,10 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     calib_ctx c = {
         .o = o, .first = true,
         .ro = {.backend = o->backend, .be = o->be, .ranks = 2, .warmup = 2,
-               .eager_limit = o->eager_limit, .bind = o->bind, .copy = RUN_COPY_AUTO,
-               .listen = o->listen, .provider = o->provider, .netlab = o->netlab,
-               .lab = o->lab, .deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT,
-               .cache = o->cache},
+               .eager_limit = o->eager_limit, .real.bind = o->bind, .real.copy = RUN_COPY_AUTO,
+               .real.listen = o->listen, .real.provider = o->provider, .real.netlab = o->netlab,
+               .real.lab = o->lab, .real.deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT,
+               .real.cache = o->cache},
         .steps = (2 * n + 2 * streamed) * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS),
     };
     /* The regime: the reference probe first (its runs are not on the bar). */
@@ -540,7 +538,7 @@ int calibrate_provider(const backend_info *be, const char *asked, char *buf, siz
         snprintf(buf, len, "%s", asked);
         return 0;
     }
-    if (rdma_provider_auto(buf, len, false, &d))
+    if (backend_provider_auto(buf, len, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     return 0;
 }
@@ -581,8 +579,8 @@ int calibrate_default_path(char *buf, size_t len, const char *backend, const cha
             *p = '-';
     if (netlab_Bps > 0) {
         /* "1 Gbit/s" -> "-netlab-1gbit" */
-        char rate[32];
-        netlab_rate_str(rate, sizeof rate, netlab_Bps);
+        char rate[UNITS_BUF];
+        units_rate_str(rate, netlab_Bps);
         size_t n = (size_t)snprintf(lab, sizeof lab, "-netlab-");
         for (const char *p = rate; *p && *p != '/' && n + 1 < sizeof lab; p++)
             if (*p != ' ')

@@ -147,7 +147,9 @@ int cmd_fabric(int argc, char **argv);
 int cmd_collectives(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_step(int argc, char **argv);
-/* `fabric --mpi` (cli/fabric_mpi.c): a CLI_EXIT_* code. */
+/* `fabric` (cli/row_rdma_fabric.c) and `fabric --mpi`
+ * (cli/row_mpi_fabric.c): a CLI_EXIT_* code. */
+int fabric_rdma(bool as_json);
 int fabric_mpi(bool as_json);
 
 extern const char cmd_price_usage[];

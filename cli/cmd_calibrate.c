@@ -13,7 +13,6 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
-#include "real/netlab.h"
 
 const char cmd_calibrate_usage[] =
     "usage: commlab calibrate --backend shm|tcp|rdma|mpi [options]\n"
@@ -215,7 +214,7 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
 {
     char a[UNITS_BUF], b[UNITS_BUF], e[UNITS_BUF], rate[32], lab[64] = "";
     if (o->netlab) {
-        netlab_rate_str(rate, sizeof rate, o->netlab);
+        units_rate_str(rate, o->netlab);
         snprintf(lab, sizeof lab, " (netlab %s per port)", rate);
     }
     printf("calibrate %s%s on %s: pingpong between 2 ranks, %zu sizes %s..%s, eager limit "

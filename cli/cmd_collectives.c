@@ -16,8 +16,6 @@
 #include "core/table.h"
 #include "core/tier.h"
 #include "core/units.h"
-#include "sim/engine.h"
-#include "sim/net.h"
 
 const char cmd_collectives_usage[] =
     "usage: commlab collectives COLLECTIVE [options]\n"
@@ -114,7 +112,7 @@ static int parse_args(int argc, char **argv, coll_cmd *o)
         case OPT_JSON: o->run.fmt = CLI_JSON; break;
         case OPT_PLOT: rc = cli_plot_terms(optarg, &o->plot); break;
         case OPT_BETWEEN: o->between = optarg; break;
-        case OPT_REDUCE_BW: rc = run_parse_reduce_bandwidth(optarg, &o->run.reduce_bw); break;
+        case OPT_REDUCE_BW: rc = run_parse_reduce_bandwidth(optarg, &o->run.sim.reduce_bw); break;
         case 'h': fputs(cmd_collectives_usage, stdout); return -1;
         default: return cli_bad_option("collectives", opts, argv, c);
         }
@@ -244,7 +242,7 @@ static int run_between(const coll_cmd *o)
 
 /* Runs every algorithm at every size into o->rows; the first failure's
  * status (already reported), or 0. */
-static int run_all(coll_cmd *o, sim_net *net)
+static int run_all(coll_cmd *o, struct sim_net *net)
 {
     size_t na = o->nalgos;
     for (size_t s = 0; s < o->run.nsizes; s++) {
@@ -274,7 +272,7 @@ static int run_all(coll_cmd *o, sim_net *net)
     return 0;
 }
 
-static void print_text(const coll_cmd *o, const sim_net *net)
+static void print_text(const coll_cmd *o, const struct sim_net *net)
 {
     char el[UNITS_BUF], a[UNITS_BUF], b[UNITS_BUF];
     size_t na = o->nalgos, n = o->run.nsizes * na;
@@ -283,9 +281,9 @@ static void print_text(const coll_cmd *o, const sim_net *net)
         snprintf(rb, sizeof rb, ", reduce %s", tier_gamma(&o->t) > 0
                  ? units_bandwidth_str(b, o->t.reduce_bandwidth) : "free");
     printf("%s on sim: %d ranks, %s (alpha %s, %s%s), sharing %s, eager limit %s, no payload\n\n",
-           o->coll->name, o->run.ranks, sim_net_describe(net),
+           o->coll->name, o->run.ranks, row_sim_net_describe(net),
            units_time_str(a, o->t.alpha), units_bandwidth_str(b, o->t.bandwidth), rb,
-           run_sharing_name(o->run.sharing, true), units_size_str(el, o->run.eager_limit));
+           run_sharing_name(o->run.sim.sharing, true), units_size_str(el, o->run.eager_limit));
     const char *fh[] = {"algorithm", o->coll->reduces
                         ? "alpha-beta-gamma time, each message alone (a = alpha, B; g = gamma "
                           "= 1 / reduce)"
@@ -368,7 +366,7 @@ static void print_csv(const coll_cmd *o)
     table_release(&t);
 }
 
-static void print_json(const coll_cmd *o, const sim_net *net)
+static void print_json(const coll_cmd *o, const struct sim_net *net)
 {
     json_writer w;
     json_init(&w, stdout, true);
@@ -377,12 +375,12 @@ static void print_json(const coll_cmd *o, const sim_net *net)
     json_kv_string(&w, "collective", o->coll->name);
     json_kv_string(&w, "backend", "sim");
     json_kv_uint(&w, "ranks", (uint64_t)o->run.ranks);
-    json_kv_string(&w, "network", sim_net_describe(net));
+    json_kv_string(&w, "network", row_sim_net_describe(net));
     json_kv_number(&w, "alpha_s", o->t.alpha);
     json_kv_number(&w, "bandwidth_Bps", o->t.bandwidth);
     if (o->coll->reduces)
         json_kv_number(&w, "gamma_s_per_byte", tier_gamma(&o->t));
-    json_kv_string(&w, "sharing", run_sharing_name(o->run.sharing, false));
+    json_kv_string(&w, "sharing", run_sharing_name(o->run.sim.sharing, false));
     json_kv_uint(&w, "eager_limit_bytes", o->run.eager_limit);
     json_key(&w, "algorithms");
     json_begin_array(&w);
@@ -417,7 +415,7 @@ int cmd_collectives(int argc, char **argv)
 {
     coll_cmd o = {
         .run = {.backend = "sim", .ranks = 8, .iters = 1, .warmup = 0,
-                .model = "alphabeta", .eager_limit = RUN_EAGER_LIMIT, .payload = false,
+                .sim.model = "alphabeta", .eager_limit = RUN_EAGER_LIMIT, .payload = false,
                 .fmt = CLI_TEXT, .args = {.microbatches = 4}},
     };
     int rc = parse_args(argc, argv, &o);
@@ -432,22 +430,22 @@ int cmd_collectives(int argc, char **argv)
     }
     o.t = ts.tiers[0];
     tier_set_release(&ts);
-    if (o.run.reduce_bw > 0)
-        o.t.reduce_bandwidth = o.run.reduce_bw;
+    if (o.run.sim.reduce_bw > 0)
+        o.t.reduce_bandwidth = o.run.sim.reduce_bw;
     if (o.between) {
         rc = run_between(&o);
         free(o.run.sizes);
         return rc;
     }
     run_env env = {0};
-    sim_net *net = NULL;
+    struct sim_net *net = NULL;
     cl_diag d = {{0}};
     size_t n = o.run.nsizes * o.nalgos;
     o.rows = calloc(n, sizeof *o.rows);
     o.exact = calloc(n, sizeof *o.exact);
     if (!o.rows || !o.exact)
         rc = cli_error("out of memory");
-    else if (sim_net_create_tier(&net, &o.t, o.run.ranks, &d))
+    else if (row_sim_net_tier(&net, &o.t, o.run.ranks, &d))
         rc = cli_diag(&d, CLI_EXIT_USAGE);
     else if ((rc = run_all(&o, net)))
         rc = run_exit_code(rc, &env);
@@ -462,11 +460,11 @@ int cmd_collectives(int argc, char **argv)
     if (rc == 0 && o.plot) {
         char what[PLOT_TITLE_MAX];
         snprintf(what, sizeof what, "%s on %d ranks, %s, sharing %s", o.coll->name, o.run.ranks,
-                 sim_net_describe(net), run_sharing_name(o.run.sharing, true));
+                 row_sim_net_describe(net), run_sharing_name(o.run.sim.sharing, true));
         rc = cli_plot_collectives(o.coll->name, what, o.rows, n, o.plot,
                                   o.run.fmt == CLI_TEXT ? stdout : stderr);
     }
-    sim_net_destroy(net);
+    row_sim_net_destroy(net);
     free(o.rows);
     free(o.exact);
     free(o.run.sizes);

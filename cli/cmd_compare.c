@@ -17,7 +17,6 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/units.h"
-#include "real/netlab.h"
 
 const char cmd_compare_usage[] =
     "usage: commlab compare PATTERN [options]\n"
@@ -160,13 +159,13 @@ static int parse(int argc, char **argv, compare_opts *co)
         case 's': sizes_s = optarg; break;
         case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
         case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
-        case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
+        case OPT_BIND: rc = cli_parse_bind(optarg, &o->real.bind); break;
         case OPT_LISTEN:
-            o->listen = optarg;
+            o->real.listen = optarg;
             backend_give(&o->given, BOPT_LISTEN, "listen", optarg);
             break;
         case OPT_PROVIDER:
-            o->provider = optarg;
+            o->real.provider = optarg;
             backend_give(&o->given, BOPT_PROVIDER, "provider", optarg);
             break;
         case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_PIECES:
@@ -179,10 +178,10 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_RECAL: co->recalibrate = true; break;
         case OPT_REPEAT: rc = cli_parse_int("--repeat", optarg, 1, 1000, &co->repeat); break;
         case OPT_SAVE: co->save = optarg; break;
-        case OPT_CACHE: rc = run_parse_cache(optarg, &o->cache); break;
+        case OPT_CACHE: rc = run_parse_cache(optarg, &o->real.cache); break;
         case OPT_MIXED_CACHE: co->mixed_cache = true; break;
         case OPT_NETLAB:
-            rc = run_parse_netlab(optarg, &o->netlab);
+            rc = run_parse_netlab(optarg, &o->real.netlab);
             backend_give(&o->given, BOPT_NETLAB, "netlab", optarg);
             break;
         case 'h': fputs(cmd_compare_usage, stdout); return -1;
@@ -218,7 +217,7 @@ static int check_parsed(int argc, char **argv, compare_opts *co, const char *byt
         return cli_error("%s needs at least %d ranks, got -n %d", name, o->pattern->min_ranks,
                          o->ranks);
     if ((rc = calibrate_find_backend("compare", o->backend, &o->given, &o->be)) ||
-        (rc = calibrate_check_netlab(o->netlab, o->listen)))
+        (rc = calibrate_check_netlab(o->real.netlab, o->real.listen)))
         return rc;
     if (bytes_s && sizes_s)
         return cli_error("compare: give either --bytes or --sizes, not both");
@@ -250,10 +249,10 @@ static void cache_header(char *buf, size_t len, const compare_opts *co, const co
 {
     if (s->mismatch)
         cli_textf(buf, len, ", --cache %s measured against a model calibrated --cache %s%s "
-                  "(--mixed-cache: the errors mix the two)", cache_mode_name(co->run.cache),
+                  "(--mixed-cache: the errors mix the two)", cache_mode_name(co->run.real.cache),
                   cache_mode_name(s->m.cache), s->m.cache_recorded ? "" : " (no cache key)");
     else
-        cli_textf(buf, len, ", --cache %s", cache_mode_name(co->run.cache));
+        cli_textf(buf, len, ", --cache %s", cache_mode_name(co->run.real.cache));
 }
 
 static void print_text(const compare_opts *co, const compare_session *s, const compare_row *rows,
@@ -267,9 +266,9 @@ static void print_text(const compare_opts *co, const compare_session *s, const c
     else
         snprintf(its, sizeof its, "%d to %d iterations", co->lo_iters, co->hi_iters);
     cache_header(cache, sizeof cache, co, s);
-    if (o->netlab) {
-        char rate[32];
-        netlab_rate_str(rate, sizeof rate, o->netlab);
+    if (o->real.netlab) {
+        char rate[UNITS_BUF];
+        units_rate_str(rate, o->real.netlab);
         printf("%s, %d ranks: %s measured over a netlab of %s per port (%s, %s after %d "
                "warm-up) vs modeled on one switch of %d ports from %s (at each size its "
                "ping-pong segment: half the alpha a link, the bandwidth; max-min sharing), "
@@ -327,14 +326,14 @@ static void print_json(const compare_opts *co, const compare_session *s, const c
     if (*m->provider)
         json_kv_string(&w, "model_provider", m->provider);
     json_kv_uint(&w, "eager_limit_bytes", m->eager_limit);
-    json_kv_string(&w, "cache", cache_mode_name(o->cache));
+    json_kv_string(&w, "cache", cache_mode_name(o->real.cache));
     json_kv_string(&w, "model_cache", cache_mode_name(m->cache));
     json_key(&w, "model_cache_recorded");
     json_bool(&w, m->cache_recorded);
     json_key(&w, "cache_mismatch");
     json_bool(&w, s->mismatch);
-    if (o->netlab) {
-        json_kv_number(&w, "netlab_port_Bps", o->netlab);
+    if (o->real.netlab) {
+        json_kv_number(&w, "netlab_port_Bps", o->real.netlab);
         json_kv_string(&w, "modeled_on", "switch");
     } else {
         json_kv_string(&w, "modeled_on", "machine");
@@ -404,7 +403,7 @@ static void write_csv(FILE *f, const compare_opts *co, compare_session *s,
     const run_opts *o = &co->run;
     char note[160];
     cli_textf(note, sizeof note, "--mixed-cache: measured --cache %s against a model calibrated "
-              "--cache %s", cache_mode_name(o->cache), cache_mode_name(s->m.cache));
+              "--cache %s", cache_mode_name(o->real.cache), cache_mode_name(s->m.cache));
     compare_print_csv(f, o->pattern->name, o->backend, o->ranks, o->eager_limit,
                       s->mismatch ? note : NULL, rows, n, curve, ncurve);
 }
@@ -428,8 +427,8 @@ int cmd_compare(int argc, char **argv)
 {
     compare_opts co = {
         .run = {.backend = "shm", .ranks = 2, .iters = 0, .warmup = 2, .payload = true,
-                .bind = true, .copy = RUN_COPY_AUTO,
-                .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .fmt = CLI_TEXT,
+                .real.bind = true, .real.copy = RUN_COPY_AUTO,
+                .real.deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .fmt = CLI_TEXT,
                 .args = {.microbatches = 4}},
         .repeat = 1,
     };

@@ -232,12 +232,12 @@ static const run_option options[] = {
     {"sizes", ARG, 's', ANY_BACKEND, PARSE},
     {"iters", ARG, 'i', ANY_BACKEND, PARSE},
     {"warmup", ARG, OPT_WARMUP, ANY_BACKEND, PARSE},
-    {"tier", ARG, 't', BOPT_MODEL, TEXT(tier)},
-    {"topology", ARG, OPT_TOPOLOGY, BOPT_MODEL, TEXT(topology)},
-    {"config", ARG, 'c', BOPT_MODEL, TEXT(config)},
-    {"model", ARG, OPT_MODEL, BOPT_MODEL, TEXT(model)},
+    {"tier", ARG, 't', BOPT_MODEL, TEXT(sim.tier)},
+    {"topology", ARG, OPT_TOPOLOGY, BOPT_MODEL, TEXT(sim.topology)},
+    {"config", ARG, 'c', BOPT_MODEL, TEXT(sim.config)},
+    {"model", ARG, OPT_MODEL, BOPT_MODEL, TEXT(sim.model)},
     {"eager-limit", ARG, OPT_EAGER, ANY_BACKEND, PARSE},
-    {"rendezvous-handshake", NOARG, OPT_HANDSHAKE, BOPT_MODEL, SET(handshake)},
+    {"rendezvous-handshake", NOARG, OPT_HANDSHAKE, BOPT_MODEL, SET(sim.handshake)},
     {"no-payload", NOARG, OPT_NO_PAYLOAD, BOPT_MODEL, CLEAR(payload)},
     {"stack-size", ARG, OPT_STACK, BOPT_MODEL, PARSE},
     {"fix", ARG, OPT_FIX, ANY_BACKEND, TEXT(args.fix)},
@@ -263,12 +263,12 @@ static const run_option options[] = {
     {"cache", ARG, OPT_CACHE, BOPT_MEASURED, PARSE},
     {"timeout", ARG, OPT_TIMEOUT, ANY_BACKEND, PARSE},
     {"shm-copy", ARG, OPT_SHM_COPY, BOPT_SHM_COPY, PARSE},
-    {"listen", ARG, OPT_LISTEN, BOPT_LISTEN, TEXT(listen)},
-    {"master", ARG, OPT_MASTER, BOPT_WORLD, TEXT(wargs.master)},
+    {"listen", ARG, OPT_LISTEN, BOPT_LISTEN, TEXT(real.listen)},
+    {"master", ARG, OPT_MASTER, BOPT_WORLD, TEXT(real.wargs.master)},
     {"rank", ARG, OPT_RANK, BOPT_WORLD, PARSE},
     {"world", ARG, OPT_WORLD, BOPT_WORLD, PARSE},
     {"join-timeout", ARG, OPT_JOIN_TIMEOUT, BOPT_WORLD, PARSE},
-    {"provider", ARG, OPT_PROVIDER, BOPT_PROVIDER, TEXT(provider)},
+    {"provider", ARG, OPT_PROVIDER, BOPT_PROVIDER, TEXT(real.provider)},
     {"netlab", ARG, OPT_NETLAB, BOPT_NETLAB, PARSE},
     {"csv", NOARG, OPT_CSV, ANY_BACKEND, PARSE},
     {"json", NOARG, OPT_JSON, ANY_BACKEND, PARSE},
@@ -317,30 +317,32 @@ static int parse_value(run_opts *o, const run_option *r, const char *text, const
         return cli_parse_int("--ranks", text, 1, 1 << 24, &o->ranks);
     case 'i': return cli_parse_int("--iters", text, 1, 1000000, &o->iters);
     case OPT_WARMUP: return cli_parse_int("--warmup", text, 0, 1000000, &o->warmup);
-    case OPT_RANK: return cli_parse_int("--rank", text, 0, RUN_WORLD_MAX_RANKS - 1, &o->wargs.rank);
-    case OPT_WORLD: return cli_parse_int("--world", text, 1, RUN_WORLD_MAX_RANKS, &o->wargs.world);
+    case OPT_RANK:
+        return cli_parse_int("--rank", text, 0, RUN_WORLD_MAX_RANKS - 1, &o->real.wargs.rank);
+    case OPT_WORLD:
+        return cli_parse_int("--world", text, 1, RUN_WORLD_MAX_RANKS, &o->real.wargs.world);
     case OPT_JOIN_TIMEOUT:
-        return parse_time_within("--join-timeout", text, 0.1, "100ms", &o->wargs.join_timeout);
+        return parse_time_within("--join-timeout", text, 0.1, "100ms", &o->real.wargs.join_timeout);
     case OPT_DEADLOCK_TIMEOUT:
         return parse_time_within("--deadlock-timeout", text, 0.01, "10ms",
-                                 &o->deadlock_timeout);
+                                 &o->real.deadlock_timeout);
     case OPT_BYTES: *bytes = text; return 0;
     case 's': *sizes = text; return 0;
     case OPT_EAGER:
         o->eager_given = true;
         return parse_size_opt("--eager-limit", text, &o->eager_limit);
-    case OPT_STACK: return parse_size_opt("--stack-size", text, &o->stack);
+    case OPT_STACK: return parse_size_opt("--stack-size", text, &o->sim.stack);
     case OPT_MICRO: case OPT_COMPUTE: case OPT_CHUNK: case OPT_GROUP: case OPT_PIECES:
         return run_pattern_option(r->name, text, &o->args);
     case OPT_OP: case OPT_DTYPE: return run_parse_reduction(o, r->name, text);
     case OPT_SHARING: return run_parse_sharing(text, o);
-    case OPT_REDUCE_BW: return run_parse_reduce_bandwidth(text, &o->reduce_bw);
-    case OPT_BIND: return cli_parse_bind(text, &o->bind);
+    case OPT_REDUCE_BW: return run_parse_reduce_bandwidth(text, &o->sim.reduce_bw);
+    case OPT_BIND: return cli_parse_bind(text, &o->real.bind);
     case OPT_TIMEOUT: return run_parse_timeout(text, &o->timeout);
-    case OPT_SYNC: return run_parse_sync(text, &o->sync);
-    case OPT_CACHE: return run_parse_cache(text, &o->cache);
-    case OPT_NETLAB: return run_parse_netlab(text, &o->netlab);
-    case OPT_SHM_COPY: return run_parse_copy(text, &o->copy);
+    case OPT_SYNC: return run_parse_sync(text, &o->real.sync);
+    case OPT_CACHE: return run_parse_cache(text, &o->real.cache);
+    case OPT_NETLAB: return run_parse_netlab(text, &o->real.netlab);
+    case OPT_SHM_COPY: return run_parse_copy(text, &o->real.copy);
     case OPT_CSV: o->fmt = CLI_CSV; return 0;
     case OPT_JSON: o->fmt = CLI_JSON; return 0;
     case 'h': fputs(cmd_run_usage, stdout); return -1;
@@ -456,10 +458,10 @@ static int write_timeline(const run_opts *o, const backend_desc *desc, const rec
 static int run_command(int argc, char **argv, char *secret)
 {
     run_opts o = {
-        .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .model = "alphabeta",
-        .eager_limit = RUN_EAGER_LIMIT, .payload = true, .fmt = CLI_TEXT, .bind = true,
-        .deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .args = {.microbatches = 4},
-        .wargs = {.rank = -1, .world = -1, .secret = secret},
+        .backend = "sim", .ranks = 2, .iters = 0, .warmup = -1, .sim.model = "alphabeta",
+        .eager_limit = RUN_EAGER_LIMIT, .payload = true, .fmt = CLI_TEXT, .real.bind = true,
+        .real.deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT, .args = {.microbatches = 4},
+        .real.wargs = {.rank = -1, .world = -1, .secret = secret},
     };
     run_env env = {0};
     backend_desc desc;
@@ -478,7 +480,7 @@ static int run_command(int argc, char **argv, char *secret)
      * now, so no rank, and no pattern reading its memory, holds it. */
     if (secret)
         cli_wipe(secret, strlen(secret));
-    o.wargs.secret = NULL;
+    o.real.wargs.secret = NULL;
     if (o.be->enter && (rc = o.be->enter(env.session, &o, argc, argv)) >= 0)
         goto out;
     if ((rc = o.be->start(env.session, &o, &env)))

@@ -77,9 +77,9 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file)
     int c, rc = 0;
     while (!rc && (c = getopt_long(argc, argv, ":t:c:h", opts, NULL)) != -1) {
         switch (c) {
-        case 't': o->tier = optarg; break;
-        case OPT_TOPOLOGY: o->topology = optarg; break;
-        case 'c': o->config = optarg; break;
+        case 't': o->sim.tier = optarg; break;
+        case OPT_TOPOLOGY: o->sim.topology = optarg; break;
+        case 'c': o->sim.config = optarg; break;
         case OPT_SHARING: rc = run_parse_sharing(optarg, o); break;
         case OPT_BACKEND: rc = refuse_backend(optarg); break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
@@ -95,7 +95,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file)
     *file = argv[optind++];
     if ((rc = cli_no_extra("step", argc, argv)))
         return rc;
-    if (o->tier && o->topology)
+    if (o->sim.tier && o->sim.topology)
         return cli_error("step: give either --tier or --topology, not both");
     return 0;
 }
@@ -153,7 +153,7 @@ static void print_header(const step_desc *sd, const run_opts *o, const backend_d
     if (t->zero == 0)
         printf(", buckets of %s", units_size_str(bk, t->bucket));
     printf("\n  network: %s, sharing %s, eager limit %s, no payload\n\n",
-           net->note, run_sharing_name(o->sharing, true),
+           net->note, run_sharing_name(o->sim.sharing, true),
            units_size_str(el, o->eager_limit));
 }
 
@@ -201,7 +201,7 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
     json_kv_string(&w, "backend", "sim");
     json_kv_uint(&w, "ranks", (uint64_t)step_ranks(t));
     json_kv_string(&w, "network", net->note);
-    json_kv_string(&w, "sharing", run_sharing_name(o->sharing, false));
+    json_kv_string(&w, "sharing", run_sharing_name(o->sim.sharing, false));
     json_kv_string(&w, "schedule", t->one_f_one_b ? "1f1b" : "gpipe");
     json_kv_uint(&w, "zero", (uint64_t)t->zero);
     json_kv_number(&w, "step_s", s->time);
@@ -261,7 +261,7 @@ static int model_step(step_desc *sd, run_opts *o)
 
 int cmd_step(int argc, char **argv)
 {
-    run_opts o = {.backend = "sim", .iters = 1, .warmup = 0, .model = "alphabeta",
+    run_opts o = {.backend = "sim", .iters = 1, .warmup = 0, .sim.model = "alphabeta",
                   .eager_limit = RUN_EAGER_LIMIT, .payload = false, .fmt = CLI_TEXT,
                   .pattern = pattern_find("training-step")};
     const char *file = NULL;

@@ -17,7 +17,6 @@
 #include "core/pattern.h"
 #include "core/table.h"
 #include "core/units.h"
-#include "real/netlab.h"
 
 const char cmd_validate_usage[] =
     "usage: commlab validate [--backend shm|tcp|rdma] [options]\n"
@@ -229,7 +228,7 @@ static int parse(int argc, char **argv, validate_opts *v)
         switch (c) {
         case 'b': o->backend = optarg; break;
         case OPT_MODEL: co->model = optarg; break;
-        case OPT_CACHE: rc = run_parse_cache(optarg, &o->cache); break;
+        case OPT_CACHE: rc = run_parse_cache(optarg, &o->real.cache); break;
         case OPT_MIXED_CACHE: co->mixed_cache = true; break;
         case OPT_QUICK: co->quick = true; break;
         case 'n': rc = cli_parse_int("--ranks", optarg, 1, 256, &o->ranks); break;
@@ -242,13 +241,13 @@ static int parse(int argc, char **argv, validate_opts *v)
             backend_give(&o->given, BOPT_NETLAB, "netlab", optarg);
             break;
         case OPT_INCAST_MODEL: v->incast_model = optarg; break;
-        case OPT_BIND: rc = cli_parse_bind(optarg, &o->bind); break;
+        case OPT_BIND: rc = cli_parse_bind(optarg, &o->real.bind); break;
         case OPT_LISTEN:
-            o->listen = optarg;
+            o->real.listen = optarg;
             backend_give(&o->given, BOPT_LISTEN, "listen", optarg);
             break;
         case OPT_PROVIDER:
-            o->provider = optarg;
+            o->real.provider = optarg;
             backend_give(&o->given, BOPT_PROVIDER, "provider", optarg);
             break;
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
@@ -261,7 +260,7 @@ static int parse(int argc, char **argv, validate_opts *v)
     if (rc || (rc = cli_no_extra("validate", argc, argv)))
         return rc;
     if ((rc = calibrate_find_backend("validate", o->backend, &o->given, &o->be)) ||
-        (rc = calibrate_check_netlab(v->netlab, o->listen)) || (rc = select_lines(v)))
+        (rc = calibrate_check_netlab(v->netlab, o->real.listen)) || (rc = select_lines(v)))
         return rc;
     if (units_parse_sizes(sizes_s ? sizes_s : co->quick ? "8:4MiB:x8" : "8:4MiB:x2", "--sizes",
                           &o->sizes, &o->nsizes, &d))
@@ -341,13 +340,13 @@ static int measure_incast(validate_opts *v, vline *l, int *exit_rc)
     if (incast_skips(v, l))
         return 0;
     compare_opts co = v->co;
-    co.run.netlab = v->netlab;
+    co.run.real.netlab = v->netlab;
     co.run.ranks = co.run.ranks > INCAST_RANKS ? co.run.ranks : INCAST_RANKS;
     co.model = v->incast_model;
     co.recalibrate = false;
     compare_session s = {0};
     cl_diag d = {{0}};
-    int err = run_lab_try(&s.lab, co.run.ranks, co.run.netlab, &d);
+    int err = run_lab_try(&s.lab, co.run.ranks, co.run.real.netlab, &d);
     if (err == CL_ENOSYS || err == CL_EINVAL) {
         cli_textf(l->skipped, sizeof l->skipped, "no netlab here: %s", d.msg);
         return 0;
@@ -382,7 +381,7 @@ static void print_text(const validate_opts *v, const compare_session *s, size_t 
                   s->env.binding, co->lo_iters, co->hi_iters, o->warmup);
     printf("validate %s, %d rank%s: every tutorial pattern measured (--cache %s, %s%s) vs "
            "modeled by %s (calibrated --cache %s%s)\n\n", o->backend, o->ranks,
-           o->ranks == 1 ? "" : "s", cache_mode_name(o->cache), sizes, runs, s->path,
+           o->ranks == 1 ? "" : "s", cache_mode_name(o->real.cache), sizes, runs, s->path,
            cache_mode_name(s->m.cache), s->m.cache_recorded ? "" : ", no cache key");
     compare_drift_print(stdout, &s->dr, "drift: ");
     if (s->dr.any)
@@ -456,7 +455,7 @@ static void print_json(const validate_opts *v, const compare_session *s, size_t 
     json_kv_string(&w, "backend", o->backend);
     json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
     json_kv_string(&w, "binding", s->env.binding);
-    json_kv_string(&w, "cache", cache_mode_name(o->cache));
+    json_kv_string(&w, "cache", cache_mode_name(o->real.cache));
     json_kv_string(&w, "model", s->path);
     json_kv_string(&w, "model_cache", cache_mode_name(s->m.cache));
     json_key(&w, "model_cache_recorded");
@@ -523,7 +522,7 @@ static int plot(const validate_opts *v, const compare_session *s)
     const run_opts *o = &v->co.run;
     char what[PLOT_TITLE_MAX];
     cli_textf(what, sizeof what, "%s, %d ranks, --cache %s, model %s", o->backend, o->ranks,
-              cache_mode_name(o->cache), s->path);
+              cache_mode_name(o->real.cache), s->path);
     int rc = cli_plot_validate(o->backend, what, rows, n, v->plot,
                                o->fmt == CLI_TEXT ? stdout : stderr);
     free(rows);
@@ -537,7 +536,7 @@ int cmd_validate(int argc, char **argv)
         return cli_error("out of memory");
     v->co = (compare_opts){
         .run = {.backend = "shm", .ranks = 2, .iters = 0, .warmup = 2, .payload = true,
-                .bind = true, .copy = RUN_COPY_AUTO, .deadlock_timeout = 2.0,
+                .real.bind = true, .real.copy = RUN_COPY_AUTO, .real.deadlock_timeout = 2.0,
                 .timeout = RUN_TIMEOUT_DEFAULT, .fmt = CLI_TEXT},
         .repeat = 1,
     };

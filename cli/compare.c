@@ -12,8 +12,6 @@
 #include "cli/rows.h"
 #include "core/config.h"
 #include "core/units.h"
-#include "real/netlab.h"
-#include "sim/net.h"
 
 /* Timed iterations for a size whose modeled iteration takes t seconds:
  * calibrate's budget (0.2 s), so both measure the same steady state (the
@@ -33,12 +31,12 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
     const run_opts *o = &co->run;
     cl_diag d = {{0}};
     char provider[32];
-    int rc = calibrate_provider(o->be, o->provider, provider, sizeof provider);
+    int rc = calibrate_provider(o->be, o->real.provider, provider, sizeof provider);
     if (rc)
         return rc;
     if (co->model)
         snprintf(path, len, "%s", co->model);
-    else if ((rc = calibrate_default_path(path, len, o->backend, provider, o->netlab)))
+    else if ((rc = calibrate_default_path(path, len, o->backend, provider, o->real.netlab)))
         return rc;
     bool missing = !co->model && access(path, F_OK) != 0;
     if (missing || co->recalibrate) {
@@ -48,11 +46,11 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
         else
             fprintf(stderr, "commlab: --recalibrate: calibrating %s into %s%s\n", o->backend,
                     path, co->quick ? " (--quick)" : "");
-        calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->provider,
+        calib_opts cal = {.backend = o->backend, .be = o->be, .provider = o->real.provider,
                           .eager_limit = o->eager_limit ? o->eager_limit : RUN_EAGER_LIMIT,
-                          .quick = co->quick, .bind = o->bind, .listen = o->listen,
-                          .netlab = o->netlab, .lab = o->lab, .progress = isatty(2),
-                          .cache = o->cache};
+                          .quick = co->quick, .bind = o->real.bind, .listen = o->real.listen,
+                          .netlab = o->real.netlab, .lab = o->real.lab, .progress = isatty(2),
+                          .cache = o->real.cache};
         calib_result r;
         rc = calibrate_measure(&cal, &r);
         if (rc == CLI_EXIT_OK && machine_save(&r.m, path, &d))
@@ -71,14 +69,14 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
     if (strcmp(mwhat, owhat) != 0 || strcmp(m->host, host) != 0)
         fprintf(stderr, "commlab: note: %s was calibrated for %s on %s; measuring %s on %s\n",
                 path, mwhat, m->host, owhat, host);
-    if (m->netlab != o->netlab) {
-        char was[40] = "no netlab", now[40] = "no netlab";
+    if (m->netlab != o->real.netlab) {
+        char was[UNITS_BUF] = "no netlab", now[UNITS_BUF] = "no netlab";
         if (m->netlab > 0)
-            netlab_rate_str(was, sizeof was, m->netlab);
-        if (o->netlab > 0)
-            netlab_rate_str(now, sizeof now, o->netlab);
+            units_rate_str(was, m->netlab);
+        if (o->real.netlab > 0)
+            units_rate_str(now, o->real.netlab);
         fprintf(stderr, "commlab: note: %s was calibrated over %s%s; measuring over %s%s\n",
-                path, m->netlab > 0 ? "a netlab of " : "", was, o->netlab > 0 ? "a netlab of "
+                path, m->netlab > 0 ? "a netlab of " : "", was, o->real.netlab > 0 ? "a netlab of "
                 : "", now);
     }
     return 0;
@@ -86,7 +84,7 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
 
 void compare_cache_words(char *buf, size_t len, const compare_opts *co, const machine *m)
 {
-    cli_textf(buf, len, "measured %s, model %s%s", cache_mode_name(co->run.cache),
+    cli_textf(buf, len, "measured %s, model %s%s", cache_mode_name(co->run.real.cache),
               cache_mode_name(m->cache), m->cache_recorded ? "" : " (no cache key)");
 }
 
@@ -95,11 +93,11 @@ void compare_cache_words(char *buf, size_t len, const compare_opts *co, const ma
  * on every row by the caller. */
 static int check_cache(const compare_opts *co, const machine *m, const char *path)
 {
-    const char *now = cache_mode_name(co->run.cache), *was = cache_mode_name(m->cache);
+    const char *now = cache_mode_name(co->run.real.cache), *was = cache_mode_name(m->cache);
     const char *why = m->cache_recorded ? "" : " (it records no cache mode: it was written "
                                                "before --cache existed, when every run left "
                                                "its buffers warm)";
-    if (m->cache == co->run.cache)
+    if (m->cache == co->run.real.cache)
         return 0;
     if (co->mixed_cache) {
         fprintf(stderr, "commlab: note: --mixed-cache: %s was calibrated with --cache %s%s, "
@@ -121,7 +119,7 @@ static int check_cache(const compare_opts *co, const machine *m, const char *pat
  * fastest bandwidth a topology takes (CFG_BANDWIDTH_MAX, a petabyte a
  * second: 4 MiB in 4 ns), the topology file having no infinity.  0, or
  * the exit status after saying why. */
-static int switch_net(const machine *m, int ranks, uint64_t bytes, sim_net **out)
+static int switch_net(const machine *m, int ranks, uint64_t bytes, struct sim_net **out)
 {
     const machine_segment *seg = machine_segment_of(m, bytes);
     double bw = seg->bandwidth < CFG_BANDWIDTH_MAX ? seg->bandwidth : CFG_BANDWIDTH_MAX;
@@ -129,7 +127,7 @@ static int switch_net(const machine *m, int ranks, uint64_t bytes, sim_net **out
     snprintf(yaml, sizeof yaml, "topology: [Switch]\nnpus_count: [%d]\nbandwidth: [%.17gB/s]\n"
              "latency: [%.17gs]\n", ranks, bw, seg->alpha / 2);
     cl_diag d = {{0}};
-    if (sim_net_load_string(out, m->path, yaml, NULL, &d))
+    if (row_sim_net_yaml(out, m->path, yaml, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     return 0;
 }
@@ -137,13 +135,13 @@ static int switch_net(const machine *m, int ranks, uint64_t bytes, sim_net **out
 int compare_model_size(const compare_opts *co, compare_session *s, const run_opts *sim,
                        uint64_t bytes, run_row *row)
 {
-    if (!co->run.netlab)
+    if (!co->run.real.netlab)
         return row_sim_size_on(sim, s->net, bytes, NULL, row);
-    sim_net *on = NULL;
+    struct sim_net *on = NULL;
     if (switch_net(co->m, sim->ranks, bytes, &on))
         return CL_ECONFIG;
     int status = row_sim_size_on(sim, on, bytes, NULL, row);
-    sim_net_destroy(on);
+    row_sim_net_destroy(on);
     return status;
 }
 
@@ -168,7 +166,7 @@ int compare_probe(const compare_opts *co, compare_session *s, bool after)
         return CLI_EXIT_OK;
     machine_ref now[CALIB_NREF];
     run_opts o = co->run;
-    o.cache = s->m.cache; /* the reference's own mode */
+    o.real.cache = s->m.cache; /* the reference's own mode */
     int rc = calibrate_probe(&o, &s->env, now);
     if (rc)
         return rc;
@@ -261,7 +259,7 @@ run_opts compare_sim_opts(const compare_opts *co)
     /* A machine mesh is priced alone (its calibration holds what the
      * transport shares); a netlab's switch shares its ports. */
     run_opts sim = co->run;
-    sim.sharing = co->run.netlab ? RUN_SHARE_MAXMIN : RUN_SHARE_NONE;
+    sim.sim.sharing = co->run.real.netlab ? RUN_SHARE_MAXMIN : RUN_SHARE_NONE;
     sim.iters = 1;
     sim.warmup = 0;
     return sim;
@@ -299,16 +297,16 @@ int compare_open(compare_opts *co, compare_session *s)
     int rc;
     /* One netlab for every run: calibration, probes and measurements
      * (the caller's, when it opened one into s). */
-    if (o->netlab && !s->lab.nl &&
-        (rc = run_lab_open(&s->lab, o->ranks > 2 ? o->ranks : 2, o->netlab)))
+    if (o->real.netlab && !s->lab.nl &&
+        (rc = run_lab_open(&s->lab, o->ranks > 2 ? o->ranks : 2, o->real.netlab)))
         return rc;
-    o->lab = s->lab.nl;
+    o->real.lab = s->lab.nl;
     if ((rc = get_machine(co, &s->m, s->path, sizeof s->path)) ||
         (rc = check_cache(co, &s->m, s->path)))
         return rc;
-    s->mismatch = s->m.cache != o->cache;
+    s->mismatch = s->m.cache != o->real.cache;
     co->m = &s->m;
-    if (!o->netlab && sim_net_create_machine(&s->net, &s->m, o->ranks, &d))
+    if (!o->real.netlab && row_sim_net_machine(&s->net, &s->m, o->ranks, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     o->eager_limit = s->m.eager_limit;
     drift_init(&s->dr, &s->m);
@@ -322,7 +320,7 @@ int compare_open(compare_opts *co, compare_session *s)
 int compare_close(compare_session *s, int rc)
 {
     int lab_rc = run_lab_close(&s->lab);
-    sim_net_destroy(s->net);
+    row_sim_net_destroy(s->net);
     s->net = NULL;
     return rc == CLI_EXIT_OK ? lab_rc : rc;
 }

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/mpi_launch.h"
+#include "cli/row_mpi.h"
 #include "cli/mpi_netns.h"
 #include "cli/mpi_scratch.h"
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/units.h"
 #include "real/auth.h"
 #include "real/launch.h"
 #include "real/netlab.h"
@@ -33,9 +34,10 @@ int row_real_run(const run_opts *o, boot *boot, const struct netlab *lab, run_en
         [RUN_COPY_AUTO] = SHM_COPY_AUTO, [RUN_COPY_CMA] = SHM_COPY_CMA,
         [RUN_COPY_STAGING] = SHM_COPY_STAGING};
     real_opts ro = {
-        .job = run_job_of(o, bytes, log), .backend = o->backend, .bind = o->bind,
-        .copy = copy[o->copy], .listen = o->listen, .provider = o->provider, .netlab = lab,
-        .deadlock_timeout = o->deadlock_timeout, .warn = first ? stderr : NULL, .boot = boot,
+        .job = run_job_of(o, bytes, log), .backend = o->backend, .bind = o->real.bind,
+        .shm.copy = copy[o->real.copy], .tcp = {.listen = o->real.listen, .netlab = lab},
+        .rdma.provider = o->real.provider,
+        .deadlock_timeout = o->real.deadlock_timeout, .warn = first ? stderr : NULL, .boot = boot,
     };
     ro.job.payload = true;
     run_result res;
@@ -58,7 +60,7 @@ int row_real_size(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
                   run_row *row)
 {
     real_session *rs = (real_session *)env->session;
-    return row_real_run(o, rs ? rs->boot : NULL, rs && rs->lab.nl ? rs->lab.nl : o->lab, env,
+    return row_real_run(o, rs ? rs->boot : NULL, rs && rs->lab.nl ? rs->lab.nl : o->real.lab, env,
                         bytes, log, first, row);
 }
 
@@ -75,13 +77,13 @@ static int find_world(real_session *rs, run_opts *o)
     cl_diag d = {{0}};
     if (!(o->be->takes & BOPT(BOPT_WORLD)))
         return 0;
-    const run_world_args *g = &o->wargs;
+    const run_world_args *g = &o->real.wargs;
     world_args wa = {.rank = g->rank, .world = g->world, .master = g->master,
                      .join_timeout = g->join_timeout, .secret = g->secret};
     if (world_detect(&rs->world, &wa, env_get, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
     if (rs->world.size == 0) {
-        if (o->wargs.join_timeout > 0)
+        if (o->real.wargs.join_timeout > 0)
             return cli_error("--join-timeout applies to runs whose processes were started "
                              "elsewhere (--rank, --world, or a launcher's environment)");
         return 0;
@@ -96,9 +98,9 @@ static int find_world(real_session *rs, run_opts *o)
 /* --netlab: a local tcp run only (real/netlab.h); after find_world. */
 static int validate_netlab(const real_session *rs, const run_opts *o)
 {
-    if (!o->netlab)
+    if (!o->real.netlab)
         return 0;
-    if (o->listen)
+    if (o->real.listen)
         return cli_error("--netlab gives every rank an address of its own: leave --listen "
                          "out");
     if (rs->world.size)
@@ -145,7 +147,7 @@ int row_real_open(run_opts *o, backend_session **s)
     if (rc)
         return rc;
     real_session *rs = (real_session *)*s;
-    if ((o->listen && (rc = check_listen(o->listen))) || (rc = find_world(rs, o)) ||
+    if ((o->real.listen && (rc = check_listen(o->real.listen))) || (rc = find_world(rs, o)) ||
         (rc = validate_netlab(rs, o)))
         return rc;
     if (o->ranks > 256 && !rs->world.size)
@@ -165,7 +167,7 @@ static void run_digest(const run_opts *o, unsigned char out[AUTH_HASH_BYTES])
                      "%s|%s|%d|%s|%d|%d|%d|%llu|%d|%d|%s|%s|%d|%d|%.9g|%zu|%d|%zu|%s|%s|",
                      o->pattern->name, o->algo ? o->algo : "", o->library, o->backend, o->ranks,
                      o->iters, o->warmup, (unsigned long long)o->eager_limit, o->check,
-                     (int)o->cache,
+                     (int)o->real.cache,
                      o->args.fix ? o->args.fix : "", o->args.schedule ? o->args.schedule : "",
                      o->args.microbatches, o->args.pieces,
                      o->args.compute, o->args.chunk, o->args.group, o->nsizes,
@@ -192,24 +194,24 @@ int row_real_start(backend_session *s, run_opts *o, run_env *env)
             return cli_diag(&d, err == CL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED);
         env->mute = rs->world.rank != 0;
     }
-    return o->netlab ? run_lab_open(&rs->lab, o->ranks, o->netlab) : 0;
+    return o->real.netlab ? run_lab_open(&rs->lab, o->ranks, o->real.netlab) : 0;
 }
 
 void row_real_describe(const backend_session *s, const run_opts *o, const run_env *env,
                        backend_desc *d)
 {
     (void)s;
-    char rate[32];
+    char rate[UNITS_BUF];
     *d = (backend_desc){.skew = true};
-    if (o->netlab) {
-        netlab_rate_str(rate, sizeof rate, o->netlab);
+    if (o->real.netlab) {
+        units_rate_str(rate, o->real.netlab);
         cli_textf(d->on, sizeof d->on, " (netlab %s per port)", rate);
     }
     cli_textf(d->where, sizeof d->where, "%s (%d cores)", env->binding, env->cores);
     cli_textf(d->how, sizeof d->how, " after %d warm-up, %s, %s", o->warmup,
-              o->sync == RUN_SYNC_WINDOW ? "started together (--sync window)"
+              o->real.sync == RUN_SYNC_WINDOW ? "started together (--sync window)"
                                          : "each started by the barrier (--sync barrier)",
-              run_cache_words(o->cache));
+              run_cache_words(o->real.cache));
     /* Measured with more ranks than cores, the figure says so: its waits
      * are the scheduler's as much as the transport's. */
     if (o->ranks > env->cores && env->cores > 0)
@@ -218,12 +220,12 @@ void row_real_describe(const backend_session *s, const run_opts *o, const run_en
     backend_desc_text(d, "binding", env->binding);
     backend_desc_number(d, "cores", env->cores);
     if (o->be->takes & BOPT(BOPT_SHM_COPY))
-        backend_desc_text(d, "shm_copy", run_copy_name(o->copy));
-    if (o->netlab)
-        backend_desc_number(d, "netlab_port_Bps", o->netlab);
+        backend_desc_text(d, "shm_copy", run_copy_name(o->real.copy));
+    if (o->real.netlab)
+        backend_desc_number(d, "netlab_port_Bps", o->real.netlab);
     backend_desc_number(d, "warmup", o->warmup);
-    backend_desc_text(d, "sync", run_sync_name(o->sync));
-    backend_desc_text(d, "cache", cache_mode_name(o->cache));
+    backend_desc_text(d, "sync", run_sync_name(o->real.sync));
+    backend_desc_text(d, "cache", cache_mode_name(o->real.cache));
 }
 
 int row_real_close(backend_session *s)
@@ -259,6 +261,11 @@ int run_lab_try(run_lab *lab, int ports, double rate_Bps, cl_diag *d)
     if (err)
         sigprocmask(SIG_SETMASK, &lab->old, NULL);
     return err;
+}
+
+double run_lab_burst(double rate_Bps)
+{
+    return netlab_burst(rate_Bps);
 }
 
 int run_lab_open(run_lab *lab, int ports, double rate_Bps)

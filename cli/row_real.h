@@ -1,6 +1,6 @@
 /*
  * row_real.h - the measured rows' session (cli/row_real.c), for the rows
- * that share it: shm, tcp, rdma and mpi (cli/mpi_launch.c).  No other
+ * that share it: shm, tcp, rdma and mpi (cli/row_mpi.c).  No other
  * file includes it.
  */
 #ifndef CL_ROW_REAL_H

@@ -1,10 +1,10 @@
 /*
  * rows.h - the entry points of the backend table's rows (cli/backend.c):
  * the model's (cli/row_sim.c), the measured backends' (cli/row_real.c)
- * and mpi's (cli/mpi_launch.c).  The table and the rows include it, and
+ * and mpi's (cli/row_mpi.c).  The table and the rows include it, and
  * the two modeled commands that build a network of their own (compare,
- * collectives: row_sim_size_on); every other caller goes through the
- * table (cli/backend.h).
+ * collectives: row_sim_net_* and row_sim_size_on); every other caller
+ * goes through the table (cli/backend.h).
  *
  * Each row's session starts with backend_session and adds what only that
  * row needs; the rows cast to their own.
@@ -17,6 +17,8 @@
 
 #include "cli/backend.h"
 #include "cli/run_size.h"
+#include "core/machine.h"
+#include "core/tier.h"
 
 struct sim_net;
 
@@ -46,6 +48,16 @@ ROW_HOOKS(row_sim)
  * network (collectives, compare).  As row_sim_size. */
 int row_sim_size_on(const run_opts *o, struct sim_net *net, uint64_t bytes, rec_log *log,
                     run_row *row);
+/* Those commands' networks (sim/net.h's): a full mesh of ranks on a tier
+ * or priced by a machine file, a topology from YAML text (name stands for
+ * the file in messages); 0, or the error with d saying why and *out NULL.
+ * Its one-line description (owned by net); its release (NULL does
+ * nothing). */
+int row_sim_net_tier(struct sim_net **out, const cl_tier *t, int ranks, cl_diag *d);
+int row_sim_net_machine(struct sim_net **out, const machine *m, int ranks, cl_diag *d);
+int row_sim_net_yaml(struct sim_net **out, const char *name, const char *yaml, cl_diag *d);
+const char *row_sim_net_describe(const struct sim_net *net);
+void row_sim_net_destroy(struct sim_net *net);
 
 /* shm, tcp, rdma (and mpi's world): the world of processes started
  * elsewhere, its rendezvous and the netlab. */

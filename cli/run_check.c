@@ -68,7 +68,7 @@ int run_check(run_opts *o, backend_session **s)
     }
     if ((rc = run_check_pattern_args(o)))
         return rc;
-    if (o->tier && o->topology)
+    if (o->sim.tier && o->sim.topology)
         return cli_error("run: give either --tier or --topology, not both");
     if (o->debug && !o->payload)
         return cli_error("--debug checks buffers and a --no-payload run has none: give one "

@@ -42,7 +42,7 @@ run_job run_job_of(const run_opts *o, uint64_t bytes, rec_log *log)
     run_job j = {
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
-        .check = o->check, .debug = o->debug, .sync = o->sync, .cache = o->cache,
+        .check = o->check, .debug = o->debug, .sync = o->real.sync, .cache = o->real.cache,
         .timeout = o->timeout,
         .records = log,
         .out = pattern_out(o), .report = report_out(o),
@@ -166,11 +166,11 @@ int run_parse_reduce_bandwidth(const char *text, double *out)
 
 int run_parse_sharing(const char *text, run_opts *o)
 {
-    o->sharing_given = true;
+    o->sim.sharing_given = true;
     if (strcmp(text, "maxmin") == 0)
-        o->sharing = RUN_SHARE_MAXMIN;
+        o->sim.sharing = RUN_SHARE_MAXMIN;
     else if (strcmp(text, "none") == 0)
-        o->sharing = RUN_SHARE_NONE;
+        o->sim.sharing = RUN_SHARE_NONE;
     else
         return cli_error("--sharing must be maxmin or none, got '%s'", text);
     return 0;
@@ -313,7 +313,7 @@ int run_check_pattern_args(const run_opts *o)
     int rc = check_schedule(o);
     if (rc || (rc = check_reduction(o)))
         return rc;
-    int g = o->args.group ? o->args.group : o->topology ? 0 : 2;
+    int g = o->args.group ? o->args.group : o->sim.topology ? 0 : 2;
     if (o->pattern->group_divides && g && o->ranks % g != 0)
         return cli_error("%s: -n %d does not split into groups of %d: give -n a multiple of "
                          "--group", o->pattern->name, o->ranks, g);

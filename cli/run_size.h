@@ -49,6 +49,33 @@ typedef struct run_world_args {
     const char *secret;     /* COMMLAB_SECRET, taken out of the environment */
 } run_world_args;
 
+/* What only the model reads of a run (backend sim). */
+typedef struct run_sim_opts {
+    const char *tier, *topology, *config, *model;
+    bool model_file;        /* --model names a machine file (core/machine.h) */
+    uint64_t stack;         /* --stack-size: each rank's stack; 0: the default */
+    bool handshake;         /* --rendezvous-handshake */
+    run_sharing sharing;    /* --sharing: how messages share links */
+    bool sharing_given;
+    double reduce_bw;       /* --reduce-bandwidth, bytes/s (INFINITY: free);
+                               0: the network's own */
+} run_sim_opts;
+
+/* What only the measured backends read of a run (shm, tcp, rdma, mpi). */
+typedef struct run_real_opts {
+    bool bind;              /* --bind core */
+    run_copy copy;          /* shm: --shm-copy */
+    const char *listen;     /* tcp: --listen ADDR */
+    double netlab;          /* tcp: --netlab RATE, bytes/s per port each way; 0: off */
+    const struct netlab *lab; /* the netlab of that rate the command holds (run_lab_open) */
+    const char *provider;   /* rdma: --provider NAME */
+    run_world_args wargs;   /* tcp, rdma, mpi: --master, --rank, --world, --join-timeout */
+    double deadlock_timeout;
+    run_sync sync;          /* --sync: when measured iterations start (core/run.h) */
+    cache_mode cache;       /* --cache: the buffers' lines when measured iterations
+                               start (core/cache.h) */
+} run_real_opts;
+
 typedef struct run_opts {
     const pattern_info *pattern;
     const collective_info *coll; /* PATTERN named a collective: its algorithms */
@@ -63,34 +90,19 @@ typedef struct run_opts {
     uint64_t *sizes;
     size_t nsizes;
     int iters, warmup;
-    const char *tier, *topology, *config, *model, *trace;
+    const char *trace;
     const char *timeline;   /* --timeline FILE.csv */
-    bool model_file;        /* --model names a machine file (core/machine.h) */
     bool eager_given;       /* --eager-limit was given */
-    uint64_t eager_limit, stack;
-    bool handshake, payload;
-    run_sharing sharing;    /* --sharing: how messages share links */
-    bool sharing_given;
-    bool check, bind;
+    uint64_t eager_limit;
+    bool payload;
+    bool check;
     bool debug;             /* --debug: buffer misuse checks (core/debug.h) */
-    run_copy copy;          /* shm: --shm-copy */
-    const char *listen;     /* tcp: --listen ADDR */
-    double netlab;          /* tcp: --netlab RATE, bytes/s per port each way; 0: off */
-    const struct netlab *lab; /* the netlab of that rate the command holds (run_lab_open) */
-    const char *provider;   /* rdma: --provider NAME */
     bool ranks_given;       /* -n was on the command line */
-    run_world_args wargs;   /* tcp, rdma, mpi: --master, --rank, --world, --join-timeout */
-    double deadlock_timeout;
-    run_sync sync;          /* --sync: when measured iterations start (core/run.h) */
-    cache_mode cache;       /* --cache: the buffers' lines when measured iterations
-                               start (core/cache.h) */
     double timeout;         /* --timeout: seconds one size may take; 0: no limit */
     backend_given given;    /* the options given that not every backend takes */
     student_pattern student; /* PATTERN given as a FILE.c */
     cl_args args;
     bool op_given;          /* --op or --dtype was on the command line */
-    double reduce_bw;       /* sim: --reduce-bandwidth, bytes/s (INFINITY: free);
-                               0: the network's own */
     cli_format fmt;
     FILE *quiet;            /* not NULL: where a run's pattern lines, reports and
                                errors go instead (compare's model curve: runs
@@ -98,6 +110,8 @@ typedef struct run_opts {
     FILE *lines;            /* not NULL: where a run's pattern lines (cl_printf) go
                                instead, its errors staying where they were
                                (validate: dozens of runs whose lines nobody reads) */
+    run_sim_opts sim;       /* the model's own options */
+    run_real_opts real;     /* the measured backends' own */
 } run_opts;
 
 /* What the header line and the JSON say about where the run ran. */
@@ -191,6 +205,9 @@ int run_lab_open(run_lab *lab, int ports, double rate_Bps);
  * machine cannot, CL_EINVAL, ...) with d saying why, nothing left behind
  * and the mask as it was. */
 int run_lab_try(run_lab *lab, int ports, double rate_Bps, cl_diag *d);
+/* The bytes a netlab port of rate_Bps sends at once after idling (its
+ * token bucket's burst, real/netlab.h).  Cannot fail. */
+double run_lab_burst(double rate_Bps);
 /* Deletes the netlab and gives the signal mask back.  Returns 0, or
  * 128+N after saying so when signal N came while it was held and no run
  * took it.  A lab never opened (nl NULL) does nothing and returns 0. */

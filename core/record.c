@@ -59,6 +59,16 @@ int rec_log_add(rec_log *l, const cl_record *r)
     return 0;
 }
 
+int rec_log_stalled(rec_log *l, const cl_record *call, double since, double until)
+{
+    cl_record r = {
+        .posted = since, .started = until, .finished = until, .bytes = call->bytes,
+        .rank = call->rank, .peer = call->peer, .tag = call->tag, .iter = call->iter,
+        .op = call->op, .blocking = 1, .stalled = 1,
+    };
+    return rec_log_add(l, &r);
+}
+
 void rec_log_release(rec_log *l)
 {
     free(l->v);

@@ -76,6 +76,14 @@ void rec_log_init(rec_log *l, size_t limit);
  * then l is unchanged. */
 int rec_log_add(rec_log *l, const cl_record *r);
 
+/* Appends a stalled record: the blocking call *call describes (its rank,
+ * iter, op, peer, tag and bytes; the rest is ignored), which the run never
+ * came back from, posted at since (when the rank made it) and known to
+ * have waited until until (the simulator: the moment the run stopped; a
+ * measured run's launcher, which cannot read a stopped rank's clock:
+ * since).  As rec_log_add. */
+int rec_log_stalled(rec_log *l, const cl_record *call, double since, double until);
+
 /* Frees the array and leaves an empty log with the same limit (dropped is
  * reset).  Cannot fail; safe on an initialised or already released log. */
 void rec_log_release(rec_log *l);

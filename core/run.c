@@ -156,12 +156,9 @@ static void record_stalled(run_rank *r)
             since = log->v[k].finished;
             break;
         }
-    cl_record rec = {
-        .posted = since, .started = now, .finished = now, .bytes = call->bytes,
-        .rank = c->rank, .peer = call->peer, .tag = call->tag, .iter = r->iter,
-        .op = call->op, .blocking = 1, .stalled = 1,
-    };
-    (void)rec_log_add(log, &rec);
+    cl_record made = {.bytes = call->bytes, .rank = c->rank, .peer = call->peer,
+                      .tag = call->tag, .iter = r->iter, .op = call->op};
+    (void)rec_log_stalled(log, &made, since, now);
 }
 
 /* The window way learns iteration i's spread of starts at the barrier of

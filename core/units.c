@@ -370,3 +370,16 @@ char *units_bandwidth_str(char buf[UNITS_BUF], double bps)
     trim_number(buf, UNITS_BUF, v, names[i]);
     return buf;
 }
+
+char *units_rate_str(char buf[UNITS_BUF], double bytes_per_s)
+{
+    static const char *names[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
+    double v = bytes_per_s * 8;
+    int i = 0;
+    while (v >= 1000 && i < 4) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(buf, UNITS_BUF, "%.4g %s", v, names[i]);
+    return buf;
+}

@@ -62,5 +62,8 @@ char *units_time_str(char buf[UNITS_BUF], double seconds);
 char *units_time_digits(char buf[UNITS_BUF], double seconds, int digits);
 /* Bytes per second in decimal units: "300 GB/s", "3.1 GB/s". */
 char *units_bandwidth_str(char buf[UNITS_BUF], double bytes_per_s);
+/* A port's rate as people write it: bits per second, decimal prefixes, as
+ * tc and switch vendors count ("1 Gbit/s", "100 Mbit/s"). */
+char *units_rate_str(char buf[UNITS_BUF], double bytes_per_s);
 
 #endif

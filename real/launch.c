@@ -256,13 +256,13 @@ static int check_run(const real_opts *o, const real_transport *t, run_result *re
     if (t->in_process && !o->boot)
         return diag_set(&res->diag, CL_EINVAL, "the %s transport runs one rank per process "
                         "of a launcher (mpirun, srun)", t->name);
-    if (o->netlab && (!t->over_netlab || o->boot || o->listen))
+    if (o->tcp.netlab && (!t->over_netlab || o->boot || o->tcp.listen))
         return diag_set(&res->diag, CL_EINVAL, "--netlab runs every rank of a local tcp run "
                         "in a namespace of its own: not with %s", o->boot ? "a world of "
-                        "processes started elsewhere" : o->listen ? "--listen" : o->backend);
-    if (o->netlab && o->job.nranks > netlab_ports(o->netlab))
+                        "processes started elsewhere" : o->tcp.listen ? "--listen" : o->backend);
+    if (o->tcp.netlab && o->job.nranks > netlab_ports(o->tcp.netlab))
         return diag_set(&res->diag, CL_EINVAL, "--netlab: %d ranks on a netlab of %d ports",
-                        o->job.nranks, netlab_ports(o->netlab));
+                        o->job.nranks, netlab_ports(o->tcp.netlab));
     return 0;
 }
 
@@ -375,7 +375,7 @@ int real_run(const real_opts *o, run_result *res)
                   .deadline = o->job.timeout > 0 ? job_now() + o->job.timeout : 0};
     if (o->boot)
         boot_run_begin(o->boot, &j);
-    j.netlab = o->netlab;
+    j.netlab = o->tcp.netlab;
     /* An in-process rank runs (and is watched) here; otherwise the ranks
      * are forked. */
     int thread_err = t->in_process ? run_in_process(&l, t, &set) : 0;

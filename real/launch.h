@@ -46,22 +46,35 @@ typedef enum shm_copy {
 
 /* The measured backends' options; the job (core/run.h) is what every
  * backend shares (its check also checksums every message). */
+/* What only one transport reads of a run (the others ignore it). */
+typedef struct real_shm_opts {
+    shm_copy copy; /* the large-message path */
+} real_shm_opts;
+
+typedef struct real_tcp_opts {
+    const char *listen;          /* numeric address the ranks listen on; NULL: 127.0.0.1 */
+    const struct netlab *netlab; /* the netlab (real/netlab.h) the caller holds, with a
+                                    port per rank at least: rank i runs in its namespace i;
+                                    NULL: none */
+} real_tcp_opts;
+
+typedef struct real_rdma_opts {
+    const char *provider; /* libfabric provider (auto, shm, tcp, verbs...); NULL: auto */
+    bool no_rma;          /* rendezvous by tagged messages even where RDMA reads exist */
+    bool own_match;       /* commlab matches messages even where libfabric's is trusted */
+} real_rdma_opts;
+
 typedef struct real_opts {
     run_job job;             /* pattern, ranks, iterations, eager limit, output */
     const char *backend;     /* "shm" */
     bool bind;               /* pin ranks to cores (hwloc) */
-    shm_copy copy;           /* shm's large-message path */
-    const char *listen;      /* tcp: numeric address the ranks listen on; NULL: 127.0.0.1 */
-    const struct netlab *netlab; /* tcp: the netlab (real/netlab.h) the caller holds, with a
-                                    port per rank at least: rank i runs in its namespace i;
-                                    NULL: none */
-    const char *provider;    /* rdma: libfabric provider (auto, shm, tcp, verbs...); NULL: auto */
-    bool rdma_no_rma;        /* rdma: rendezvous by tagged messages even where RDMA reads exist */
-    bool rdma_own_match;     /* rdma: commlab matches messages even where libfabric's is trusted */
     double deadlock_timeout; /* seconds without progress before reporting */
     FILE *warn;              /* warnings (more ranks than cores); NULL: none */
     boot *boot;              /* a run over processes started elsewhere (nranks is the
                                 world's size; this process runs one rank); NULL: local */
+    real_shm_opts shm;       /* the transport's own options */
+    real_tcp_opts tcp;
+    real_rdma_opts rdma;
 } real_opts;
 
 /* A transport's hooks; every rank_* runs in the rank process. */

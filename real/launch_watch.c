@@ -133,13 +133,12 @@ static void record_stalled(launcher *l, int rank, const wf_rank *w, int32_t iter
     for (size_t i = 0; i < w->npending; i++) {
         const wf_pending *p = &w->pending[i];
         bool p2p = p->op == WF_SEND || p->op == WF_RECV;
-        cl_record rec = {
-            .posted = since, .started = since, .finished = since, .bytes = p2p ? p->bytes : 0,
-            .rank = rank, .peer = p2p && p->peer >= 0 ? p->peer : -1, .tag = p2p ? p->tag : -1,
-            .iter = iter, .blocking = 1, .stalled = 1,
+        cl_record made = {
+            .bytes = p2p ? p->bytes : 0, .rank = rank,
+            .peer = p2p && p->peer >= 0 ? p->peer : -1, .tag = p2p ? p->tag : -1, .iter = iter,
             .op = p->op == WF_SEND ? REC_SEND : p->op == WF_RECV ? REC_RECV : REC_BARRIER,
         };
-        if (rec_log_add(log, &rec))
+        if (rec_log_stalled(log, &made, since, since))
             return; /* a figure's bar short; the deadlock is reported all the same */
     }
 }

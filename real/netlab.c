@@ -327,15 +327,3 @@ double netlab_burst(double rate_Bps)
      * 1 Gbit/s port carried a 4 MiB ping-pong at 96 MB/s, not 122. */
     return rate_Bps / 1000 > MIN_BURST ? rate_Bps / 1000 : MIN_BURST;
 }
-
-void netlab_rate_str(char *buf, size_t cap, double rate_Bps)
-{
-    static const char *units[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
-    double v = rate_Bps * 8;
-    int i = 0;
-    while (v >= 1000 && i < 4) {
-        v /= 1000;
-        i++;
-    }
-    snprintf(buf, cap, "%.4g %s", v, units[i]);
-}

@@ -97,8 +97,4 @@ void netlab_destroy(netlab *nl);
  * the bucket's state as much as the size.  Cannot fail. */
 double netlab_burst(double rate_Bps);
 
-/* A port's rate as people write it, "1 Gbit/s", "100 Mbit/s" (bits per
- * second, decimal prefixes, as tc and switch vendors count).  Cannot fail. */
-void netlab_rate_str(char *buf, size_t cap, double rate_Bps);
-
 #endif

@@ -76,7 +76,7 @@
  *     pieces of at most READ_CHUNK) and answers FIN, which completes the
  *     send.  A receive too small answers NACK (the send completes, the
  *     receive fails with CL_ETRUNC).  A provider without RMA (or a run with
- *     real_opts.rdma_no_rma) answers CTS instead, after posting a tagged
+ *     real_opts.rdma.no_rma) answers CTS instead, after posting a tagged
  *     receive for the data, and the sender sends the data as one tagged
  *     message of kind 3 addressed to that receive.  Either way a send above
  *     the limit waits for its receive, so the deadlock pattern deadlocks at

@@ -89,7 +89,7 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
     if (o->job.nranks > RDMA_MAX_RANKS)
         return diag_set(d, CL_EINVAL, "the rdma backend runs at most %d ranks, got %d",
                         RDMA_MAX_RANKS, o->job.nranks);
-    const char *want = o->provider && *o->provider ? o->provider : "auto";
+    const char *want = o->rdma.provider && *o->rdma.provider ? o->rdma.provider : "auto";
     int err = rdma_provider_check(want, d);
     if (err)
         return err;
@@ -109,7 +109,7 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
         return err;
     /* Whose matching: commlab's where the provider's is known to lose
      * messages (rdma_info.c), or where the run asks. */
-    a->own_match = o->rdma_own_match || rdma__own_match(a->provider);
+    a->own_match = o->rdma.own_match || rdma__own_match(a->provider);
     /* With RDMA reads if the provider has them. */
     struct fi_info *hints = rdma__hints(a->provider, true, a->own_match), *list = NULL;
     if (!hints)
@@ -117,7 +117,7 @@ static int rdma_shared_init(void *mem, const real_opts *o, cl_diag *d)
     int ret = fi_getinfo(RDMA_FI_VERSION, NULL, NULL, 0, hints, &list);
     fi_freeinfo(hints);
     bool has_rma = ret == 0 && list;
-    a->use_rma = has_rma && !o->rdma_no_rma;
+    a->use_rma = has_rma && !o->rdma.no_rma;
     /* Senders count the reads of their buffers where commlab matches
      * (rdma.c) and the provider counts remote reads (FI_RMA_EVENT): only
      * on shm, whose counter was read in its source to count every read of

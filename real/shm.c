@@ -178,7 +178,7 @@ static int shm_rank_open(real_rank **out, const job *j, int rank, const real_opt
     for (size_t i = 0; i < n; i++)
         s->out[i].raw = s->raw + i * words;
     s->eager_limit = o->job.eager_limit;
-    s->copy = o->copy;
+    s->copy = o->shm.copy;
     s->bells[rank].pid = (int32_t)getpid();
     /* Before this rank publishes anything: a peer's membarrier() from now
      * on orders our records (a rank that cannot register fences). */

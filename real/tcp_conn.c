@@ -479,7 +479,7 @@ size_t tcp__shared_bytes(const real_opts *o)
     return sizeof(tcp_area);
 }
 
-/* o->listen (NULL: 127.0.0.1), numeric, port 0; tried once here so that a
+/* o->tcp.listen (NULL: 127.0.0.1), numeric, port 0; tried once here so that a
  * bad address fails before any rank is forked. */
 static int parse_listen(const char *text, struct sockaddr_storage *sa, uint32_t *len,
                         cl_diag *d)
@@ -514,7 +514,7 @@ int tcp__shared_init(void *mem, const real_opts *o, cl_diag *d)
 {
     tcp_area *a = mem;
     a->nranks = (uint32_t)o->job.nranks;
-    const char *listen = o->listen;
+    const char *listen = o->tcp.listen;
     if (!listen && o->boot)
         listen = boot_listen_addr(o->boot); /* where the others reach this host */
     int err = parse_listen(listen, &a->listen, &a->listen_len, d);

@@ -10,7 +10,7 @@
  *                       cases under, an initializer ({SHM_COPY_AUTO} where
  *                       the backend has no such choice);
  *     REAL_KILL_SIGNAL  1 when a killed rank's run must name its signal;
- *     REAL_OPTS_EXTRA   (optional) more real_opts fields, ".provider = p,";
+ *     REAL_OPTS_EXTRA   (optional) more real_opts fields, ".rdma.provider = p,";
  * and list REAL_CASES in their cmocka group beside their own tests.
  *
  * Nothing here depends on timing: a deadlock is reported once every rank has
@@ -112,7 +112,7 @@ static int try_pattern(run *r, cl_pattern_fn *fn, int n, uint64_t bytes, const c
                 .eager_limit = s->eager_limit ? s->eager_limit : 64 * KiB, .payload = true,
                 .check = s->check, .sync = s->sync, .cache = s->cache, .records = s->records,
                 .report = rep},
-        .backend = REAL_BACKEND, .bind = s->bind, .copy = s->copy, .listen = s->listen,
+        .backend = REAL_BACKEND, .bind = s->bind, .shm.copy = s->copy, .tcp.listen = s->listen,
         .deadlock_timeout = s->deadlock_timeout > 0 ? s->deadlock_timeout : 5.0,
         .warn = NULL, REAL_OPTS_EXTRA
     };

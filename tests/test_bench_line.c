@@ -1,14 +1,14 @@
-/* test_bench_line.c - the line floor of `bench shm` (cli/bench_line.c):
+/* test_bench_line.c - the line floor of `bench shm` (cli/row_real_line.c):
  * it measures, returns ordered statistics, refuses a bad sample count and
  * leaves no process behind.  Never a speed: only that figures are figures.
  *
- * cli/ is not part of libcommlab.a; the test compiles bench_line.c in. */
+ * cli/ is not part of libcommlab.a; the test compiles row_real_line.c in. */
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli/bench_line.c"
+#include "cli/row_real_line.c"
 #include "tests/testutil.h"
 
 /* Children of this process still present (zombies included). */

@@ -62,20 +62,6 @@ static int bind_to(const char *addr)
     return rc;
 }
 
-static void test_rate_str(void **state)
-{
-    (void)state;
-    char buf[32];
-    netlab_rate_str(buf, sizeof buf, 125e6);
-    assert_string_equal(buf, "1 Gbit/s");
-    netlab_rate_str(buf, sizeof buf, 12.5e6);
-    assert_string_equal(buf, "100 Mbit/s");
-    netlab_rate_str(buf, sizeof buf, 3.125e9);
-    assert_string_equal(buf, "25 Gbit/s");
-    netlab_rate_str(buf, sizeof buf, 1000);
-    assert_string_equal(buf, "8 kbit/s");
-}
-
 /* A port's burst: a millisecond at its rate, never below 16 KiB (an
  * MTU-sized frame and its headers must fit). */
 static void test_burst(void **state)
@@ -186,7 +172,7 @@ static void test_run_refuses(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         real_opts o = {.job = {.fn = ring, .nranks = bad[i].ranks, .iters = 1,
                                .eager_limit = 65536},
-                       .backend = bad[i].backend, .listen = bad[i].listen, .netlab = nl};
+                       .backend = bad[i].backend, .tcp = {.listen = bad[i].listen, .netlab = nl}};
         run_result res;
         assert_int_equal(real_run(&o, &res), CL_EINVAL);
         if (!strstr(res.diag.msg, bad[i].says))
@@ -231,8 +217,7 @@ static void test_reap_stale(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rate_str),   cmocka_unit_test(test_burst),
+    const struct CMUnitTest tests[] = {   cmocka_unit_test(test_burst),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_not_root),   cmocka_unit_test(test_build_enter_destroy),
         cmocka_unit_test(test_reap_stale), cmocka_unit_test(test_run_refuses),

@@ -21,7 +21,7 @@ static bool own_match;               /* commlab's matching even where libfabric'
 #define REAL_BACKEND "rdma"
 #define REAL_COPIES {SHM_COPY_AUTO} /* no choice of copy: one run each */
 #define REAL_KILL_SIGNAL 1          /* the launcher names the killed rank's signal */
-#define REAL_OPTS_EXTRA .provider = provider, .rdma_no_rma = no_rma, .rdma_own_match = own_match,
+#define REAL_OPTS_EXTRA .rdma = {.provider = provider, .no_rma = no_rma, .own_match = own_match},
 #include "tests/real_cases.h"
 
 #include "real/rdma.h"

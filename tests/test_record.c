@@ -57,6 +57,34 @@ static void test_log_limit_counts_dropped(void **state)
     assert_int_equal(l.dropped, 0);
 }
 
+/* A stalled record keeps what the call was, is blocking and stalled, and
+ * spans since..until whatever the template said of its times. */
+static void test_stalled_record(void **state)
+{
+    (void)state;
+    rec_log l;
+    rec_log_init(&l, 0);
+    cl_record call = {.posted = 9, .started = 9, .finished = 9, .bytes = 64, .rank = 3,
+                      .peer = 1, .tag = 7, .iter = 2, .op = REC_RECV};
+    assert_int_equal(rec_log_stalled(&l, &call, 1.5, 4.0), 0);
+    assert_int_equal(rec_log_stalled(&l, &call, 2.0, 2.0), 0);
+    assert_int_equal(l.n, 2);
+    const cl_record *r = &l.v[0];
+    assert_true(r->posted == 1.5 && r->started == 4.0 && r->finished == 4.0);
+    assert_int_equal(r->bytes, 64);
+    assert_int_equal(r->rank, 3);
+    assert_int_equal(r->peer, 1);
+    assert_int_equal(r->tag, 7);
+    assert_int_equal(r->iter, 2);
+    assert_int_equal(r->op, REC_RECV);
+    assert_int_equal(r->blocking, 1);
+    assert_int_equal(r->stalled, 1);
+    assert_int_equal(r->msg, 0);
+    assert_true(l.v[1].posted == 2.0 && l.v[1].finished == 2.0);
+    assert_true(rec_log_check(&l));
+    rec_log_release(&l);
+}
+
 static void test_op_names(void **state)
 {
     (void)state;
@@ -144,6 +172,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_grows_and_keeps_order),
         cmocka_unit_test(test_log_limit_counts_dropped),
+        cmocka_unit_test(test_stalled_record),
         cmocka_unit_test(test_op_names),
         cmocka_unit_test(test_stats_odd),
         cmocka_unit_test(test_stats_even_is_mean_of_middle_two),

@@ -197,6 +197,11 @@ static void test_printing(void **state)
     assert_string_equal(units_time_digits(b, 0.08662208, 4), "86.62 ms");
     assert_string_equal(units_bandwidth_str(b, 3.1e9), "3.1 GB/s");
     assert_string_equal(units_bandwidth_str(b, 3e11), "300 GB/s");
+    /* A netlab port's rate, in bits as tc counts. */
+    assert_string_equal(units_rate_str(b, 125e6), "1 Gbit/s");
+    assert_string_equal(units_rate_str(b, 12.5e6), "100 Mbit/s");
+    assert_string_equal(units_rate_str(b, 3.125e9), "25 Gbit/s");
+    assert_string_equal(units_rate_str(b, 1000), "8 kbit/s");
 }
 
 static void test_errors(void **state)

@@ -10,7 +10,7 @@
  * non-blocking collectives run other algorithms).  A rank inside it is
  * not polled, so the watchdog cannot stop it there; every rank makes the
  * same call, so it cannot deadlock, and a rank that dies ends the job
- * through its guardian and mpirun (cli/mpi_launch.h).  The call's name is
+ * through its guardian and mpirun (cli/row_mpi.h).  The call's name is
  * the rank's current call, for the report of a rank that hangs in it. */
 #ifdef CL_HAVE_MPI
 #include "real/mpi/mpib.h"

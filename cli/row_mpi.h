@@ -1,5 +1,5 @@
 /*
- * mpi_launch.h - how `run --backend mpi` becomes an MPI job: outside an
+ * row_mpi.h - how `run --backend mpi` becomes an MPI job: outside an
  * MPI launcher the command runs itself again under `mpirun -np N`; inside
  * one, each process splits into a guardian and the process that starts MPI
  * and runs the rank (real/mpi/mpib.h).
@@ -9,8 +9,8 @@
  *
  * Built only with CL_HAVE_MPI.
  */
-#ifndef CL_MPI_LAUNCH_H
-#define CL_MPI_LAUNCH_H
+#ifndef CL_ROW_MPI_H
+#define CL_ROW_MPI_H
 
 #ifdef CL_HAVE_MPI
 #include <stdbool.h>

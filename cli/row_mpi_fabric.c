@@ -1,6 +1,7 @@
-/* fabric_mpi.c - `commlab fabric --mpi`: the MPI library the mpi backend
- * runs over, and its eager limits (MPI_T control variables), the sizes
- * above which its sends wait for the matching receive. */
+/* row_mpi_fabric.c - `commlab fabric --mpi`, the mpi row's listing: the
+ * MPI library the mpi backend runs over, and its eager limits (MPI_T
+ * control variables), the sizes above which its sends wait for the
+ * matching receive. */
 #include <stdio.h>
 
 #include "cli/cli.h"

@@ -1,4 +1,4 @@
-/* bench_real.c - `commlab bench shm|tcp`: ping-pong latency and windowed
+/* row_real_bench.c - `commlab bench shm|tcp`: ping-pong latency and windowed
  * bandwidth over a measured transport, side by side with Open MPI's
  * transport of the same kind (shared memory: vader; TCP: tcp) measured the
  * same way in the same run, and for tcp with sockperf and iperf3 where they
@@ -112,7 +112,7 @@ static int measure(const char *backend, cl_pattern_fn *fn, size_t bytes, bool la
         .job = {.fn = fn, .args = {.bytes = bytes}, .nranks = 2, .warmup = 1, .iters = SAMPLES,
                 .eager_limit = RUN_EAGER_LIMIT, .payload = true, .cache = CACHE_WARM,
                 .report = stderr},
-        .backend = backend, .bind = true, .copy = SHM_COPY_AUTO, .deadlock_timeout = 5,
+        .backend = backend, .bind = true, .shm.copy = SHM_COPY_AUTO, .deadlock_timeout = 5,
     };
     run_result res;
     int err = real_run(&o, &res);
@@ -311,7 +311,7 @@ static int line_rounds(const char *backend, const char *btl)
     bool ok_pause = !bench_line_floor(SAMPLES, true, &pause);
     char a[UNITS_BUF], b[UNITS_BUF];
     printf("\nsmall messages in rounds.  The line: one cache line handed between the same\n"
-           "two cores and back (cli/bench_line.c), the floor under any shared-memory\n"
+           "two cores and back (cli/row_real_line.c), the floor under any shared-memory\n"
            "message: %s one-way spinning, %s with the pause hint between loads.\n"
            "Each round measures the line, commlab's 1-%d B, the line, Open MPI's.\n\n",
            line_text(a, &spin, ok_spin), line_text(b, &pause, ok_pause), SMALL_MAX);

@@ -1,4 +1,4 @@
-/* bench_rdma.c - `commlab bench rdma`: ping-pong latency and bandwidth of
+/* row_rdma_bench.c - `commlab bench rdma`: ping-pong latency and bandwidth of
  * the rdma backend on each usable provider, side by side with libfabric's
  * own fi_pingpong (libfabric-bin) on the same provider in the same run.
  *
@@ -76,7 +76,7 @@ static int measure_once(const char *prov, size_t bytes, double *out)
         .job = {.fn = pingpong_pattern, .args = {.bytes = bytes}, .nranks = 2, .warmup = 0,
                 .iters = TIMED_ITER + 1, .eager_limit = RUN_EAGER_LIMIT, .payload = true,
                 .cache = CACHE_WARM, .report = stderr},
-        .backend = "rdma", .provider = prov, .bind = true, .deadlock_timeout = 10,
+        .backend = "rdma", .rdma.provider = prov, .bind = true, .deadlock_timeout = 10,
     };
     run_result res;
     int err = real_run(&o, &res);

@@ -1,4 +1,4 @@
-/* bench_line.c - the floor under every shared-memory message: one cache
+/* row_real_line.c - the floor under every shared-memory message: one cache
  * line handed from one core to the other and back.
  *
  * Two processes, bound to the cores the shm transport binds ranks 0 and 1

@@ -1,4 +1,4 @@
-/* bench_mpi.c - `commlab bench mpi`: commlab's ping-pong over the MPI
+/* row_mpi_bench.c - `commlab bench mpi`: commlab's ping-pong over the MPI
  * library (`run pingpong --backend mpi --csv`, which starts itself under
  * mpirun) beside the library's own ping-pong (real/mpi/mpi_pingpong.c,
  * OSU's method, under mpirun), both run now, in one table of one-way

@@ -1,6 +1,6 @@
-/* mpi_launch.c - `run --backend mpi` as an MPI job (see mpi_launch.h). */
+/* row_mpi.c - `run --backend mpi` as an MPI job (see row_mpi.h). */
 #ifdef CL_HAVE_MPI
-#include "cli/mpi_launch.h"
+#include "cli/row_mpi.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -149,7 +149,7 @@ int run_size_mpi(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
 {
     const real_session *rs = (const real_session *)env->session;
     if (rs && rs->boot) /* run: its own world, rank 0 alone reports */
-        return row_real_run(o, rs->boot, o->lab, env, bytes, log, first, row);
+        return row_real_run(o, rs->boot, o->real.lab, env, bytes, log, first, row);
     if (!session.boot) {
         fprintf(stderr, "commlab: --backend mpi: this command did not join an MPI job\n");
         return CL_EINVAL;
@@ -161,7 +161,7 @@ int run_size_mpi(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log, 
         return CL_EINVAL;
     }
     shared_outcome out = {0};
-    out.status = row_real_run(o, session.boot, o->lab, env, bytes, log, first, &out.row);
+    out.status = row_real_run(o, session.boot, o->real.lab, env, bytes, log, first, &out.row);
     snprintf(out.binding, sizeof out.binding, "%s", env->binding);
     out.cores = env->cores;
     /* Every process goes on with rank 0's figures, so each takes the same
