@@ -1,13 +1,23 @@
 /* cmd_step.c - `commlab step FILE.yaml`: one training step (chapter 07)
  * modeled on sim with no payload: its time, its compute, the bytes each
  * rank sends per kind of parallelism beside their closed forms
- * (core/step.h), and the pipeline's bubble.  Measured steps are not
- * built: any backend but sim is refused at run time, never faked. */
+ * (core/step.h), and the pipeline's bubble.  With --backend shm, tcp or
+ * rdma the step is measured on processes of this host and printed beside
+ * its model, with the error.
+ *
+ * The ranks write their figures (cl_step.out) into memory they share
+ * with this process: the simulator's ranks run in it, and a measured
+ * run's ranks are forked from it after the figures' pages were mapped
+ * shared.  mpi's ranks are processes mpirun starts, which share nothing
+ * with it: a step is refused there. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/backend.h"
+#include "cli/calibrate.h"
 #include "cli/run_size.h"
 #include "core/json.h"
 #include "core/step.h"
@@ -32,15 +42,24 @@ const char cmd_step_usage[] =
     "  -c, --config FILE        tiers file (default configs/tiers.yaml)\n"
     "      --sharing HOW        maxmin (the default): messages through one port share\n"
     "                           it; none: every message alone\n"
-    "      --backend NAME       sim only: measured steps are not built yet\n"
+    "  -b, --backend NAME       sim (the default: modeled, no payload), or shm, tcp or\n"
+    "                           rdma: measured on this host's processes, one a rank,\n"
+    "                           with payload, beside its model (the error printed)\n"
+    "      --model FILE         a measured step's model: this machine file (default:\n"
+    "                           this host's for the backend, as `commlab compare`;\n"
+    "                           where there is none, --tier or --topology, else tier\n"
+    "                           nvlink, said so)\n"
+    "  -i, --iters N            measured: timed steps (default 3)\n"
+    "      --warmup N           measured: untimed steps first (default 1)\n"
     "      --json               machine-readable results\n"
     "  -h, --help               this text\n"
     "\n"
     "examples:\n"
     "  commlab step configs/steps/small-8.yaml\n"
-    "  commlab step configs/steps/gpt3-175b-1024.yaml --tier infiniband --json\n";
+    "  commlab step configs/steps/gpt3-175b-1024.yaml --tier infiniband --json\n"
+    "  commlab step configs/steps/small-8.yaml --backend shm\n";
 
-enum { OPT_JSON = 256, OPT_SHARING, OPT_TOPOLOGY, OPT_BACKEND };
+enum { OPT_JSON = 256, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP };
 
 /* What the ranks did, over all ranks. */
 typedef struct step_sum {
@@ -52,14 +71,15 @@ typedef struct step_sum {
 
 static const char *const kinds[3] = {"tp", "pp", "dp"};
 
-static int refuse_backend(const char *name)
+/* --backend NAME into o->be: sim or a backend whose ranks this process
+ * forks, which write their figures into memory shared with it (the
+ * table refuses mpi for any command but run, compare and calibrate). */
+static int parse_backend(const char *name, run_opts *o)
 {
-    const backend_info *be;
-    int rc = backend_lookup(name, "step", false, &be);
-    if (rc || !be->measured)
-        return rc;
-    return cli_error("step: --backend %s: measured steps are not built yet; a step is "
-                     "modeled on sim only (chapter 07 lists what is not built)", name);
+    int rc = backend_lookup(name, "step", false, &o->be);
+    if (!rc)
+        o->backend = o->be->name;
+    return rc;
 }
 
 static int parse_args(int argc, char **argv, run_opts *o, const char **file)
@@ -69,19 +89,25 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file)
         {"topology", required_argument, NULL, OPT_TOPOLOGY},
         {"config", required_argument, NULL, 'c'},
         {"sharing", required_argument, NULL, OPT_SHARING},
-        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"backend", required_argument, NULL, 'b'},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"iters", required_argument, NULL, 'i'},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c, rc = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":t:c:h", opts, NULL)) != -1) {
+    while (!rc && (c = getopt_long(argc, argv, ":t:c:b:i:h", opts, NULL)) != -1) {
         switch (c) {
         case 't': o->sim.tier = optarg; break;
         case OPT_TOPOLOGY: o->sim.topology = optarg; break;
         case 'c': o->sim.config = optarg; break;
         case OPT_SHARING: rc = run_parse_sharing(optarg, o); break;
-        case OPT_BACKEND: rc = refuse_backend(optarg); break;
+        case 'b': rc = parse_backend(optarg, o); break;
+        case OPT_MODEL: o->sim.model = optarg; break;
+        case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
+        case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
@@ -97,6 +123,14 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file)
         return rc;
     if (o->sim.tier && o->sim.topology)
         return cli_error("step: give either --tier or --topology, not both");
+    if (o->sim.model && (o->sim.tier || o->sim.topology))
+        return cli_error("step: --model prices every pair of ranks itself: give it or --%s, "
+                         "not both", o->sim.tier ? "tier" : "topology");
+    bool measured = o->be && o->be->measured;
+    if (!measured && (o->sim.model || o->iters || o->warmup >= 0))
+        return cli_error("step: --%s is for a measured step (--backend shm, tcp or rdma); "
+                         "the model is exact in one step",
+                         o->sim.model ? "model" : o->iters ? "iters" : "warmup");
     return 0;
 }
 
@@ -138,42 +172,10 @@ static const char *kind_words(const cl_step *t, int k)
                         : "ring all-reduce of the stage's gradients, in buckets";
 }
 
-static void print_header(const step_desc *sd, const run_opts *o, const backend_desc *net)
+/* The bytes each rank sent per kind, beside their closed forms. */
+static void print_kinds(const cl_step *t, const step_sum *s)
 {
-    const cl_step *t = &sd->step;
-    char f[UNITS_BUF], b[UNITS_BUF], bk[UNITS_BUF], el[UNITS_BUF];
-    printf("training step on sim: %s\n", sd->path);
-    printf("  model: %d layers, hidden %ld, sequence %ld, microbatch size %ld, %zu-byte "
-           "elements; per layer per microbatch forward %s, backward %s\n", t->layers,
-           sd->hidden, sd->sequence, sd->mbs, t->dtype_bytes, units_time_str(f, t->t_fwd),
-           units_time_str(b, t->t_bwd));
-    printf("  layout: tp %d x dp %d x pp %d = %d ranks, %d microbatches, %s, ZeRO %d",
-           t->tp, t->dp, t->pp, step_ranks(t), t->microbatches,
-           t->one_f_one_b ? "1f1b" : "gpipe", t->zero);
-    if (t->zero == 0)
-        printf(", buckets of %s", units_size_str(bk, t->bucket));
-    printf("\n  network: %s, sharing %s, eager limit %s, no payload\n\n",
-           net->note, run_sharing_name(o->sim.sharing, true),
-           units_size_str(el, o->eager_limit));
-}
-
-static void print_text(const step_desc *sd, const run_opts *o, const backend_desc *net,
-                       const step_sum *s)
-{
-    const cl_step *t = &sd->step;
     char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
-    print_header(sd, o, net);
-    printf("step time            %s\n", units_time_digits(a, s->time, 6));
-    printf("compute per rank     %s (%d layers x %d microbatches, forward and backward)\n",
-           units_time_digits(a, s->compute, 6), step_stage_layers(t), t->microbatches);
-    printf("pipeline phase       %s (to the last rank's last backward)\n",
-           units_time_digits(a, s->pipe_end, 6));
-    printf("after the pipeline   %s (%s; not overlapped with the backward yet)\n",
-           units_time_digits(a, s->time - s->pipe_end, 6),
-           t->zero == 3 ? "nothing left: ZeRO 3 reduce-scattered per layer"
-                        : "the data-parallel gradient all-reduce");
-    printf("bubble (ideal)       %.2f %% of the pipeline phase: (pp - 1) / (m + pp - 1), "
-           "messages free\n\n", 100 * step_bubble_fraction(t));
     const char *h[] = {"kind", "sent per rank (most)", "(least)", "closed form", "what"};
     table tb;
     if (table_init(&tb, 5, h))
@@ -187,6 +189,68 @@ static void print_text(const step_desc *sd, const run_opts *o, const backend_des
     }
     table_print(&tb, stdout, 0);
     table_release(&tb);
+}
+
+static void print_kinds_json(json_writer *w, const cl_step *t, const step_sum *s)
+{
+    json_key(w, "sent_per_rank");
+    json_begin_object(w);
+    for (int k = 0; k < 3; k++) {
+        json_key(w, kinds[k]);
+        json_begin_object(w);
+        json_kv_uint(w, "most_bytes", s->most[k]);
+        json_kv_uint(w, "least_bytes", s->least[k]);
+        json_kv_number(w, "closed_form_bytes", closed_form(t, k));
+        json_end_object(w);
+    }
+    json_end_object(w);
+}
+
+/* The step file's model and layout, two lines. */
+static void print_layout(const step_desc *sd)
+{
+    const cl_step *t = &sd->step;
+    char f[UNITS_BUF], b[UNITS_BUF], bk[UNITS_BUF];
+    printf("  model: %d layers, hidden %ld, sequence %ld, microbatch size %ld, %zu-byte "
+           "elements; per layer per microbatch forward %s, backward %s\n", t->layers,
+           sd->hidden, sd->sequence, sd->mbs, t->dtype_bytes, units_time_str(f, t->t_fwd),
+           units_time_str(b, t->t_bwd));
+    printf("  layout: tp %d x dp %d x pp %d = %d ranks, %d microbatches, %s, ZeRO %d",
+           t->tp, t->dp, t->pp, step_ranks(t), t->microbatches,
+           t->one_f_one_b ? "1f1b" : "gpipe", t->zero);
+    if (t->zero == 0)
+        printf(", buckets of %s", units_size_str(bk, t->bucket));
+    printf("\n");
+}
+
+static void print_header(const step_desc *sd, const run_opts *o, const backend_desc *net)
+{
+    char el[UNITS_BUF];
+    printf("training step on sim: %s\n", sd->path);
+    print_layout(sd);
+    printf("  network: %s, sharing %s, eager limit %s, no payload\n\n",
+           net->note, run_sharing_name(o->sim.sharing, true),
+           units_size_str(el, o->eager_limit));
+}
+
+static void print_text(const step_desc *sd, const run_opts *o, const backend_desc *net,
+                       const step_sum *s)
+{
+    const cl_step *t = &sd->step;
+    char a[UNITS_BUF];
+    print_header(sd, o, net);
+    printf("step time            %s\n", units_time_digits(a, s->time, 6));
+    printf("compute per rank     %s (%d layers x %d microbatches, forward and backward)\n",
+           units_time_digits(a, s->compute, 6), step_stage_layers(t), t->microbatches);
+    printf("pipeline phase       %s (to the last rank's last backward)\n",
+           units_time_digits(a, s->pipe_end, 6));
+    printf("after the pipeline   %s (%s; not overlapped with the backward yet)\n",
+           units_time_digits(a, s->time - s->pipe_end, 6),
+           t->zero == 3 ? "nothing left: ZeRO 3 reduce-scattered per layer"
+                        : "the data-parallel gradient all-reduce");
+    printf("bubble (ideal)       %.2f %% of the pipeline phase: (pp - 1) / (m + pp - 1), "
+           "messages free\n\n", 100 * step_bubble_fraction(t));
+    print_kinds(t, s);
 }
 
 static void print_json(const step_desc *sd, const run_opts *o, const backend_desc *net,
@@ -208,69 +272,245 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
     json_kv_number(&w, "compute_s", s->compute);
     json_kv_number(&w, "pipeline_s", s->pipe_end);
     json_kv_number(&w, "bubble_fraction_ideal", step_bubble_fraction(t));
-    json_key(&w, "sent_per_rank");
-    json_begin_object(&w);
-    for (int k = 0; k < 3; k++) {
-        json_key(&w, kinds[k]);
-        json_begin_object(&w);
-        json_kv_uint(&w, "most_bytes", s->most[k]);
-        json_kv_uint(&w, "least_bytes", s->least[k]);
-        json_kv_number(&w, "closed_form_bytes", closed_form(t, k));
-        json_end_object(&w);
-    }
-    json_end_object(&w);
+    print_kinds_json(&w, t, s);
     json_finish(&w);
 }
 
-/* Runs the step once on the model's row of the backend table (its
- * session builds the network), prints. */
-static int model_step(step_desc *sd, run_opts *o)
+/* One run of the step on o->be's row of the backend table (its session:
+ * the simulator's network, or the measured world), one size; its
+ * description into *net.  0, or the exit status after saying why. */
+static int step_on(run_opts *o, run_row *row, backend_desc *net)
 {
     run_env env = {0};
+    int rc = o->be->open(o, &env.session);
+    if (!rc)
+        rc = o->be->start(env.session, o, &env);
+    if (!rc) {
+        int status = o->be->run_size(o, &env, 0, NULL, o->be->measured, row);
+        if (status)
+            rc = run_exit_code(status, &env);
+        else
+            o->be->describe(env.session, o, &env, net);
+    }
+    int crc = backend_close(o->be, env.session);
+    return rc ? rc : crc;
+}
+
+/* Room for n ranks' figures: shared with the processes a measured run
+ * forks, plain memory for the simulator's ranks.  NULL when out of it. */
+static cl_step_rank *figures_new(int n, bool shared)
+{
+    if (!shared)
+        return calloc((size_t)n, sizeof(cl_step_rank));
+    void *p = mmap(NULL, (size_t)n * sizeof(cl_step_rank), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void figures_free(cl_step_rank *v, int n, bool shared)
+{
+    if (shared && v)
+        munmap(v, (size_t)n * sizeof *v);
+    else
+        free(v);
+}
+
+/* The step on o->be with room for its figures, summed into *s. */
+static int run_step(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_sum *s)
+{
     int n = step_ranks(&sd->step);
-    cl_step_rank *out = calloc((size_t)n, sizeof *out);
+    bool shared = o->be->measured;
+    cl_step_rank *out = figures_new(n, shared);
     if (!out)
         return cli_error("out of memory for %d ranks' results", n);
     sd->step.out = out;
     o->ranks = n;
     o->args.step = &sd->step;
-    o->be = backend_default();
-    int rc = o->be->open(o, &env.session);
+    int rc = step_on(o, row, net);
     if (!rc)
-        rc = o->be->start(env.session, o, &env);
-    if (!rc) {
-        run_row row;
-        int status = o->be->run_size(o, &env, 0, NULL, false, &row);
-        if (status) {
-            rc = run_exit_code(status, &env);
-        } else {
-            step_sum s;
-            backend_desc net;
-            sum_ranks(out, n, row.t.median, &s);
-            o->be->describe(env.session, o, &env, &net);
-            if (o->fmt == CLI_JSON)
-                print_json(sd, o, &net, &s);
-            else
-                print_text(sd, o, &net, &s);
-        }
+        sum_ranks(out, n, row->t.median, s);
+    sd->step.out = NULL;
+    figures_free(out, n, shared);
+    return rc;
+}
+
+static int model_step(step_desc *sd, run_opts *o)
+{
+    run_row row;
+    backend_desc net;
+    step_sum s;
+    int rc = run_step(sd, o, &row, &net, &s);
+    if (rc)
+        return rc;
+    if (o->fmt == CLI_JSON)
+        print_json(sd, o, &net, &s);
+    else
+        print_text(sd, o, &net, &s);
+    return CLI_EXIT_OK;
+}
+
+/* The model of a measured step: --model, --tier or --topology as given;
+ * else this host's machine file for the backend where there is one, else
+ * tier nvlink, said in *why. */
+static int model_of(const run_opts *measured, run_opts *sim, char *path, size_t len,
+                    char *why, size_t why_len)
+{
+    *sim = *measured;
+    sim->be = backend_default();
+    sim->backend = sim->be->name;
+    sim->iters = 1;
+    sim->warmup = 0;
+    sim->payload = false;
+    *why = 0;
+    if (sim->sim.model)
+        return 0;
+    sim->sim.model = "alphabeta";
+    if (sim->sim.tier || sim->sim.topology)
+        return 0;
+    char provider[32];
+    int rc = calibrate_provider(measured->be, NULL, provider, sizeof provider);
+    if (!rc)
+        rc = calibrate_default_path(path, len, measured->backend, provider, 0);
+    if (rc)
+        return rc;
+    if (access(path, R_OK) == 0) {
+        sim->sim.model = path;
+        return 0;
     }
-    int crc = backend_close(o->be, env.session);
-    free(out);
-    return rc ? rc : crc;
+    sim->sim.tier = "nvlink";
+    cli_textf(why, why_len, "no machine file for this host and %s at %s: modeled on tier "
+              "nvlink, not this machine (`commlab calibrate --backend %s` writes one)", path,
+              measured->backend, measured->backend);
+    return 0;
+}
+
+static double error_pct(double modeled, double measured)
+{
+    return 100.0 * (modeled - measured) / measured;
+}
+
+static void print_measured_text(const step_desc *sd, const run_opts *o, const run_row *mrow,
+                                const backend_desc *mnet, const step_sum *ms,
+                                const backend_desc *snet, const step_sum *ss, const char *why)
+{
+    const cl_step *t = &sd->step;
+    char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF], el[UNITS_BUF];
+    printf("training step on %s, measured beside its model: %s\n", o->backend, sd->path);
+    print_layout(sd);
+    printf("  measured: %d ranks, %s, %d steps%s, payload\n", step_ranks(t), mnet->where,
+           o->iters, mnet->how);
+    if (mnet->note[0])
+        printf("  %s\n", mnet->note);
+    printf("  modeled: %s, eager limit %s, no payload\n",
+           snet->note[0] ? snet->note : snet->where, units_size_str(el, o->eager_limit));
+    if (why[0])
+        printf("  note: %s\n", why);
+    char e[32];
+    snprintf(e, sizeof e, "%.1f %%", error_pct(ss->time, mrow->t.median));
+    printf("\n%-20s %-14s %-14s %s\n", "", "measured", "modeled", "error");
+    printf("%-20s %-14s %-14s %-9s (median of %d steps; min %s, max %s)\n", "step time",
+           units_time_digits(a, mrow->t.median, 4), units_time_digits(b, ss->time, 4), e,
+           o->iters, units_time_digits(c, mrow->t.min, 4), units_time_digits(el, mrow->t.max, 4));
+    printf("%-20s %-14s %-14s %-9s (the last step's)\n", "pipeline phase",
+           units_time_digits(a, ms->pipe_end, 4), units_time_digits(b, ss->pipe_end, 4), "");
+    printf("%-20s %-14s %-14s %-9s (cl_compute, the most any rank asked for)\n\n",
+           "compute per rank", units_time_digits(a, ms->compute, 4),
+           units_time_digits(b, ss->compute, 4), "");
+    print_kinds(t, ms);
+}
+
+static void print_measured_json(const step_desc *sd, const run_opts *o, const run_row *mrow,
+                                const backend_desc *mnet, const step_sum *ms,
+                                const backend_desc *snet, const step_sum *ss, const char *why)
+{
+    const cl_step *t = &sd->step;
+    json_writer w;
+    json_init(&w, stdout, true);
+    json_begin_object(&w);
+    json_kv_string(&w, "command", "step");
+    json_kv_string(&w, "file", sd->path);
+    json_kv_string(&w, "backend", o->backend);
+    json_kv_uint(&w, "ranks", (uint64_t)step_ranks(t));
+    json_kv_string(&w, "schedule", t->one_f_one_b ? "1f1b" : "gpipe");
+    json_kv_uint(&w, "zero", (uint64_t)t->zero);
+    json_key(&w, "measured");
+    json_begin_object(&w);
+    json_kv_uint(&w, "iters", (uint64_t)o->iters);
+    for (size_t k = 0; k < mnet->nkeys; k++) {
+        const backend_desc_key *dk = &mnet->key[k];
+        if (dk->number)
+            json_kv_number(&w, dk->key, dk->num);
+        else
+            json_kv_string(&w, dk->key, dk->text);
+    }
+    json_key(&w, "step_s");
+    json_begin_object(&w);
+    json_kv_number(&w, "median", mrow->t.median);
+    json_kv_number(&w, "min", mrow->t.min);
+    json_kv_number(&w, "max", mrow->t.max);
+    json_end_object(&w);
+    json_kv_number(&w, "compute_s", ms->compute);
+    json_kv_number(&w, "pipeline_s", ms->pipe_end);
+    json_end_object(&w);
+    json_key(&w, "modeled");
+    json_begin_object(&w);
+    json_kv_string(&w, "network", snet->note[0] ? snet->note : snet->where);
+    if (why[0])
+        json_kv_string(&w, "note", why);
+    json_kv_number(&w, "step_s", ss->time);
+    json_kv_number(&w, "compute_s", ss->compute);
+    json_kv_number(&w, "pipeline_s", ss->pipe_end);
+    json_end_object(&w);
+    json_kv_number(&w, "error_pct", error_pct(ss->time, mrow->t.median));
+    print_kinds_json(&w, t, ms);
+    json_finish(&w);
+}
+
+/* A measured step, then its model; prints both with the error. */
+static int measure_step(step_desc *sd, run_opts *o)
+{
+    run_opts sim;
+    char path[1100], why[1400];
+    int rc = model_of(o, &sim, path, sizeof path, why, sizeof why);
+    if (rc)
+        return rc;
+    run_row mrow, srow;
+    backend_desc mnet, snet;
+    step_sum ms, ss;
+    if ((rc = run_step(sd, o, &mrow, &mnet, &ms)) || (rc = run_step(sd, &sim, &srow, &snet, &ss)))
+        return rc;
+    if (o->fmt == CLI_JSON)
+        print_measured_json(sd, o, &mrow, &mnet, &ms, &snet, &ss, why);
+    else
+        print_measured_text(sd, o, &mrow, &mnet, &ms, &snet, &ss, why);
+    return CLI_EXIT_OK;
 }
 
 int cmd_step(int argc, char **argv)
 {
-    run_opts o = {.backend = "sim", .iters = 1, .warmup = 0, .sim.model = "alphabeta",
-                  .eager_limit = RUN_EAGER_LIMIT, .payload = false, .fmt = CLI_TEXT,
+    run_opts o = {.backend = "sim", .iters = 0, .warmup = -1, .eager_limit = RUN_EAGER_LIMIT,
+                  .payload = false, .fmt = CLI_TEXT, .real.bind = true,
+                  .real.deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT,
+                  .real.wargs = {.rank = -1, .world = -1},
                   .pattern = pattern_find("training-step")};
     const char *file = NULL;
     int rc = parse_args(argc, argv, &o, &file);
     if (rc)
         return rc == -1 ? CLI_EXIT_OK : rc;
+    bool measured = o.be && o.be->measured;
+    if (!o.be)
+        o.be = backend_default();
+    o.iters = o.iters ? o.iters : measured ? 3 : 1;
+    o.warmup = o.warmup >= 0 ? o.warmup : measured ? 1 : 0;
+    /* The collectives check every element they reduce, which takes far
+     * longer than the step: the warm-up step is checked, never a timed one. */
+    o.check_warmup = true;
     step_desc sd;
     cl_diag d = {{0}};
     if (step_load(&sd, file, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
+    if (measured)
+        return measure_step(&sd, &o);
+    o.sim.model = "alphabeta";
     return model_step(&sd, &o);
 }

@@ -42,7 +42,8 @@ run_job run_job_of(const run_opts *o, uint64_t bytes, rec_log *log)
     run_job j = {
         .fn = o->pattern->fn, .args = o->args, .nranks = o->ranks, .warmup = o->warmup,
         .iters = o->iters, .eager_limit = o->eager_limit, .payload = o->payload,
-        .check = o->check, .debug = o->debug, .sync = o->real.sync, .cache = o->real.cache,
+        .check = o->check, .check_warmup = o->check_warmup, .debug = o->debug,
+        .sync = o->real.sync, .cache = o->real.cache,
         .timeout = o->timeout,
         .records = log,
         .out = pattern_out(o), .report = report_out(o),

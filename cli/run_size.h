@@ -96,6 +96,7 @@ typedef struct run_opts {
     uint64_t eager_limit;
     bool payload;
     bool check;
+    bool check_warmup;      /* data checks on the warm-up only (run_job.check_warmup) */
     bool debug;             /* --debug: buffer misuse checks (core/debug.h) */
     bool ranks_given;       /* -n was on the command line */
     double timeout;         /* --timeout: seconds one size may take; 0: no limit */

@@ -219,7 +219,7 @@ int run_rank_iterations(run_rank *r, const char **during)
         a.iteration = it;
         c->printing = c->held ? it >= 0 : it == 0;
         r->held.iter = it;
-        c->checking = r->check_all || it <= 0;
+        c->checking = run_checks(j, r->check_all, it);
         debug_iteration(c);
         c->refused[0] = 0;
         sync_spread prev;
@@ -266,6 +266,11 @@ int run_rank_iterations(run_rank *r, const char **during)
     r->iter = j->iters;
     c->held = NULL; /* lines after the iterations print at once */
     return 0;
+}
+
+bool run_checks(const run_job *j, bool check_all, int it)
+{
+    return check_all || it < 0 || (it == 0 && (!j->check_warmup || j->warmup == 0));
 }
 
 wf_state run_outside_state(int r_returned, int k, bool k_known)

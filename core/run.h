@@ -75,6 +75,10 @@ typedef struct run_job {
     uint64_t eager_limit; /* bytes; larger messages use rendezvous */
     bool payload;         /* buffers are real (false: --no-payload, modeled only) */
     bool check;           /* --check: data checks on every iteration, checksums */
+    bool check_warmup;    /* data checks on the warm-up iterations only (on the first
+                             timed one where there is none): for a pattern whose
+                             checks cost more than its messages, a training step's,
+                             whose first timed iteration would time them */
     bool debug;           /* --debug: buffer misuse checks (core/debug.h) */
     run_sync sync;        /* when timed iterations start; a backend without
                              wait_until (core/comm.h) starts at the barrier */
@@ -183,6 +187,12 @@ typedef struct run_rank {
     run_lines held;        /* cl_printf's lines of the timed iterations when there
                               are several (see above); the backend releases them */
 } run_rank;
+
+/* Whether iteration it (warm-up negative) runs the pattern's data
+ * checks: every one with check_all; else the warm-up and the first timed
+ * one, or with j->check_warmup the warm-up alone (the first timed one
+ * where there is none).  Cannot fail. */
+bool run_checks(const run_job *j, bool check_all, int it);
 
 /* How a rank blocked outside its pattern counts in a wait-for report
  * (core/waitfor.h) when the ranks blocked inside theirs are in iteration

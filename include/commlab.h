@@ -110,8 +110,9 @@ typedef struct cl_step {
     size_t act_bytes;    /* activations of a microbatch between stages: s b h dtype */
     size_t tp_bytes;     /* one tensor-parallel all-reduce: s b h dtype */
     cl_step_rank *out;   /* per world rank, written by that rank when not NULL:
-                            what it sent and computed (modeled runs only: the
-                            ranks share the caller's memory) */
+                            what it sent and computed (memory the ranks share
+                            with the caller: the simulator's, or pages mapped
+                            shared before a measured run forks its ranks) */
 } cl_step;
 
 /* What one rank of a training step did, bytes it posted per kind. */

@@ -190,6 +190,32 @@ static void test_sim_prints_median(void **state)
     run_release(&r);
 }
 
+/* Which iterations check their data: the warm-up and the first timed one,
+ * every one with check (the simulator's: checks cost it no time), the
+ * warm-up alone with check_warmup (the first timed one where there is no
+ * warm-up). */
+static void checks_of(int warmup, bool all, bool warmup_only, const char *want)
+{
+    run_job j = {.warmup = warmup, .iters = 3, .check_warmup = warmup_only};
+    char got[8] = "";
+    for (int it = -warmup; it < j.iters; it++)
+        got[it + warmup] = run_checks(&j, all, it) ? 'c' : '-';
+    if (strcmp(got, want) != 0)
+        fail_msg("warm-up %d, check %d, check_warmup %d: checked '%s', want '%s'", warmup,
+                 all, warmup_only, got, want);
+}
+
+static void test_checked_iterations(void **state)
+{
+    (void)state;
+    checks_of(2, false, false, "ccc--"); /* warm-up and the first timed */
+    checks_of(2, true, false, "ccccc");
+    checks_of(0, false, false, "c--");
+    checks_of(2, false, true, "cc---"); /* a step's: no timed one */
+    checks_of(0, false, true, "c--");   /* but one is checked */
+    checks_of(1, true, true, "cccc");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_median_iter),
         cmocka_unit_test(test_median_iter_many),
         cmocka_unit_test(test_sim_prints_median),
+        cmocka_unit_test(test_checked_iterations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # test_step.sh - `commlab step` (chapter 07): its help, the figures of the
-# small example (configs/steps/small-8.yaml) and their JSON, and a refusal
-# with the reason for every bad input; a measured backend is refused at
-# run time (exit 2), never answered with a made-up figure.
+# small example (configs/steps/small-8.yaml) and their JSON, a measured
+# step on shm beside its model, and a refusal with the reason for every
+# bad input.
 . "$(dirname "$0")/lib.sh"
 small=configs/steps/small-8.yaml
 
@@ -33,7 +33,12 @@ has "$out" "step time"
 run 2 step; has "$err" "which step file?"
 run 2 step $small extra; has "$err" "extra"
 run 2 step "$tmpd/none.yaml"; has "$err" "none.yaml"
-run 2 step $small --backend shm; has "$err" "measured steps are not built yet"
+run 2 step $small --backend mpi; has "$err" "step --backend mpi is not built"
+run 2 step $small --iters 3; has "$err" "--iters is for a measured step"
+run 2 step $small --model "$tmpd/m.yaml"; has "$err" "--model is for a measured step"
+run 2 step $small --backend shm --model "$tmpd/m.yaml" --tier pcie
+has "$err" "give it or --tier, not both"
+run 2 step $small --backend shm --iters 0; has "$err" "--iters"
 run 2 step $small --backend carrier-pigeon; has "$err" "unknown backend 'carrier-pigeon'"
 run 2 step $small --sharing some; has "$err" "--sharing must be maxmin or none, got 'some'"
 run 2 step $small --tier warp; has "$err" "warp"
@@ -42,6 +47,47 @@ has "$err" "either --tier or --topology"
 run 2 step $small --topology configs/topologies/pcie-4gpu.yaml; has "$err" "devices"
 run 2 step $small --frobnicate; has "$err" "--frobnicate"
 run 2 run training-step -n 8; has "$err" "commlab step FILE.yaml"
+
+# Measured on shm: 8 processes (tp 2 x dp 2 x pp 2, 1F1B) of a step small
+# enough to take a fraction of a second.  The bytes each rank sent come
+# back from the processes and equal the closed forms exactly: tp
+# 2(K-1)/K x 4 KiB x 4 all-reduces x 1 layer x 2 microbatches = 32 KiB;
+# pp 2 microbatches of s b h = 4 KiB each, 8 KiB; dp the stage's 12 h^2
+# dtype / tp = 48 KiB, all-reduced on 2 ranks: 48 KiB.  The times are
+# measured: only that they are there, and the model's (tier pcie) beside
+# them.
+cat >"$tmpd/tiny.yaml" <<'EOF'
+model:
+  layers: 2
+  hidden: 64
+  sequence: 32
+  microbatch_size: 1
+  dtype_bytes: 2
+  forward: 10us
+  backward: 20us
+layout:
+  tp: 2
+  dp: 2
+  pp: 2
+  microbatches: 2
+  schedule: 1f1b
+  zero: 0
+  bucket: 16KiB
+EOF
+run 0 step "$tmpd/tiny.yaml" --backend shm --tier pcie --iters 2 --json; json step measured --json
+has "$out" '"backend": "shm"'
+has "$out" '"iters": 2'
+has "$out" '"network": "tier pcie, full mesh of 8 ranks"'
+has "$out" '"error_pct":'
+has "$out" '"median":'
+has "$out" '"most_bytes": 32768'
+has "$out" '"least_bytes": 8192'
+has "$out" '"most_bytes": 49152'
+has "$out" '"closed_form_bytes": 49152'
+run 0 step "$tmpd/tiny.yaml" -b shm --tier pcie --iters 1 --warmup 0
+has "$out" "training step on shm, measured beside its model"
+has "$out" "step time"
+has "$out" "tp                  32 KiB   32 KiB       32 KiB"
 
 sed 's/schedule: gpipe/schedule: zigzag/' $small >"$tmpd/bad.yaml"
 run 2 step "$tmpd/bad.yaml"; has "$err" "bad.yaml:25:13: 'schedule' must be gpipe or 1f1b, got 'zigzag'"
