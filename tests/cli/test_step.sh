@@ -26,6 +26,12 @@ run 0 step $small --sharing none; has "$out" "step time            30.5936 ms"
 has "$out" "sharing none"
 has "$out" "bubble (ideal)       20.00 %"
 run 0 step $small --tier infiniband; has "$out" "tier infiniband"
+# pipeline-2.yaml: the same model on 2 stages alone; only the pipeline
+# talks, 4 activations or gradients of 2 MiB a rank.
+run 0 step configs/steps/pipeline-2.yaml --json; json step pipeline-2 --json
+has "$out" '"most_bytes": 8388608'
+has "$out" '"most_bytes": 0'
+has "$out" '"ranks": 2'
 run 0 step $small --topology configs/topologies/2x4-nvlink-ib.yaml
 has "$out" "step time"
 
