@@ -28,6 +28,14 @@ has "$out" "bubble (ideal)       20.00 %"
 run 0 step $small --tier infiniband; has "$out" "tier infiniband"
 # pipeline-2.yaml: the same model on 2 stages alone; only the pipeline
 # talks, 4 activations or gradients of 2 MiB a rank.
+# llama-7b-64.yaml on 8 hosts of 8 (tp inside a host): tp 2(K-1)/K x
+# s b h x 4 x 32 layers x 32 microbatches = 1.75 x 16 MiB x 4,096 =
+# 112 GiB a rank; dp 1.75 x 32 layers x 12 h^2 x 2 B / 8 = 2.625 GiB.
+run 0 step configs/steps/llama-7b-64.yaml --topology configs/topologies/8x8-nvlink-ib.yaml --json
+json step llama-7b-64 --json
+has "$out" '"most_bytes": 120259084288'
+has "$out" '"most_bytes": 2818572288'
+has "$out" '"ranks": 64'
 run 0 step configs/steps/pipeline-2.yaml --json; json step pipeline-2 --json
 has "$out" '"most_bytes": 8388608'
 has "$out" '"most_bytes": 0'
