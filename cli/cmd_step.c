@@ -19,6 +19,7 @@
 #include "cli/backend.h"
 #include "cli/calibrate.h"
 #include "cli/run_size.h"
+#include "cli/step_run.h"
 #include "core/json.h"
 #include "core/step.h"
 #include "core/table.h"
@@ -51,6 +52,10 @@ const char cmd_step_usage[] =
     "                           nvlink, said so)\n"
     "  -i, --iters N            measured: timed steps (default 3)\n"
     "      --warmup N           measured: untimed steps first (default 1)\n"
+    "      --sweep              sim: every tp x dp x pp of the file's ranks instead,\n"
+    "                           the same model and batch (a layer's compute shared\n"
+    "                           by its tp ranks, the microbatches by the replicas),\n"
+    "                           each modeled, ranked by step time\n"
     "      --json               machine-readable results\n"
     "  -h, --help               this text\n"
     "\n"
@@ -59,15 +64,7 @@ const char cmd_step_usage[] =
     "  commlab step configs/steps/gpt3-175b-1024.yaml --tier infiniband --json\n"
     "  commlab step configs/steps/small-8.yaml --backend shm\n";
 
-enum { OPT_JSON = 256, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP };
-
-/* What the ranks did, over all ranks. */
-typedef struct step_sum {
-    double time;           /* the step: the slowest rank's, seconds */
-    double compute;        /* the most any rank computed, seconds */
-    double pipe_end;       /* the last rank's last backward, seconds */
-    unsigned long long most[3], least[3]; /* bytes sent per rank: tp, pp, dp */
-} step_sum;
+enum { OPT_JSON = 256, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP };
 
 static const char *const kinds[3] = {"tp", "pp", "dp"};
 
@@ -82,7 +79,7 @@ static int parse_backend(const char *name, run_opts *o)
     return rc;
 }
 
-static int parse_args(int argc, char **argv, run_opts *o, const char **file)
+static int parse_args(int argc, char **argv, run_opts *o, const char **file, bool *sweep)
 {
     static const struct option opts[] = {
         {"tier", required_argument, NULL, 't'},
@@ -93,6 +90,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file)
         {"model", required_argument, NULL, OPT_MODEL},
         {"iters", required_argument, NULL, 'i'},
         {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"sweep", no_argument, NULL, OPT_SWEEP},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -109,6 +107,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file)
         case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
         case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
+        case OPT_SWEEP: *sweep = true; break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
         }
@@ -127,6 +126,8 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file)
         return cli_error("step: --model prices every pair of ranks itself: give it or --%s, "
                          "not both", o->sim.tier ? "tier" : "topology");
     bool measured = o->be && o->be->measured;
+    if (measured && *sweep)
+        return cli_error("step: --sweep models every layout: it runs on sim only");
     if (!measured && (o->sim.model || o->iters || o->warmup >= 0))
         return cli_error("step: --%s is for a measured step (--backend shm, tcp or rdma); "
                          "the model is exact in one step",
@@ -206,8 +207,7 @@ static void print_kinds_json(json_writer *w, const cl_step *t, const step_sum *s
     json_end_object(w);
 }
 
-/* The step file's model and layout, two lines. */
-static void print_layout(const step_desc *sd)
+void step_print_layout(const step_desc *sd)
 {
     const cl_step *t = &sd->step;
     char f[UNITS_BUF], b[UNITS_BUF], bk[UNITS_BUF];
@@ -227,7 +227,7 @@ static void print_header(const step_desc *sd, const run_opts *o, const backend_d
 {
     char el[UNITS_BUF];
     printf("training step on sim: %s\n", sd->path);
-    print_layout(sd);
+    step_print_layout(sd);
     printf("  network: %s, sharing %s, eager limit %s, no payload\n\n",
            net->note, run_sharing_name(o->sim.sharing, true),
            units_size_str(el, o->eager_limit));
@@ -315,8 +315,7 @@ static void figures_free(cl_step_rank *v, int n, bool shared)
         free(v);
 }
 
-/* The step on o->be with room for its figures, summed into *s. */
-static int run_step(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_sum *s)
+int step_run(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_sum *s)
 {
     int n = step_ranks(&sd->step);
     bool shared = o->be->measured;
@@ -339,7 +338,7 @@ static int model_step(step_desc *sd, run_opts *o)
     run_row row;
     backend_desc net;
     step_sum s;
-    int rc = run_step(sd, o, &row, &net, &s);
+    int rc = step_run(sd, o, &row, &net, &s);
     if (rc)
         return rc;
     if (o->fmt == CLI_JSON)
@@ -396,7 +395,7 @@ static void print_measured_text(const step_desc *sd, const run_opts *o, const ru
     const cl_step *t = &sd->step;
     char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF], el[UNITS_BUF];
     printf("training step on %s, measured beside its model: %s\n", o->backend, sd->path);
-    print_layout(sd);
+    step_print_layout(sd);
     printf("  measured: %d ranks, %s, %d steps%s, payload\n", step_ranks(t), mnet->where,
            o->iters, mnet->how);
     if (mnet->note[0])
@@ -477,7 +476,7 @@ static int measure_step(step_desc *sd, run_opts *o)
     run_row mrow, srow;
     backend_desc mnet, snet;
     step_sum ms, ss;
-    if ((rc = run_step(sd, o, &mrow, &mnet, &ms)) || (rc = run_step(sd, &sim, &srow, &snet, &ss)))
+    if ((rc = step_run(sd, o, &mrow, &mnet, &ms)) || (rc = step_run(sd, &sim, &srow, &snet, &ss)))
         return rc;
     if (o->fmt == CLI_JSON)
         print_measured_json(sd, o, &mrow, &mnet, &ms, &snet, &ss, why);
@@ -494,7 +493,8 @@ int cmd_step(int argc, char **argv)
                   .real.wargs = {.rank = -1, .world = -1},
                   .pattern = pattern_find("training-step")};
     const char *file = NULL;
-    int rc = parse_args(argc, argv, &o, &file);
+    bool sweep = false;
+    int rc = parse_args(argc, argv, &o, &file, &sweep);
     if (rc)
         return rc == -1 ? CLI_EXIT_OK : rc;
     bool measured = o.be && o.be->measured;
@@ -512,5 +512,5 @@ int cmd_step(int argc, char **argv)
     if (measured)
         return measure_step(&sd, &o);
     o.sim.model = "alphabeta";
-    return model_step(&sd, &o);
+    return sweep ? step_sweep(&sd, &o) : model_step(&sd, &o);
 }

@@ -179,6 +179,35 @@ int step_load_string(step_desc *s, const char *name, const char *text, cl_diag *
     return err ? err : load(s, &c, name, d);
 }
 
+int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len)
+{
+    cl_step *t = &s->step;
+    uint64_t whole = 12 * (uint64_t)s->hidden * (uint64_t)s->hidden;
+    long batch = (long)t->microbatches * t->dp;
+    if (tp < 1 || dp < 1 || pp < 1 || t->layers % pp != 0) {
+        snprintf(why, len, "pp %d does not divide the %d layers", pp, t->layers);
+        return CL_EINVAL;
+    }
+    if (whole % (uint64_t)tp != 0) {
+        snprintf(why, len, "tp %d does not divide a layer's %llu parameters", tp,
+                 (unsigned long long)whole);
+        return CL_EINVAL;
+    }
+    if (batch % dp != 0) {
+        snprintf(why, len, "dp %d does not divide the step's %ld microbatches", dp, batch);
+        return CL_EINVAL;
+    }
+    double shared = (double)t->tp / tp;
+    t->t_fwd *= shared;
+    t->t_bwd *= shared;
+    t->microbatches = (int)(batch / dp);
+    t->tp = tp;
+    t->dp = dp;
+    t->pp = pp;
+    t->layer_bytes = (size_t)(whole * t->dtype_bytes / (uint64_t)tp);
+    return 0;
+}
+
 int step_ranks(const cl_step *s)
 {
     return s->tp * s->dp * s->pp;

@@ -47,6 +47,16 @@ int step_load(step_desc *s, const char *path, cl_diag *d);
 /* The same from text in memory; name stands for the file in messages. */
 int step_load_string(step_desc *s, const char *name, const char *text, cl_diag *d);
 
+/* The same model and global batch laid out as tp x dp x pp instead
+ * (`commlab step --sweep`): a layer's compute on one rank scales with the
+ * file's tp over tp (the same work shared by more or fewer ranks), the
+ * microbatches per replica with the file's dp over dp (the same
+ * sequences a step), the parameters a rank holds with 1/tp.  0, or
+ * CL_EINVAL with why (len bytes) when the model cannot be so laid out:
+ * pp does not divide the layers, tp the 12 h^2 parameters of a layer, or
+ * dp the step's m x dp microbatches; s is unchanged then. */
+int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len);
+
 /* Ranks the layout needs: tp x dp x pp.  Cannot fail. */
 int step_ranks(const cl_step *s);
 /* Layers one pipeline stage holds: layers / pp.  Cannot fail. */

@@ -3,6 +3,7 @@
  * to the byte, and under --sharing none the step's time is the sum of its
  * parts to the picosecond. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "core/step.h"
@@ -55,6 +56,40 @@ static void test_small_sizes(void **state)
     assert_int_equal(t->act_bytes, 2 * 1024 * 1024);
     assert_int_equal(t->tp_bytes, 2 * 1024 * 1024);
     assert_int_equal(step_grad_bytes(t), 24 * 1024 * 1024);
+}
+
+/* The small example laid out otherwise (`step --sweep`): the same model
+ * and global batch (4 microbatches x dp 2), the same compute in all. */
+static void test_relayout(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    char why[160];
+    step_desc a = sd;
+    assert_int_equal(step_relayout(&a, 4, 1, 2, why, sizeof why), 0);
+    assert_true(a.step.tp == 4 && a.step.dp == 1 && a.step.pp == 2);
+    assert_int_equal(a.step.microbatches, 8);                /* 4 x 2 / 1 */
+    assert_true(fabs(a.step.t_fwd - 0.5e-3) < 1e-15);        /* 1 ms x 2 / 4 */
+    assert_true(fabs(a.step.t_bwd - 1e-3) < 1e-15);
+    assert_int_equal(a.step.layer_bytes, 6 * 1024 * 1024);   /* 12 h^2 x 2 / 4 */
+    assert_int_equal(a.step.act_bytes, 2 * 1024 * 1024);     /* s b h x 2: unchanged */
+    /* A rank's compute a step, layers/pp x m x (F + B), is the same: the
+     * same work over the same 8 ranks. */
+    double before = step_stage_layers(&sd.step) * sd.step.microbatches *
+                    (sd.step.t_fwd + sd.step.t_bwd),
+           after = step_stage_layers(&a.step) * a.step.microbatches * (a.step.t_fwd + a.step.t_bwd);
+    assert_true(fabs(before - 24e-3) < 1e-12 && fabs(after - 24e-3) < 1e-12);
+    step_desc b = sd;
+    assert_int_equal(step_relayout(&b, 1, 8, 1, why, sizeof why), 0);
+    assert_true(b.step.microbatches == 1 && fabs(b.step.t_fwd - 2e-3) < 1e-15);
+    step_desc c = sd;
+    assert_int_equal(step_relayout(&c, 1, 1, 8, why, sizeof why), CL_EINVAL);
+    assert_non_null(strstr(why, "pp 8 does not divide the 4 layers"));
+    assert_int_equal(step_relayout(&c, 5, 1, 1, why, sizeof why), CL_EINVAL);
+    assert_non_null(strstr(why, "tp 5 does not divide"));
+    assert_int_equal(step_relayout(&c, 1, 3, 1, why, sizeof why), CL_EINVAL);
+    assert_non_null(strstr(why, "dp 3 does not divide the step's 8 microbatches"));
+    assert_memory_equal(&c, &sd, sizeof c); /* unchanged when refused */
 }
 
 /* Every rank's bytes per kind, counted by cl_sent_bytes on its groups,
@@ -251,6 +286,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_sizes),
+        cmocka_unit_test(test_relayout),
         cmocka_unit_test(test_small_volumes),
         cmocka_unit_test(test_small_time_is_sum_of_parts),
         cmocka_unit_test(test_small_with_payload),

@@ -43,6 +43,22 @@ has "$out" '"ranks": 2'
 run 0 step $small --topology configs/topologies/2x4-nvlink-ib.yaml
 has "$out" "step time"
 
+# --sweep: small-8's model and batch of 8 microbatches on every layout of
+# its 8 ranks, ranked by step time (pinned: tp on NVLink is cheap, every
+# pipeline stage adds a bubble, so tp 2 x dp 4 leads and tp 1 x dp 2 x pp 4
+# trails); pp 8 cannot split 4 layers.  tp 1 x dp 8: the whole model's
+# 4 x 12 h^2 x 2 B = 96 MiB of gradients all-reduced on 8, 1.75 x 96 MiB.
+run 0 step $small --sweep
+order=$(awk '/^[0-9]/ {printf "%s:%s:%s ", $2, $3, $4}' "$out")
+if [ "$order" = "2:4:1 1:8:1 4:2:1 8:1:1 4:1:2 2:2:2 2:1:4 1:4:2 1:2:4 " ]; then ok
+else bad "step --sweep ranked '$order'"; fi
+has "$out" "not laid out: tp 1 x dp 1 x pp 8: pp 8 does not divide the 4 layers"
+has "$out" "8 microbatches a step in all"
+run 0 step $small --sweep --json; json step sweep --json
+has "$out" '"dp": 176160768'
+has "$out" '"refused": "pp 8 does not divide the 4 layers"'
+run 2 step $small --sweep --backend shm; has "$err" "--sweep models every layout: it runs on sim only"
+
 # Refusals, each naming what is wrong.
 run 2 step; has "$err" "which step file?"
 run 2 step $small extra; has "$err" "extra"

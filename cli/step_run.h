@@ -1,0 +1,29 @@
+/* step_run.h - `commlab step`'s pieces shared by its files: one step run
+ * on a row of the backend table with its figures summed (cli/cmd_step.c),
+ * and the sweep over layouts (cli/step_sweep.c). */
+#ifndef CL_STEP_RUN_H
+#define CL_STEP_RUN_H
+
+#include "cli/backend.h"
+#include "cli/run_size.h"
+#include "core/step.h"
+
+/* What the ranks did, over all ranks. */
+typedef struct step_sum {
+    double time;           /* the step: the slowest rank's, seconds */
+    double compute;        /* the most any rank computed, seconds */
+    double pipe_end;       /* the last rank's last backward, seconds */
+    unsigned long long most[3], least[3]; /* bytes sent per rank: tp, pp, dp */
+} step_sum;
+
+/* The step sd on o->be's row with room for its figures (shared with the
+ * ranks a measured run forks): its row, the row's description and the
+ * figures summed.  0, or the exit status after saying why. */
+int step_run(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_sum *s);
+/* The step file's model and layout, two lines. */
+void step_print_layout(const step_desc *sd);
+/* `step --sweep`: every layout of sd's ranks modeled on o (sim), ranked
+ * by their step time; text or JSON as o->fmt.  A CLI_EXIT_* code. */
+int step_sweep(const step_desc *sd, run_opts *o);
+
+#endif
