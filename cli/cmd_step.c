@@ -57,6 +57,10 @@ const char cmd_step_usage[] =
     "                           by its tp ranks, the microbatches by the replicas),\n"
     "                           each modeled, ranked by step time\n"
     "      --json               machine-readable results\n"
+    "      --csv                sim: a row a step (a layout, with --sweep): tp, dp, pp,\n"
+    "                           microbatches, step_s, pipeline_s, compute_s,\n"
+    "                           bubble_ideal, tp_bytes, pp_bytes, dp_bytes (the most a\n"
+    "                           rank sent of each kind)\n"
     "  -h, --help               this text\n"
     "\n"
     "examples:\n"
@@ -64,7 +68,7 @@ const char cmd_step_usage[] =
     "  commlab step configs/steps/gpt3-175b-1024.yaml --tier infiniband --json\n"
     "  commlab step configs/steps/small-8.yaml --backend shm\n";
 
-enum { OPT_JSON = 256, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP };
+enum { OPT_JSON = 256, OPT_CSV, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP };
 
 static const char *const kinds[3] = {"tp", "pp", "dp"};
 
@@ -92,6 +96,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file, boo
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"json", no_argument, NULL, OPT_JSON},
+        {"csv", no_argument, NULL, OPT_CSV},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -107,6 +112,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file, boo
         case 'i': rc = cli_parse_int("--iters", optarg, 1, 1000000, &o->iters); break;
         case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
+        case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_SWEEP: *sweep = true; break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
@@ -128,6 +134,9 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file, boo
     bool measured = o->be && o->be->measured;
     if (measured && *sweep)
         return cli_error("step: --sweep models every layout: it runs on sim only");
+    if (measured && o->fmt == CLI_CSV)
+        return cli_error("step: --csv is a modeled step's row (sim): a measured one prints "
+                         "text or --json");
     if (!measured && (o->sim.model || o->iters || o->warmup >= 0))
         return cli_error("step: --%s is for a measured step (--backend shm, tcp or rdma); "
                          "the model is exact in one step",
@@ -205,6 +214,16 @@ static void print_kinds_json(json_writer *w, const cl_step *t, const step_sum *s
         json_end_object(w);
     }
     json_end_object(w);
+}
+
+void step_print_csv(const cl_step *t, const step_sum *s, bool header)
+{
+    if (header)
+        printf("tp,dp,pp,microbatches,step_s,pipeline_s,compute_s,bubble_ideal,tp_bytes,"
+               "pp_bytes,dp_bytes\n");
+    printf("%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%llu,%llu,%llu\n", t->tp, t->dp, t->pp,
+           t->microbatches, s->time, s->pipe_end, s->compute, step_bubble_fraction(t),
+           s->most[0], s->most[1], s->most[2]);
 }
 
 void step_print_layout(const step_desc *sd)
@@ -343,6 +362,8 @@ static int model_step(step_desc *sd, run_opts *o)
         return rc;
     if (o->fmt == CLI_JSON)
         print_json(sd, o, &net, &s);
+    else if (o->fmt == CLI_CSV)
+        step_print_csv(&sd->step, &s, true);
     else
         print_text(sd, o, &net, &s);
     return CLI_EXIT_OK;

@@ -22,6 +22,8 @@ typedef struct step_sum {
 int step_run(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_sum *s);
 /* The step file's model and layout, two lines. */
 void step_print_layout(const step_desc *sd);
+/* One CSV row of step t's figures s (the header first when asked). */
+void step_print_csv(const cl_step *t, const step_sum *s, bool header);
 /* `step --sweep`: every layout of sd's ranks modeled on o (sim), ranked
  * by their step time; text or JSON as o->fmt.  A CLI_EXIT_* code. */
 int step_sweep(const step_desc *sd, run_opts *o);

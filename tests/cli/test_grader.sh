@@ -52,7 +52,7 @@ grep -v '^#' "$cases/answers.txt" | while IFS='|' read -r id answer want text; d
 done && ok || bad "an answer case (above)"
 
 # --- no answer leaks from show, and the explanation waits for a pass ---
-for id in 2.4 2.7 3.1 3.3 4.1 4.5 6.1; do
+for id in 2.4 2.7 3.1 3.3 4.1 4.5 6.1 7.1; do
     run 0 exercise show "$id"
     sol=$(sed -n "/id: \"$id\"/,/^  - id:/p" "$root"/chapters/*/exercises.yaml |
           sed -n 's/^ *solution: "\(.*\)"/\1/p')
