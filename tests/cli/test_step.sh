@@ -58,6 +58,14 @@ run 0 step $small --sweep --json; json step sweep --json
 has "$out" '"dp": 176160768'
 has "$out" '"refused": "pp 8 does not divide the 4 layers"'
 run 2 step $small --sweep --backend shm; has "$err" "--sweep models every layout: it runs on sim only"
+# --csv: a row a step, a row a layout with --sweep (the exercises read it).
+run 0 step $small --csv
+has "$out" "tp,dp,pp,microbatches,step_s,pipeline_s,compute_s,bubble_ideal,tp_bytes,pp_bytes,dp_bytes"
+has "$out" ",67108864,8388608,25165824"
+run 0 step $small --sweep --csv
+if [ "$(grep -c '^[0-9]' "$out")" -eq 9 ]; then ok; else bad "step --sweep --csv: not 9 rows"; fi
+has "$out" "2,4,1,2,"
+run 2 step $small --backend shm --csv; has "$err" "--csv is a modeled step's row"
 
 # Refusals, each naming what is wrong.
 run 2 step; has "$err" "which step file?"
