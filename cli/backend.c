@@ -7,6 +7,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "core/json.h"
 #include "cli/row_mpi.h"
 #include "cli/near.h"
 #include "cli/rows.h"
@@ -271,4 +272,15 @@ void backend_desc_number(backend_desc *d, const char *key, double num)
 int backend_provider_auto(char *name, size_t len, cl_diag *d)
 {
     return rdma_provider_auto(name, len, false, d);
+}
+
+void backend_desc_json(json_writer *w, const backend_desc *d)
+{
+    for (size_t k = 0; k < d->nkeys; k++) {
+        const backend_desc_key *dk = &d->key[k];
+        if (dk->number)
+            json_kv_number(w, dk->key, dk->num);
+        else
+            json_kv_string(w, dk->key, dk->text);
+    }
 }

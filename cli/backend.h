@@ -184,6 +184,10 @@ int backend_open(const backend_info *b, struct run_opts *o, backend_session **s)
  * BACKEND_DESC_KEYS, it is left out). */
 void backend_desc_text(backend_desc *d, const char *key, const char *text);
 void backend_desc_number(backend_desc *d, const char *key, double num);
+/* d's own JSON members, in order, into the open object of w.  Cannot
+ * fail. */
+struct json_writer;
+void backend_desc_json(struct json_writer *w, const backend_desc *d);
 /* Closes s (NULL: nothing): b->close's status. */
 int backend_close(const backend_info *b, backend_session *s);
 /* "sim, shm, tcp or rdma": the built backends' names (measured ones only

@@ -216,6 +216,16 @@ static void print_kinds_json(json_writer *w, const cl_step *t, const step_sum *s
     json_end_object(w);
 }
 
+void step_json_open(json_writer *w, const step_desc *sd, const char *backend)
+{
+    json_init(w, stdout, true);
+    json_begin_object(w);
+    json_kv_string(w, "command", "step");
+    json_kv_string(w, "file", sd->path);
+    json_kv_string(w, "backend", backend);
+    json_kv_uint(w, "ranks", (uint64_t)step_ranks(&sd->step));
+}
+
 void step_print_csv(const cl_step *t, const step_sum *s, bool header)
 {
     if (header)
@@ -277,12 +287,7 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
 {
     const cl_step *t = &sd->step;
     json_writer w;
-    json_init(&w, stdout, true);
-    json_begin_object(&w);
-    json_kv_string(&w, "command", "step");
-    json_kv_string(&w, "file", sd->path);
-    json_kv_string(&w, "backend", "sim");
-    json_kv_uint(&w, "ranks", (uint64_t)step_ranks(t));
+    step_json_open(&w, sd, "sim");
     json_kv_string(&w, "network", net->note);
     json_kv_string(&w, "sharing", run_sharing_name(o->sim.sharing, false));
     json_kv_string(&w, "schedule", t->one_f_one_b ? "1f1b" : "gpipe");
@@ -445,24 +450,13 @@ static void print_measured_json(const step_desc *sd, const run_opts *o, const ru
 {
     const cl_step *t = &sd->step;
     json_writer w;
-    json_init(&w, stdout, true);
-    json_begin_object(&w);
-    json_kv_string(&w, "command", "step");
-    json_kv_string(&w, "file", sd->path);
-    json_kv_string(&w, "backend", o->backend);
-    json_kv_uint(&w, "ranks", (uint64_t)step_ranks(t));
+    step_json_open(&w, sd, o->backend);
     json_kv_string(&w, "schedule", t->one_f_one_b ? "1f1b" : "gpipe");
     json_kv_uint(&w, "zero", (uint64_t)t->zero);
     json_key(&w, "measured");
     json_begin_object(&w);
     json_kv_uint(&w, "iters", (uint64_t)o->iters);
-    for (size_t k = 0; k < mnet->nkeys; k++) {
-        const backend_desc_key *dk = &mnet->key[k];
-        if (dk->number)
-            json_kv_number(&w, dk->key, dk->num);
-        else
-            json_kv_string(&w, dk->key, dk->text);
-    }
+    backend_desc_json(&w, mnet);
     json_key(&w, "step_s");
     json_begin_object(&w);
     json_kv_number(&w, "median", mrow->t.median);

@@ -210,13 +210,7 @@ static void print_json(const run_opts *o, const backend_desc *desc, const run_al
         json_kv_string(&w, "collective", o->pattern->collective->name);
     json_kv_string(&w, "backend", o->backend);
     json_kv_uint(&w, "ranks", (uint64_t)o->ranks);
-    for (size_t k = 0; k < desc->nkeys; k++) {
-        const backend_desc_key *d = &desc->key[k];
-        if (d->number)
-            json_kv_number(&w, d->key, d->num);
-        else
-            json_kv_string(&w, d->key, d->text);
-    }
+    backend_desc_json(&w, desc);
     json_kv_uint(&w, "eager_limit_bytes", o->eager_limit);
     if (run_reduces(o)) {
         json_kv_string(&w, "op", cl_op_name(o->args.op));

@@ -6,6 +6,7 @@
 
 #include "cli/backend.h"
 #include "cli/run_size.h"
+#include "core/json.h"
 #include "core/step.h"
 
 /* What the ranks did, over all ranks. */
@@ -22,6 +23,9 @@ typedef struct step_sum {
 int step_run(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_sum *s);
 /* The step file's model and layout, two lines. */
 void step_print_layout(const step_desc *sd);
+/* Begins the JSON object of a step's output in w (command, file, backend,
+ * ranks); the caller adds its members and finishes it. */
+void step_json_open(json_writer *w, const step_desc *sd, const char *backend);
 /* One CSV row of step t's figures s (the header first when asked). */
 void step_print_csv(const cl_step *t, const step_sum *s, bool header);
 /* `step --sweep`: every layout of sd's ranks modeled on o (sim), ranked

@@ -90,12 +90,7 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
 {
     static const char *const kinds[3] = {"tp", "pp", "dp"};
     json_writer w;
-    json_init(&w, stdout, true);
-    json_begin_object(&w);
-    json_kv_string(&w, "command", "step");
-    json_kv_string(&w, "file", sd->path);
-    json_kv_string(&w, "backend", "sim");
-    json_kv_uint(&w, "ranks", (uint64_t)step_ranks(&sd->step));
+    step_json_open(&w, sd, "sim");
     json_kv_string(&w, "network", net->note);
     json_kv_string(&w, "sharing", run_sharing_name(o->sim.sharing, false));
     json_key(&w, "layouts");
