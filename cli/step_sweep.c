@@ -12,8 +12,8 @@
 
 /* One layout: modeled, or refused with why. */
 typedef struct layout {
-    int tp, dp, pp, microbatches;
-    double bubble;  /* the ideal one, (pp - 1) / (m + pp - 1) */
+    int tp, dp, pp;
+    cl_step step;   /* the file's step laid out so (step_relayout) */
     step_sum s;
     char why[120];  /* "": modeled */
 } layout;
@@ -69,11 +69,11 @@ static void print_text(const step_desc *sd, const run_opts *o, const backend_des
         table_add(&t, "%d", l->tp);
         table_add(&t, "%d", l->dp);
         table_add(&t, "%d", l->pp);
-        table_add(&t, "%d", l->microbatches);
+        table_add(&t, "%d", l->step.microbatches);
         table_add(&t, "%s", units_time_digits(a, l->s.time, 4));
         table_add(&t, "%s", units_time_digits(a, l->s.pipe_end, 4));
         table_add(&t, "%s", units_time_digits(a, l->s.time - l->s.pipe_end, 4));
-        table_add(&t, "%.1f %%", 100 * l->bubble);
+        table_add(&t, "%.1f %%", 100 * step_bubble_fraction(&l->step));
         for (int k = 0; k < 3; k++)
             table_add(&t, "%s", units_size_str(a, l->s.most[k]));
     }
@@ -107,11 +107,11 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
             continue;
         }
         json_kv_uint(&w, "rank", (uint64_t)(i + 1));
-        json_kv_uint(&w, "microbatches", (uint64_t)l->microbatches);
+        json_kv_uint(&w, "microbatches", (uint64_t)l->step.microbatches);
         json_kv_number(&w, "step_s", l->s.time);
         json_kv_number(&w, "pipeline_s", l->s.pipe_end);
         json_kv_number(&w, "compute_s", l->s.compute);
-        json_kv_number(&w, "bubble_fraction_ideal", l->bubble);
+        json_kv_number(&w, "bubble_fraction_ideal", step_bubble_fraction(&l->step));
         json_key(&w, "sent_per_rank_bytes");
         json_begin_object(&w);
         for (int k = 0; k < 3; k++)
@@ -124,13 +124,10 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
 }
 
 /* The layouts laid out, fastest first (their step's own figures). */
-static void print_csv(const step_desc *sd, const layout *v, size_t n)
+static void print_csv(const layout *v, size_t n)
 {
-    for (size_t i = 0; i < n && !v[i].why[0]; i++) {
-        step_desc one = *sd;
-        step_relayout(&one, v[i].tp, v[i].dp, v[i].pp, NULL, 0);
-        step_print_csv(&one.step, &v[i].s, i == 0);
-    }
+    for (size_t i = 0; i < n && !v[i].why[0]; i++)
+        step_print_csv(&v[i].step, &v[i].s, i == 0);
 }
 
 int step_sweep(const step_desc *sd, run_opts *o)
@@ -149,8 +146,7 @@ int step_sweep(const step_desc *sd, run_opts *o)
             continue;
         run_row row;
         rc = step_run(&one, o, &row, &net, &l->s);
-        l->microbatches = one.step.microbatches;
-        l->bubble = step_bubble_fraction(&one.step);
+        l->step = one.step;
     }
     o->args.step = NULL;
     if (rc == CLI_EXIT_OK) {
@@ -158,7 +154,7 @@ int step_sweep(const step_desc *sd, run_opts *o)
         if (o->fmt == CLI_JSON)
             print_json(sd, o, &net, v, n);
         else if (o->fmt == CLI_CSV)
-            print_csv(sd, v, n);
+            print_csv(v, n);
         else
             print_text(sd, o, &net, v, n);
     }
