@@ -409,9 +409,10 @@ static int model_of(const run_opts *measured, run_opts *sim, char *path, size_t 
     return 0;
 }
 
-static double error_pct(double modeled, double measured)
+/* The step's error as compare states a size's (cli/calibrate.h). */
+static double error_pct(double modeled, const run_row *measured)
 {
-    return 100.0 * (modeled - measured) / measured;
+    return compare_error_pct(&(compare_row){.modeled = modeled, .measured = measured->t});
 }
 
 static void print_measured_text(const step_desc *sd, const run_opts *o, const run_row *mrow,
@@ -431,7 +432,7 @@ static void print_measured_text(const step_desc *sd, const run_opts *o, const ru
     if (why[0])
         printf("  note: %s\n", why);
     char e[32];
-    snprintf(e, sizeof e, "%.1f %%", error_pct(ss->time, mrow->t.median));
+    snprintf(e, sizeof e, "%.1f %%", error_pct(ss->time, mrow));
     printf("\n%-20s %-14s %-14s %s\n", "", "measured", "modeled", "error");
     printf("%-20s %-14s %-14s %-9s (median of %d steps; min %s, max %s)\n", "step time",
            units_time_digits(a, mrow->t.median, 4), units_time_digits(b, ss->time, 4), e,
@@ -475,7 +476,7 @@ static void print_measured_json(const step_desc *sd, const run_opts *o, const ru
     json_kv_number(&w, "compute_s", ss->compute);
     json_kv_number(&w, "pipeline_s", ss->pipe_end);
     json_end_object(&w);
-    json_kv_number(&w, "error_pct", error_pct(ss->time, mrow->t.median));
+    json_kv_number(&w, "error_pct", error_pct(ss->time, mrow));
     print_kinds_json(&w, t, ms);
     json_finish(&w);
 }
