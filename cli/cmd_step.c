@@ -32,10 +32,12 @@ const char cmd_step_usage[] =
     "(configs/steps/ has examples; chapter 07 explains the keys) in the\n"
     "simulator, with no payload: per microbatch and layer the tensor-parallel\n"
     "all-reduces, the pipeline's activations and gradients (gpipe or 1f1b),\n"
-    "the layers' compute, then the data-parallel gradient all-reduce in\n"
-    "buckets (or ZeRO 3's all-gathers and reduce-scatters).  Prints the step\n"
-    "time, the compute per rank, the bytes each rank sends per kind (tp, pp,\n"
-    "dp) beside their closed forms, and the pipeline bubble.\n"
+    "the layers' compute, then the data-parallel gradients in buckets\n"
+    "(all-reduced; ZeRO 1 and 2 reduce-scattered, then the parameters\n"
+    "all-gathered; ZeRO 3 gathers and scatters each layer instead).  Prints\n"
+    "the step time, the compute per rank, the bytes each rank sends per kind\n"
+    "(tp, pp, dp) beside their closed forms and the most it waited on each,\n"
+    "the pipeline bubble, and the memory a rank holds.\n"
     "\n"
     "  -t, --tier NAME          every rank on one port of this tier (default nvlink)\n"
     "      --topology FILE      a network of devices and links instead (one rank per\n"
@@ -52,6 +54,9 @@ const char cmd_step_usage[] =
     "                           nvlink, said so)\n"
     "  -i, --iters N            measured: timed steps (default 3)\n"
     "      --warmup N           measured: untimed steps first (default 1)\n"
+    "      --overlap            start each gradient bucket as soon as the last\n"
+    "                           backward has made it, as DDP does (the file's\n"
+    "                           `overlap: true`; not with ZeRO 3)\n"
     "      --sweep              sim: every tp x dp x pp of the file's ranks instead,\n"
     "                           the same model and batch (a layer's compute shared\n"
     "                           by its tp ranks, the microbatches by the replicas),\n"
@@ -60,15 +65,27 @@ const char cmd_step_usage[] =
     "      --csv                sim: a row a step (a layout, with --sweep): tp, dp, pp,\n"
     "                           microbatches, step_s, pipeline_s, compute_s,\n"
     "                           bubble_ideal, tp_bytes, pp_bytes, dp_bytes (the most a\n"
-    "                           rank sent of each kind)\n"
+    "                           rank sent of each kind), tp_wait_s, pp_wait_s,\n"
+    "                           dp_wait_s (the most a rank waited on each),\n"
+    "                           activation_bytes, model_state_bytes\n"
     "  -h, --help               this text\n"
     "\n"
     "examples:\n"
     "  commlab step configs/steps/small-8.yaml\n"
+    "  commlab step configs/steps/small-8.yaml --overlap --tier infiniband\n"
     "  commlab step configs/steps/gpt3-175b-1024.yaml --tier infiniband --json\n"
     "  commlab step configs/steps/small-8.yaml --backend shm\n";
 
-enum { OPT_JSON = 256, OPT_CSV, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP };
+enum {
+    OPT_JSON = 256, OPT_CSV, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP,
+    OPT_OVERLAP
+};
+
+/* What the command line asks of the step itself. */
+typedef struct step_flags {
+    const char *file;
+    bool sweep, overlap;
+} step_flags;
 
 static const char *const kinds[3] = {"tp", "pp", "dp"};
 
@@ -83,7 +100,7 @@ static int parse_backend(const char *name, run_opts *o)
     return rc;
 }
 
-static int parse_args(int argc, char **argv, run_opts *o, const char **file, bool *sweep)
+static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
 {
     static const struct option opts[] = {
         {"tier", required_argument, NULL, 't'},
@@ -95,6 +112,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file, boo
         {"iters", required_argument, NULL, 'i'},
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"sweep", no_argument, NULL, OPT_SWEEP},
+        {"overlap", no_argument, NULL, OPT_OVERLAP},
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
         {"help", no_argument, NULL, 'h'},
@@ -113,7 +131,8 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file, boo
         case OPT_WARMUP: rc = cli_parse_int("--warmup", optarg, 0, 1000000, &o->warmup); break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
         case OPT_CSV: o->fmt = CLI_CSV; break;
-        case OPT_SWEEP: *sweep = true; break;
+        case OPT_SWEEP: f->sweep = true; break;
+        case OPT_OVERLAP: f->overlap = true; break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
         }
@@ -123,7 +142,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file, boo
     if (optind >= argc)
         return cli_error("step: which step file? (configs/steps/ has examples)\n"
                          "try 'commlab help step'");
-    *file = argv[optind++];
+    f->file = argv[optind++];
     if ((rc = cli_no_extra("step", argc, argv)))
         return rc;
     if (o->sim.tier && o->sim.topology)
@@ -132,7 +151,7 @@ static int parse_args(int argc, char **argv, run_opts *o, const char **file, boo
         return cli_error("step: --model prices every pair of ranks itself: give it or --%s, "
                          "not both", o->sim.tier ? "tier" : "topology");
     bool measured = o->be && o->be->measured;
-    if (measured && *sweep)
+    if (measured && f->sweep)
         return cli_error("step: --sweep models every layout: it runs on sim only");
     if (measured && o->fmt == CLI_CSV)
         return cli_error("step: --csv is a modeled step's row (sim): a measured one prints "
@@ -159,6 +178,12 @@ static void sum_ranks(const cl_step_rank *out, int n, double time, step_sum *s)
             s->compute = out[r].compute;
         if (out[r].pipe_end > s->pipe_end)
             s->pipe_end = out[r].pipe_end;
+        const double w[3] = {out[r].tp_wait, out[r].pp_wait, out[r].dp_wait};
+        for (int k = 0; k < 3; k++)
+            if (w[k] > s->wait[k])
+                s->wait[k] = w[k];
+        if (out[r].peak_microbatches > s->peak)
+            s->peak = out[r].peak_microbatches;
     }
 }
 
@@ -178,23 +203,28 @@ static const char *kind_words(const cl_step *t, int k)
         return "4 ring all-reduces of s b h per layer per microbatch";
     if (k == 1)
         return "activations on, gradients back: s b h per microbatch";
-    return t->zero == 3 ? "ZeRO 3: 2 all-gathers + 1 reduce-scatter per layer per microbatch"
-                        : "ring all-reduce of the stage's gradients, in buckets";
+    if (t->zero == 3)
+        return "ZeRO 3: 2 all-gathers + 1 reduce-scatter per layer per microbatch";
+    if (t->zero > 0)
+        return "gradients reduce-scattered, parameters all-gathered, in buckets";
+    return "ring all-reduce of the stage's gradients, in buckets";
 }
 
 /* The bytes each rank sent per kind, beside their closed forms. */
 static void print_kinds(const cl_step *t, const step_sum *s)
 {
     char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
-    const char *h[] = {"kind", "sent per rank (most)", "(least)", "closed form", "what"};
+    const char *h[] = {"kind", "sent per rank (most)", "(least)", "closed form", "waited (most)",
+                       "what"};
     table tb;
-    if (table_init(&tb, 5, h))
+    if (table_init(&tb, 6, h))
         return;
     for (int k = 0; k < 3; k++) {
         table_add(&tb, "%s", kinds[k]);
         table_add(&tb, "%s", units_size_str(a, s->most[k]));
         table_add(&tb, "%s", units_size_str(b, s->least[k]));
         table_add(&tb, "%s", units_size_str(c, (uint64_t)closed_form(t, k)));
+        table_add(&tb, "%s", units_time_digits(a, s->wait[k], 4));
         table_add(&tb, "%s", kind_words(t, k));
     }
     table_print(&tb, stdout, 0);
@@ -211,8 +241,16 @@ static void print_kinds_json(json_writer *w, const cl_step *t, const step_sum *s
         json_kv_uint(w, "most_bytes", s->most[k]);
         json_kv_uint(w, "least_bytes", s->least[k]);
         json_kv_number(w, "closed_form_bytes", closed_form(t, k));
+        json_kv_number(w, "waited_s", s->wait[k]);
         json_end_object(w);
     }
+    json_end_object(w);
+    json_key(w, "memory");
+    json_begin_object(w);
+    json_kv_uint(w, "peak_microbatches", (uint64_t)s->peak);
+    json_kv_uint(w, "peak_microbatches_closed_form", (uint64_t)step_peak_microbatches(t, 0));
+    json_kv_number(w, "activation_bytes", step_activation_bytes(t, 0));
+    json_kv_number(w, "model_state_bytes", step_model_state_bytes(t));
     json_end_object(w);
 }
 
@@ -230,10 +268,12 @@ void step_print_csv(const cl_step *t, const step_sum *s, bool header)
 {
     if (header)
         printf("tp,dp,pp,microbatches,step_s,pipeline_s,compute_s,bubble_ideal,tp_bytes,"
-               "pp_bytes,dp_bytes\n");
-    printf("%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%llu,%llu,%llu\n", t->tp, t->dp, t->pp,
-           t->microbatches, s->time, s->pipe_end, s->compute, step_bubble_fraction(t),
-           s->most[0], s->most[1], s->most[2]);
+               "pp_bytes,dp_bytes,tp_wait_s,pp_wait_s,dp_wait_s,activation_bytes,"
+               "model_state_bytes\n");
+    printf("%d,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%llu,%llu,%llu,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+           t->tp, t->dp, t->pp, t->microbatches, s->time, s->pipe_end, s->compute,
+           step_bubble_fraction(t), s->most[0], s->most[1], s->most[2], s->wait[0], s->wait[1],
+           s->wait[2], step_activation_bytes(t, 0), step_model_state_bytes(t));
 }
 
 void step_print_layout(const step_desc *sd)
@@ -247,9 +287,38 @@ void step_print_layout(const step_desc *sd)
     printf("  layout: tp %d x dp %d x pp %d = %d ranks, %d microbatches, %s, ZeRO %d",
            t->tp, t->dp, t->pp, step_ranks(t), t->microbatches,
            t->one_f_one_b ? "1f1b" : "gpipe", t->zero);
-    if (t->zero == 0)
-        printf(", buckets of %s", units_size_str(bk, t->bucket));
+    if (t->zero < 3)
+        printf(", buckets of %s%s", units_size_str(bk, t->bucket),
+               t->overlap ? ", overlapped" : "");
     printf("\n");
+}
+
+/* What follows the last backward, in words. */
+static const char *after_words(const cl_step *t)
+{
+    if (t->zero == 3)
+        return "nothing left: ZeRO 3 reduce-scattered per layer";
+    if (t->overlap)
+        return t->zero ? "the buckets the last backward did not hide, then the parameters' "
+                         "all-gathers"
+                       : "the gradient buckets the last backward did not hide";
+    return t->zero ? "the gradients' reduce-scatters, then the parameters' all-gathers"
+                   : "the data-parallel gradient all-reduce, after the whole backward";
+}
+
+/* Two lines: the activations stage 0 holds at its peak, the model states
+ * a rank holds. */
+static void print_memory(const cl_step *t, const step_sum *s)
+{
+    char a[UNITS_BUF], b[UNITS_BUF];
+    printf("activations (peak)   %s on stage 0: %d microbatch%s held (the ranks counted %d) x "
+           "%d layers x s b h (10 + 24/tp) bytes (Korthikanti et al., MLSys 2023)\n",
+           units_size_str(a, (uint64_t)step_activation_bytes(t, 0)),
+           step_peak_microbatches(t, 0), step_peak_microbatches(t, 0) == 1 ? "" : "es",
+           s->peak, step_stage_layers(t));
+    printf("model states         %s a rank: ZeRO %d of 16 bytes a parameter (mixed-precision "
+           "Adam, Rajbhandari et al., SC 2020)\n",
+           units_size_str(b, (uint64_t)step_model_state_bytes(t)), t->zero);
 }
 
 static void print_header(const step_desc *sd, const run_opts *o, const backend_desc *net)
@@ -273,12 +342,12 @@ static void print_text(const step_desc *sd, const run_opts *o, const backend_des
            units_time_digits(a, s->compute, 6), step_stage_layers(t), t->microbatches);
     printf("pipeline phase       %s (to the last rank's last backward)\n",
            units_time_digits(a, s->pipe_end, 6));
-    printf("after the pipeline   %s (%s; not overlapped with the backward yet)\n",
-           units_time_digits(a, s->time - s->pipe_end, 6),
-           t->zero == 3 ? "nothing left: ZeRO 3 reduce-scattered per layer"
-                        : "the data-parallel gradient all-reduce");
+    printf("after the pipeline   %s (%s)\n", units_time_digits(a, s->time - s->pipe_end, 6),
+           after_words(t));
     printf("bubble (ideal)       %.2f %% of the pipeline phase: (pp - 1) / (m + pp - 1), "
-           "messages free\n\n", 100 * step_bubble_fraction(t));
+           "messages free\n", 100 * step_bubble_fraction(t));
+    print_memory(t, s);
+    printf("\n");
     print_kinds(t, s);
 }
 
@@ -508,9 +577,8 @@ int cmd_step(int argc, char **argv)
                   .real.deadlock_timeout = 2.0, .timeout = RUN_TIMEOUT_DEFAULT,
                   .real.wargs = {.rank = -1, .world = -1},
                   .pattern = pattern_find("training-step")};
-    const char *file = NULL;
-    bool sweep = false;
-    int rc = parse_args(argc, argv, &o, &file, &sweep);
+    step_flags f = {0};
+    int rc = parse_args(argc, argv, &o, &f);
     if (rc)
         return rc == -1 ? CLI_EXIT_OK : rc;
     bool measured = o.be && o.be->measured;
@@ -523,10 +591,14 @@ int cmd_step(int argc, char **argv)
     o.check_warmup = true;
     step_desc sd;
     cl_diag d = {{0}};
-    if (step_load(&sd, file, &d))
+    if (step_load(&sd, f.file, &d))
         return cli_diag(&d, CLI_EXIT_USAGE);
+    if (f.overlap && sd.step.zero == 3)
+        return cli_error("step: --overlap hides gradient buckets (ZeRO 0 to 2); %s has ZeRO 3, "
+                         "which gathers each layer when it needs it", f.file);
+    sd.step.overlap = sd.step.overlap || f.overlap;
     if (measured)
         return measure_step(&sd, &o);
     o.sim.model = "alphabeta";
-    return sweep ? step_sweep(&sd, &o) : model_step(&sd, &o);
+    return f.sweep ? step_sweep(&sd, &o) : model_step(&sd, &o);
 }

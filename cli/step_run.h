@@ -15,6 +15,8 @@ typedef struct step_sum {
     double compute;        /* the most any rank computed, seconds */
     double pipe_end;       /* the last rank's last backward, seconds */
     unsigned long long most[3], least[3]; /* bytes sent per rank: tp, pp, dp */
+    double wait[3];        /* the most a rank waited on each kind, seconds */
+    int peak;              /* the most microbatches a rank held activations for */
 } step_sum;
 
 /* The step sd on o->be's row with room for its figures (shared with the

@@ -50,7 +50,7 @@ static layout *layouts_of(int n, size_t *count)
 static void print_text(const step_desc *sd, const run_opts *o, const backend_desc *net,
                        const layout *v, size_t n)
 {
-    char a[UNITS_BUF];
+    char a[UNITS_BUF], b[UNITS_BUF];
     printf("training step layouts on sim: %s\n", sd->path);
     step_print_layout(sd);
     printf("  every tp x dp x pp of %d ranks: the same model and batch (%d microbatches a step "
@@ -59,9 +59,9 @@ static void print_text(const step_desc *sd, const run_opts *o, const backend_des
     printf("  network: %s, sharing %s, no payload\n\n", net->note,
            run_sharing_name(o->sim.sharing, true));
     const char *h[] = {"", "tp", "dp", "pp", "m", "step time", "pipeline", "after it",
-                       "bubble", "tp a rank", "pp a rank", "dp a rank"};
+                       "waiting", "bubble", "tp a rank", "pp a rank", "dp a rank"};
     table t;
-    if (table_init(&t, 12, h))
+    if (table_init(&t, 13, h))
         return;
     for (size_t i = 0; i < n && !v[i].why[0]; i++) {
         const layout *l = &v[i];
@@ -73,12 +73,18 @@ static void print_text(const step_desc *sd, const run_opts *o, const backend_des
         table_add(&t, "%s", units_time_digits(a, l->s.time, 4));
         table_add(&t, "%s", units_time_digits(a, l->s.pipe_end, 4));
         table_add(&t, "%s", units_time_digits(a, l->s.time - l->s.pipe_end, 4));
+        table_add(&t, "%s", units_time_digits(a, l->s.time - l->s.compute, 4));
         table_add(&t, "%.1f %%", 100 * step_bubble_fraction(&l->step));
         for (int k = 0; k < 3; k++)
             table_add(&t, "%s", units_size_str(a, l->s.most[k]));
     }
     table_print(&t, stdout, 0);
     table_release(&t);
+    if (n > 0 && !v[0].why[0])
+        printf("fastest: tp %d, dp %d, pp %d, %s a step, of which %s waiting (the step less "
+               "the compute: communication nothing hid, and the bubble)\n", v[0].tp, v[0].dp,
+               v[0].pp, units_time_digits(a, v[0].s.time, 4),
+               units_time_digits(b, v[0].s.time - v[0].s.compute, 4));
     for (size_t i = 0; i < n; i++)
         if (v[i].why[0])
             printf("not laid out: tp %d x dp %d x pp %d: %s\n", v[i].tp, v[i].dp, v[i].pp,

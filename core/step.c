@@ -63,7 +63,8 @@ static int load_model(cfg_doc *c, yaml_node_t *m, step_desc *s, step_nodes *at, 
     return 0;
 }
 
-/* schedule: gpipe or 1f1b; zero: 0 or 3. */
+/* schedule: gpipe or 1f1b; zero: 0 to 3; overlap (optional): true or
+ * false, and not with ZeRO 3. */
 static int load_choices(cfg_doc *c, yaml_node_t *l, step_desc *s, cl_diag *d)
 {
     yaml_node_t *v;
@@ -76,19 +77,28 @@ static int load_choices(cfg_doc *c, yaml_node_t *l, step_desc *s, cl_diag *d)
     if (strcmp(name, "gpipe") != 0 && strcmp(name, "1f1b") != 0)
         return cfg_error(c, v, d, "'schedule' must be gpipe or 1f1b, got '%s'", name);
     s->step.one_f_one_b = strcmp(name, "1f1b") == 0;
-    if ((err = get_int(c, l, "zero", 0, 3, &z, &v, d)))
+    if ((err = get_int(c, l, "zero", 0, 3, &z, NULL, d)) ||
+        (err = cfg_get(c, l, "overlap", false, &v, d)))
         return err;
-    if (z != 0 && z != 3)
-        return cfg_error(c, v, d, "'zero' must be 0 or 3 (stages 1 and 2 are not built), "
-                         "got '%ld'", z);
     s->step.zero = (int)z;
+    if (!v)
+        return 0;
+    if ((err = cfg_string(c, v, "overlap", &name, d)))
+        return err;
+    if (strcmp(name, "true") != 0 && strcmp(name, "false") != 0)
+        return cfg_error(c, v, d, "'overlap' must be true or false, got '%s'", name);
+    s->step.overlap = strcmp(name, "true") == 0;
+    if (s->step.overlap && z == 3)
+        return cfg_error(c, v, d, "'overlap' hides gradient buckets (ZeRO 0 to 2); ZeRO 3 "
+                         "gathers each layer when it needs it, blocking (prefetch is not "
+                         "built)");
     return 0;
 }
 
 static int load_layout(cfg_doc *c, yaml_node_t *l, step_desc *s, step_nodes *at, cl_diag *d)
 {
     static const char *const keys[] = {"tp", "dp", "pp", "microbatches", "schedule", "zero",
-                                       "bucket", NULL};
+                                       "bucket", "overlap", NULL};
     long tp, dp, pp, m;
     uint64_t bucket;
     int err;
@@ -243,6 +253,29 @@ double step_dp_volume(const cl_step *s)
         return 3.0 * step_stage_layers(s) * s->microbatches * (k - 1) / k *
                (double)s->layer_bytes;
     return 2.0 * (k - 1) / k * (double)step_grad_bytes(s);
+}
+
+int step_peak_microbatches(const cl_step *s, int stage)
+{
+    int held = s->pp - stage;
+    return s->one_f_one_b && held < s->microbatches ? held : s->microbatches;
+}
+
+double step_activation_bytes(const cl_step *s, int stage)
+{
+    double per_layer = (double)s->act_bytes * (5.0 + 12.0 / s->tp);
+    return (double)step_peak_microbatches(s, stage) * step_stage_layers(s) * per_layer;
+}
+
+double step_model_state_bytes(const cl_step *s)
+{
+    double psi = (double)step_grad_bytes(s) / (double)s->dtype_bytes, nd = s->dp;
+    switch (s->zero) {
+    case 1: return 4 * psi + 12 * psi / nd;
+    case 2: return 2 * psi + 14 * psi / nd;
+    case 3: return 16 * psi / nd;
+    default: return 16 * psi;
+    }
 }
 
 double step_bubble_fraction(const cl_step *s)

@@ -10,7 +10,9 @@
  *           forward, backward (seconds of compute per layer per
  *           microbatch on one rank, a time: "1.5ms")
  *   layout: tp, dp, pp, microbatches, schedule (gpipe | 1f1b),
- *           zero (0 | 3), bucket (a size: "25MiB")
+ *           zero (0 to 3), bucket (a size: "25MiB"); and, the one
+ *           optional key, overlap (true | false, false when left out:
+ *           the buckets start during the last backward, ZeRO 0 to 2)
  *
  * The sizes (Narayanan et al., "Efficient Large-Scale Language Model
  * Training on GPU Clusters Using Megatron-LM", SC 2021):
@@ -77,11 +79,33 @@ double step_tp_volume(const cl_step *s);
  * microbatch, for the rank of stage `stage` (0 .. pp - 1). */
 double step_pp_volume(const cl_step *s, int stage);
 /* Data parallelism: ZeRO 0, a ring all-reduce of the gradients (in
- * buckets: the sum is the same); ZeRO 3, per layer per microbatch an
- * all-gather of the parameters forward and backward and a reduce-scatter
- * of the gradients (Rajbhandari et al., SC 2020: 3 x the parameters,
- * against 2 x for the all-reduce, per microbatch). */
+ * buckets: the sum is the same); ZeRO 1 and 2 the same bytes, as a
+ * reduce-scatter of the gradients and an all-gather of the updated
+ * parameters; ZeRO 3, per layer per microbatch an all-gather of the
+ * parameters forward and backward and a reduce-scatter of the gradients
+ * (Rajbhandari et al., SC 2020, section 7: 3 x the parameters, against
+ * 2 x for the all-reduce, per microbatch). */
 double step_dp_volume(const cl_step *s);
+
+/* ---- memory (cannot fail) ---- */
+
+/* The most microbatches stage `stage` holds activations for at once:
+ * GPipe all m, 1F1B min(pp - stage, m) (Narayanan et al., SC 2021,
+ * section 2.2.1). */
+int step_peak_microbatches(const cl_step *s, int stage);
+/* Bytes of activations stage `stage` holds at its peak: the microbatches
+ * above x its layers x s b h (10 + 24 / tp) bytes a layer, Korthikanti
+ * et al., "Reducing Activation Recomputation in Large Transformer
+ * Models", MLSys 2023, table 2: tensor parallelism with selective
+ * recomputation, counted for 2-byte activations (other element sizes
+ * scaled with dtype_bytes / 2). */
+double step_activation_bytes(const cl_step *s, int stage);
+/* Bytes of model states a rank holds: parameters, gradients and Adam's
+ * states in mixed precision, 2 + 2 + 12 bytes a parameter for the psi
+ * parameters of its stage's layers / tp, split over the dp replicas by
+ * ZeRO's stage: 16 psi, 4 psi + 12 psi / dp, 2 psi + 14 psi / dp,
+ * 16 psi / dp (Rajbhandari et al., SC 2020, section 5 and figure 1). */
+double step_model_state_bytes(const cl_step *s);
 
 /* The fraction of a pipeline's time its stages idle when messages are
  * free and stages equal: (pp - 1) / (m + pp - 1), GPipe and 1F1B alike

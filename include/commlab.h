@@ -102,10 +102,13 @@ typedef struct cl_step {
     int tp, dp, pp;      /* tensor-parallel, data-parallel, pipeline ranks */
     int microbatches;    /* per step, per data-parallel replica */
     bool one_f_one_b;    /* the pipeline's schedule: 1F1B (true) or GPipe */
-    int zero;            /* ZeRO stage: 0 (replicated) or 3 (parameters sharded) */
+    int zero;            /* ZeRO stage: 0 (replicated), 1 and 2 (gradients
+                            reduce-scattered, parameters all-gathered) or 3
+                            (parameters sharded, gathered per layer) */
+    bool overlap;        /* ZeRO 0-2: buckets start during the last backward */
     size_t dtype_bytes;  /* bytes of one element: 2 (bf16), 4 (f32) or 8 (f64) */
     double t_fwd, t_bwd; /* seconds of compute per layer per microbatch, on one rank */
-    size_t bucket;       /* bytes per data-parallel gradient bucket (ZeRO 0) */
+    size_t bucket;       /* bytes per data-parallel gradient bucket (ZeRO 0-2) */
     size_t layer_bytes;  /* parameters of one layer on one rank: 12 h^2 dtype / tp */
     size_t act_bytes;    /* activations of a microbatch between stages: s b h dtype */
     size_t tp_bytes;     /* one tensor-parallel all-reduce: s b h dtype */
@@ -122,6 +125,9 @@ struct cl_step_rank {
                                       data-parallel (or ZeRO-3) collectives */
     double compute;      /* seconds of cl_compute for the layers */
     double pipe_end;     /* seconds from the step's start to its last backward */
+    double tp_wait, pp_wait, dp_wait; /* seconds it waited in each kind's calls:
+                                         the communication nothing hid */
+    int peak_microbatches; /* the most microbatches whose activations it held */
 };
 
 /* The run's arguments, the same on every rank. */

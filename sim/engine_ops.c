@@ -100,9 +100,9 @@ void engine__polls_wake(sim_engine *e)
 
 /* Not done yet.  Polling costs no virtual time, so what a failed test
  * tells the rank changes only when another rank acts or time moves on:
- *  - its first failed test at an instant lets every other event of the
- *    instant happen: it sleeps until the next event or the request's
- *    completion, whichever is first;
+ *  - its first failed test at an instant returns at once: a rank that
+ *    goes on computing (progressing a collective between slices of its
+ *    work, as DDP's buckets do) loses no time to having looked;
  *  - a second failed test of the same request at one instant has nothing
  *    to wait for but the request: the rank sleeps until it completes, as
  *    in cl_wait, and the test reports it done;
@@ -146,17 +146,7 @@ static int sim_test(cl_comm *c, cl_request *req, bool *done)
     }
     me->poll_req = req;
     me->poll_at = e->now;
-    const sim_event *next = sim_queue_peek(e->q);
-    if (r->done_at == INFINITY && !next) {
-        int err = sim_wait(c, 1, set, WF_WAIT); /* only this can end it; deadlock otherwise */
-        *done = err == 0;
-        return err;
-    }
-    double t = next ? fmin(next->time, r->done_at) : r->done_at;
-    engine__wake_at(e, t, (int)(me - e->ranks));
-    me->state = RANK_COMPUTING;
-    sim_coro_yield(&e->sched, &me->co);
-    return e->aborting ? CL_EPEER : 0;
+    return 0;
 }
 
 /* ---- the rest of the table ---- */

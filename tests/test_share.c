@@ -292,6 +292,51 @@ static void test_both_poll(void **state)
     }
 }
 
+/* Rank 1 posts a receive, looks at it once (not there: rank 0 sends
+ * after 1 ms of compute), then computes 10 us and looks again: a failed
+ * test costs no virtual time, so the compute ends at 10 us, not after the
+ * send (a rank that progresses a collective between slices of its work
+ * must lose nothing to looking).  The message then lands at 1 ms + a +
+ * n/B. */
+static int test_then_compute(cl_comm *c, const cl_args *a)
+{
+    if (cl_rank(c) == 0) {
+        CL_TRY(cl_compute(c, 1e-3));
+        return cl_send(c, NULL, a->bytes, 1, 0);
+    }
+    cl_request *req;
+    bool done = true;
+    CL_TRY(cl_irecv(c, NULL, a->bytes, 0, 0, &req));
+    double t0 = cl_now(c);
+    CL_TRY(cl_test(c, &req, &done, NULL));
+    if (done)
+        return cl_fail(c, "the message was there before it was sent");
+    CL_TRY(cl_compute(c, 10e-6));
+    if (cl_now(c) != t0 + 10e-6)
+        return cl_fail(c, "10 us of compute after a failed test at %.9g s ended at %.9g s", t0,
+                       cl_now(c));
+    CL_TRY(cl_test(c, &req, &done, NULL));
+    if (done)
+        return cl_fail(c, "the message was there before it was sent");
+    return cl_wait(c, &req, NULL);
+}
+
+static void test_failed_test_costs_nothing(void **state)
+{
+    (void)state;
+    for (int sharing = 0; sharing < 2; sharing++) {
+        sim_net *net = switch5();
+        setup s = {.net = net, .no_payload = true, .no_sharing = !sharing};
+        run r;
+        run_pattern(&r, test_then_compute, 2, (uint64_t)N, NULL, &s);
+        if (r.res.status)
+            fail_msg("%s", r.res.diag.msg);
+        assert_near(r.res.iter_time[0], 1e-3 + A + N / B, 1e-15);
+        run_release(&r);
+        sim_net_destroy(net);
+    }
+}
+
 /* Ranks 0 and 1 each isend to the other and irecv from it, then poll
  * both requests in turn until both are done (issue 16 item 7: polling
  * two requests used to spin at one instant for ever).  Each message is
@@ -519,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_sizes_into_one),  cmocka_unit_test(test_none_alone),
         cmocka_unit_test(test_slow_receiver),   cmocka_unit_test(test_alltoall),
         cmocka_unit_test(test_naive_allreduce), cmocka_unit_test(test_both_poll),
+        cmocka_unit_test(test_failed_test_costs_nothing),
         cmocka_unit_test(test_poll_two),        cmocka_unit_test(test_poll_late),
         cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_lone_flows_exact),
     };

@@ -225,6 +225,124 @@ static void test_zero3_volumes(void **state)
     run_release(&r);
 }
 
+/* Two layers, no tensor or pipeline parallelism, two replicas, one
+ * microbatch, a bucket a layer (12 h^2 x 2 bytes = 24 MiB).  Under
+ * --sharing none on tier nvlink the backward's 2 ms a layer hides the
+ * first bucket's ring (105 us) whole: with overlap the rank still adds
+ * that ring's one reduction of 12 MiB to its own time, and what is
+ * exposed is the second bucket, ready when the backward ends: its ring
+ * (ZeRO 0), or its reduce-scatter and then both buckets' all-gathers of
+ * the updated parameters (ZeRO 1 and 2).  Without overlap both rings
+ * follow the backward. */
+static const char two_buckets[] =
+    "model: {layers: 2, hidden: 1024, sequence: 1024, microbatch_size: 1, dtype_bytes: 2,\n"
+    "        forward: 1ms, backward: 2ms}\n"
+    "layout: {tp: 1, dp: 2, pp: 1, microbatches: 1, schedule: gpipe, zero: %d,\n"
+    "         bucket: 24MiB, overlap: %s}\n";
+
+static void test_overlap_exposes_the_last_bucket(void **state)
+{
+    (void)state;
+    double a = 1e-6, bw = 300e9, g = 1 / 680e9, compute = 2 * (1e-3 + 2e-3);
+    double reduce = 12 * MIB * g, gather = a + 12 * MIB / bw, scatter = gather + reduce;
+    assert_near(scatter + gather, ring(24 * MIB, 2, a, bw, g), 1e-15);
+    for (int zero = 0; zero < 3; zero++)
+        for (int overlap = 0; overlap < 2; overlap++) {
+            char text[512];
+            snprintf(text, sizeof text, two_buckets, zero, overlap ? "true" : "false");
+            step_desc sd = parse(text);
+            assert_int_equal(sd.step.overlap, overlap);
+            cl_step_rank out[2];
+            run r;
+            run_step(&sd, false, true, out, &r);
+            double pipe = compute + (overlap ? reduce : 0);
+            double exposed = !overlap  ? 2 * (scatter + gather)
+                             : zero == 0 ? scatter + gather
+                                         : scatter + 2 * gather;
+            for (int k = 0; k < 2; k++) {
+                assert_near(out[k].pipe_end, pipe, 1e-12);
+                assert_near(out[k].dp_wait, exposed, 1e-12);
+                assert_near(out[k].compute, compute, 1e-15);
+                assert_near(out[k].tp_wait + out[k].pp_wait, 0, 0);
+                /* ZeRO 1 and 2 send what ZeRO 0 does (Rajbhandari et al.,
+                 * SC 2020, section 7.2.1): 2(K - 1)/K of the gradients */
+                assert_near((double)out[k].dp, 48 * MIB, 0);
+            }
+            assert_near(r.res.iter_time[0], pipe + exposed, 1e-12);
+            run_release(&r);
+        }
+}
+
+/* ZeRO 1 and 2 over 4 replicas with payload: every bucket reduce-scattered,
+ * then every bucket's parameters all-gathered, each element checked; the
+ * bytes are the all-reduce's, 2(K - 1)/K of the gradients. */
+static void test_zero12_with_payload(void **state)
+{
+    (void)state;
+    for (int zero = 1; zero < 3; zero++)
+        for (int overlap = 0; overlap < 2; overlap++) {
+            char text[512];
+            snprintf(text, sizeof text,
+                     "model: {layers: 3, hidden: 64, sequence: 32, microbatch_size: 1,\n"
+                     "        dtype_bytes: 2, forward: 10us, backward: 20us}\n"
+                     "layout: {tp: 1, dp: 4, pp: 1, microbatches: 2, schedule: gpipe,\n"
+                     "         zero: %d, bucket: 40KiB, overlap: %s}\n",
+                     zero, overlap ? "true" : "false");
+            step_desc sd = parse(text);
+            cl_step_rank out[4];
+            run r;
+            run_step(&sd, true, false, out, &r);
+            for (int k = 0; k < 4; k++) {
+                assert_near((double)out[k].dp, 2 * 3.0 / 4 * 3 * 12 * 64 * 64 * 2, 0);
+                assert_near((double)out[k].dp, step_dp_volume(&sd.step), 0);
+            }
+            run_release(&r);
+        }
+}
+
+/* The most microbatches a stage holds: GPipe all m, 1F1B pp - stage
+ * (Narayanan et al., SC 2021, section 2.2.1), as the ranks counted them. */
+static void test_peak_microbatches(void **state)
+{
+    (void)state;
+    for (int f1b1 = 0; f1b1 < 2; f1b1++) {
+        step_desc sd = parse(pp4);
+        sd.step.one_f_one_b = f1b1;
+        cl_step_rank out[16];
+        run r;
+        run_step(&sd, false, false, out, &r);
+        for (int k = 0; k < 16; k++) {
+            int stage = k / 4;
+            assert_int_equal(out[k].peak_microbatches, f1b1 ? 4 - stage : 8);
+            assert_int_equal(out[k].peak_microbatches, step_peak_microbatches(&sd.step, stage));
+        }
+        run_release(&r);
+    }
+}
+
+/* The small example's memory.  Activations (Korthikanti et al., MLSys
+ * 2023, table 2, tensor parallel with selective recomputation): s b h
+ * (10 + 24/t) = 1024 x 1024 x 22 = 22 MiB a layer, 2 layers a stage,
+ * 4 microbatches held under GPipe: 176 MiB.  Model states (Rajbhandari
+ * et al., SC 2020, section 5): psi = 2 layers x 12 h^2 / tp 2 = 12 Mi
+ * parameters a rank, 16 psi = 192 MiB under ZeRO 0; ZeRO 1 4 psi + 12
+ * psi / 2 = 120 MiB; ZeRO 2 2 psi + 14 psi / 2 = 108 MiB; ZeRO 3 96 MiB. */
+static void test_small_memory(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    assert_near(step_activation_bytes(&sd.step, 0), 176 * MIB, 0);
+    assert_near(step_activation_bytes(&sd.step, 1), 176 * MIB, 0);
+    static const double states[] = {192, 120, 108, 96};
+    for (int z = 0; z < 4; z++) {
+        sd.step.zero = z;
+        assert_near(step_model_state_bytes(&sd.step), states[z] * MIB, 0);
+    }
+    sd.step.one_f_one_b = true; /* stage 0 holds pp = 2 microbatches, stage 1 one */
+    assert_near(step_activation_bytes(&sd.step, 0), 88 * MIB, 0);
+    assert_near(step_activation_bytes(&sd.step, 1), 44 * MIB, 0);
+}
+
 #define LAYOUT \
     "layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 2}\n"
 
@@ -244,8 +362,12 @@ static void test_bad_files(void **state)
          "t.yaml:3:28: 'pp' must divide 'layers' (4), got '3'"},
         {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: zigzag, zero: 0, bucket: 1MiB}",
          "t.yaml:3:58: 'schedule' must be gpipe or 1f1b, got 'zigzag'"},
-        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 2, bucket: 1MiB}",
-         "'zero' must be 0 or 3 (stages 1 and 2 are not built), got '2'"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 4, bucket: 1MiB}",
+         "'zero' must be in 0..3, got '4'"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 1MiB, "
+         "overlap: yes}", "t.yaml:3:97: 'overlap' must be true or false, got 'yes'"},
+        {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 3, bucket: 1MiB, "
+         "overlap: true}", "'overlap' hides gradient buckets (ZeRO 0 to 2)"},
         {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 3}",
          "'bucket' must be a whole number of 2-byte elements, got '3' bytes"},
         {"layout: {tp: 1, dp: 1, pp: 1, microbatches: 0, schedule: gpipe, zero: 0, bucket: 2}",
@@ -292,6 +414,10 @@ int main(void)
         cmocka_unit_test(test_small_with_payload),
         cmocka_unit_test(test_1f1b_volumes),
         cmocka_unit_test(test_zero3_volumes),
+        cmocka_unit_test(test_overlap_exposes_the_last_bucket),
+        cmocka_unit_test(test_zero12_with_payload),
+        cmocka_unit_test(test_peak_microbatches),
+        cmocka_unit_test(test_small_memory),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

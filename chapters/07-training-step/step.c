@@ -20,21 +20,55 @@
  * its input blocking and sends its output with cl_isend, waited for once
  * the pipeline is done: a send never blocks the next microbatch, and no
  * two stages wait on each other's sends (chapter 02's pipeline pairs
- * them instead).  After the last backward: ZeRO 0, the gradients in
- * buckets, a ring all-reduce each over the data-parallel group, one
- * bucket after another (DDP overlaps them with the backward: not built
- * yet); ZeRO 3, instead, each layer all-gathers its parameters from the
- * data-parallel group before its forward and before its backward, and
- * reduce-scatters its gradients after it, on every microbatch.
+ * them instead).
  *
- * The collectives are chapter 04's ring patterns, called on the group as
- * patterns are called: with a cl_args whose bytes is the size. */
+ * The gradients (ZeRO 0 to 2) are accumulated over the microbatches and
+ * summed over the data-parallel group once, in buckets, one bucket after
+ * another (Li et al., "PyTorch Distributed", VLDB 2020): ZeRO 0 a ring
+ * all-reduce per bucket; ZeRO 1 and 2 its two halves apart, every
+ * bucket's reduce-scatter (each rank then updates its shard) and then
+ * every bucket's all-gather of the updated parameters.  Without overlap
+ * they start after the last backward.  With it a bucket starts as soon as
+ * the last microbatch's backward has produced its gradients (layers in
+ * reverse order), and the rank advances the ring between slices of POLL
+ * seconds of its compute: a GPU runs the collective beside its kernels;
+ * here, as in an MPI program without a progress thread, it moves only
+ * when the rank looks at it.  ZeRO 3, instead, has each layer all-gather
+ * its parameters from the data-parallel group before its forward and
+ * before its backward, and reduce-scatter its gradients after it, on
+ * every microbatch, blocking.
+ *
+ * Each rank counts the seconds it waited in each kind's calls (the
+ * communication nothing hid) and the most microbatches whose
+ * activations it held at once.  The collectives are chapter 04's ring
+ * patterns, called on the group as patterns are called: with a cl_args
+ * whose bytes is the size; the buckets' ring is chapter 04's ring,
+ * stepped by hand. */
+#include <math.h>
+
 #include "commlab.h"
+#include "chapters/04-collectives/coll.h"
 
 cl_pattern_fn allreduce_ring, allgather_ring, reducescatter_ring;
 
 #define TAG_ACT 0
 #define TAG_GRAD 1
+#define POLL 20e-6 /* seconds of backward between two looks at a bucket's ring */
+
+/* The stage's gradients, all-reduced in buckets by a ring stepped by
+ * hand: step s < K - 1 of a bucket's ring reduce-scatters (chapter 04's
+ * coll_ring_allreduce), K - 1 <= s < 2(K - 1) all-gathers. */
+typedef struct grads {
+    cl_comm *g;              /* the data-parallel group */
+    coll_red red;
+    unsigned char *x, *tmp;  /* the gradients, one block received (NULL without payload) */
+    size_t total, per;       /* elements of gradients, and per bucket */
+    size_t ready;            /* elements the last backward has produced */
+    int bucket, buckets;     /* the bucket being summed, of how many */
+    int step, first, end;    /* its ring's step in flight, of [first, end) */
+    bool posted;             /* step's messages posted */
+    cl_request *send, *recv;
+} grads;
 
 typedef struct rank_step {
     cl_comm *c, *tp, *dp, *pp; /* the world and this rank's three groups */
@@ -45,8 +79,14 @@ typedef struct rank_step {
     unsigned char *in;         /* the input being received */
     cl_request **sends;        /* the pipeline's sends, waited for at its end */
     int nsends;
+    grads gr;                  /* the gradient buckets (ZeRO 0 to 2) */
+    bool hiding;               /* in the backward the buckets may overlap */
     double compute;            /* seconds of cl_compute so far */
+    double wait[3];            /* seconds waited: tp, pp, dp */
+    int held, peak;            /* microbatches whose activations it holds, the most */
 } rank_step;
+
+enum { TP, PP, DP };
 
 static cl_dtype dtype_of(size_t bytes)
 {
@@ -85,19 +125,175 @@ static int build_groups(rank_step *r)
     return 0;
 }
 
-/* fn (a chapter 04 pattern) on group g over bytes; nothing on one rank. */
-static int collective(rank_step *r, cl_comm *g, cl_pattern_fn *fn, size_t bytes)
+/* fn (a chapter 04 pattern) on group g over bytes, the time it took
+ * waited on kind `kind`; nothing on one rank. */
+static int collective(rank_step *r, int kind, cl_comm *g, cl_pattern_fn *fn, size_t bytes)
 {
     if (cl_size(g) < 2)
         return 0;
+    double t0 = cl_now(r->c);
     r->coll.bytes = bytes;
-    return fn(g, &r->coll);
+    int err = fn(g, &r->coll);
+    r->wait[kind] += cl_now(r->c) - t0;
+    return err;
 }
 
-static int compute(rank_step *r, double seconds)
+/* ---- the gradient buckets ---- */
+
+/* Bucket b's elements: its first and how many. */
+static size_t bucket_first(const grads *g, int b)
+{
+    return (size_t)b * g->per;
+}
+
+static size_t bucket_count(const grads *g, int b)
+{
+    size_t left = g->total - bucket_first(g, b);
+    return left < g->per ? left : g->per;
+}
+
+/* Post step g->step of bucket g->bucket's ring. */
+static int ring_post(grads *g)
+{
+    int rank = cl_rank(g->g), k = cl_size(g->g), s = g->step;
+    bool reduce = s < k - 1;
+    int sb = reduce ? rank - s : rank + 1 - (s - k + 1);
+    int rb = reduce ? rank - s - 1 : rank - (s - k + 1);
+    sb = ((sb % k) + k) % k;
+    rb = ((rb % k) + k) % k;
+    size_t n = bucket_count(g, g->bucket), sz = g->red.size;
+    void *x = coll_at(&g->red, g->x, bucket_first(g, g->bucket));
+    void *into = reduce ? g->tmp : coll_at(&g->red, x, coll_first(n, k, rb));
+    CL_TRY(cl_irecv(g->g, into, coll_len(n, k, rb) * sz, (rank - 1 + k) % k, reduce ? 0 : 1,
+                    &g->recv));
+    CL_TRY(cl_isend(g->g, coll_at(&g->red, x, coll_first(n, k, sb)), coll_len(n, k, sb) * sz,
+                    (rank + 1) % k, reduce ? 0 : 1, &g->send));
+    g->posted = true;
+    return 0;
+}
+
+/* Both messages of the step in flight arrived: reduce what came in. */
+static int ring_land(grads *g)
+{
+    int rank = cl_rank(g->g), k = cl_size(g->g), s = g->step;
+    g->posted = false;
+    g->step++;
+    if (s >= k - 1)
+        return 0;
+    size_t n = bucket_count(g, g->bucket);
+    int rb = ((rank - s - 1) % k + k) % k;
+    void *x = coll_at(&g->red, g->x, bucket_first(g, g->bucket));
+    return coll_reduce(g->g, &g->red, coll_at(&g->red, x, coll_first(n, k, rb)), g->tmp,
+                       coll_len(n, k, rb));
+}
+
+/* The next bucket's ring, or the next phase: ZeRO 0 all-reduces each
+ * bucket ([0, 2(K - 1))); ZeRO 1 and 2 reduce-scatter every bucket
+ * ([0, K - 1)), then all-gather every one ([K - 1, 2(K - 1))).  False
+ * when none is left, or the next is not ready. */
+static bool next_bucket(grads *g, int zero)
+{
+    int k = cl_size(g->g);
+    if (g->step < g->end)
+        return true;
+    if (g->bucket + 1 < g->buckets) {
+        g->bucket++;
+    } else if (zero > 0 && g->end == k - 1) {
+        g->bucket = 0;
+        g->first = k - 1;
+        g->end = 2 * (k - 1);
+    } else {
+        return false;
+    }
+    g->step = g->first;
+    return g->first > 0 || g->ready >= bucket_first(g, g->bucket) + bucket_count(g, g->bucket);
+}
+
+/* Move the buckets on: blocking, to the end of every ring; else as far
+ * as they go without waiting, with at most one failed cl_test (a rank
+ * that looks twice at one instant would wait). */
+static int grads_advance(rank_step *r, bool block)
+{
+    grads *g = &r->gr;
+    while (g->buckets > 0 && (g->step < g->end || next_bucket(g, r->s->zero))) {
+        if (g->step == g->first && !g->posted &&
+            g->ready < bucket_first(g, g->bucket) + bucket_count(g, g->bucket))
+            return 0;
+        if (!g->posted)
+            CL_TRY(ring_post(g));
+        bool done = true;
+        if (block) {
+            CL_TRY(cl_wait(g->g, &g->recv, NULL));
+            CL_TRY(cl_wait(g->g, &g->send, NULL));
+        } else {
+            if (g->recv)
+                CL_TRY(cl_test(g->g, &g->recv, &done, NULL));
+            if (done && g->send)
+                CL_TRY(cl_test(g->g, &g->send, &done, NULL));
+            if (!done)
+                return 0;
+        }
+        CL_TRY(ring_land(g));
+    }
+    return 0;
+}
+
+/* The buckets of this rank's gradients (none on one replica or under
+ * ZeRO 3), as coll_ring_allreduce's inputs when checking. */
+static int grads_init(rank_step *r)
+{
+    const cl_step *s = r->s;
+    grads *g = &r->gr;
+    *g = (grads){.g = r->dp, .red = coll_red_of(&r->coll)};
+    if (s->zero == 3 || cl_size(r->dp) < 2)
+        return 0;
+    int k = cl_size(r->dp);
+    g->total = coll_count(&g->red, (size_t)(s->layers / s->pp) * s->layer_bytes);
+    g->per = coll_count(&g->red, s->bucket);
+    g->buckets = (int)((g->total + g->per - 1) / g->per);
+    g->end = s->zero == 0 ? 2 * (k - 1) : k - 1;
+    g->x = cl_alloc(r->c, g->total * g->red.size);
+    g->tmp = cl_alloc(r->c, (g->per / (size_t)k + 1) * g->red.size);
+    for (int b = 0; b < g->buckets; b++)
+        coll_reduce_init(g->g, &g->red, coll_at(&g->red, g->x, bucket_first(g, b)),
+                         bucket_count(g, b));
+    return 0;
+}
+
+/* Every bucket summed (checked when the run checks): what overlap did
+ * not hide, all waited for. */
+static int grads_finish(rank_step *r)
+{
+    grads *g = &r->gr;
+    double t0 = cl_now(r->c);
+    g->ready = g->total;
+    CL_TRY(grads_advance(r, true));
+    r->wait[DP] += cl_now(r->c) - t0;
+    for (int b = 0; b < g->buckets; b++)
+        CL_TRY(coll_reduce_verify(g->g, &g->red, coll_at(&g->red, g->x, bucket_first(g, b)), 0,
+                                  bucket_count(g, b), "gradient bucket"));
+    return 0;
+}
+
+/* ---- the pipeline ---- */
+
+/* seconds of compute; in the last backward with overlap, in slices of
+ * at most POLL with the buckets advanced after each, and `grads` more
+ * elements of gradients ready at its end. */
+static int compute(rank_step *r, double seconds, size_t grads)
 {
     r->compute += seconds;
-    return cl_compute(r->c, seconds);
+    if (!r->hiding)
+        return cl_compute(r->c, seconds);
+    double n = ceil(seconds / POLL);
+    int slices = n > 1 ? (int)n : 1;
+    for (int i = 1; i <= slices; i++) {
+        CL_TRY(cl_compute(r->c, seconds / slices));
+        if (i == slices)
+            r->gr.ready += grads;
+        CL_TRY(grads_advance(r, false));
+    }
+    return 0;
 }
 
 /* One layer one way: two blocks, each closed by a tensor-parallel
@@ -107,14 +303,15 @@ static int layer(rank_step *r, bool backward)
 {
     const cl_step *s = r->s;
     double t = backward ? s->t_bwd : s->t_fwd;
+    size_t made = backward && r->hiding ? coll_count(&r->gr.red, s->layer_bytes) : 0;
     if (s->zero == 3)
-        CL_TRY(collective(r, r->dp, allgather_ring, s->layer_bytes));
+        CL_TRY(collective(r, DP, r->dp, allgather_ring, s->layer_bytes));
     for (int block = 0; block < 2; block++) {
-        CL_TRY(compute(r, t / 2));
-        CL_TRY(collective(r, r->tp, allreduce_ring, s->tp_bytes));
+        CL_TRY(compute(r, t / 2, block == 1 ? made : 0));
+        CL_TRY(collective(r, TP, r->tp, allreduce_ring, s->tp_bytes));
     }
     if (s->zero == 3 && backward)
-        CL_TRY(collective(r, r->dp, reducescatter_ring, s->layer_bytes));
+        CL_TRY(collective(r, DP, r->dp, reducescatter_ring, s->layer_bytes));
     return 0;
 }
 
@@ -127,10 +324,18 @@ static int pass(rank_step *r, int mb, bool backward)
     int to = backward ? r->stage - 1 : r->stage + 1;
     int tag = backward ? TAG_GRAD : TAG_ACT;
     size_t n = s->act_bytes;
-    if (from >= 0 && from <= r->last)
+    if (from >= 0 && from <= r->last) {
+        double t0 = cl_now(r->c);
         CL_TRY(cl_recv(r->pp, r->in, n, from, tag, NULL));
+        r->wait[PP] += cl_now(r->c) - t0;
+    }
+    r->held += backward ? -1 : 1;
+    if (r->held > r->peak)
+        r->peak = r->held;
+    r->hiding = backward && mb == s->microbatches - 1 && s->overlap && r->gr.buckets > 0;
     for (int l = 0; l < s->layers / s->pp; l++)
         CL_TRY(layer(r, backward));
+    r->hiding = false;
     if (to < 0 || to > r->last)
         return 0;
     unsigned char *out = CL_AT(backward ? r->grad : r->act, (size_t)mb * n);
@@ -154,20 +359,9 @@ static int schedule(rank_step *r)
     }
     for (int mb = m - warm; mb < m; mb++)
         CL_TRY(pass(r, mb, true));
-    return cl_waitall(r->c, r->nsends, r->sends, NULL);
-}
-
-/* ZeRO 0: the stage's gradients, bucket by bucket. */
-static int gradients(rank_step *r)
-{
-    const cl_step *s = r->s;
-    if (s->zero == 3)
-        return 0;
-    size_t left = (size_t)(s->layers / s->pp) * s->layer_bytes;
-    for (size_t b; left > 0; left -= b) {
-        b = left < s->bucket ? left : s->bucket;
-        CL_TRY(collective(r, r->dp, allreduce_ring, b));
-    }
+    double t0 = cl_now(r->c);
+    CL_TRY(cl_waitall(r->c, r->nsends, r->sends, NULL));
+    r->wait[PP] += cl_now(r->c) - t0;
     return 0;
 }
 
@@ -185,13 +379,16 @@ static int run_step(rank_step *r, const cl_args *a)
     r->sends = cl_array(r->c, 2 * m, sizeof *r->sends);
     if (!r->sends)
         return CL_ENOMEM;
+    CL_TRY(grads_init(r));
     CL_TRY(schedule(r));
     double pipe_end = cl_now(r->c) - t0;
-    CL_TRY(gradients(r));
+    CL_TRY(grads_finish(r));
     if (s->out)
         s->out[cl_rank(r->c)] = (cl_step_rank){
             .tp = cl_sent_bytes(r->tp), .pp = cl_sent_bytes(r->pp),
-            .dp = cl_sent_bytes(r->dp), .compute = r->compute, .pipe_end = pipe_end};
+            .dp = cl_sent_bytes(r->dp), .compute = r->compute, .pipe_end = pipe_end,
+            .tp_wait = r->wait[TP], .pp_wait = r->wait[PP], .dp_wait = r->wait[DP],
+            .peak_microbatches = r->peak};
     return 0;
 }
 
