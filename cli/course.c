@@ -344,6 +344,8 @@ static int load_answer(cfg_doc *d, yaml_node_t *n, exercise *e, cl_diag *g)
         err = opt_number(d, n, "tolerance", &e->tolerance, g);
     const char *exact = NULL;
     if (!err)
+        err = opt_bool(d, n, "choice", &e->choice, g);
+    if (!err)
         err = opt_string(d, n, "exact", &exact, g);
     for (const char *p = exact; !err && p && *p;) {
         char *end;

@@ -110,6 +110,8 @@ typedef struct exercise {
     size_t nvalues;
     double tolerance;       /* relative */
     bool exact[64];         /* number i + 1 is a count: it must be exact */
+    bool choice;            /* the numbers name a choice (a layout), not amounts:
+                               a wrong one is never told a direction */
     ex_mistake *mistakes;   /* likely wrong answers, each with its hint */
     size_t nmistakes;
     ex_value best;          /* run: arguments with {n}; the answer is the n whose

@@ -149,6 +149,31 @@ static bool number_right(const exercise *e, size_t i, double got, int digits, do
     return significant(got, digits) >= MIN_SIGNIFICANT && rounds_to(got, digits, want);
 }
 
+/* A choice is right or not as a whole: which of its numbers is wrong
+ * would narrow the search, so a wrong one is told only the hints of the
+ * likely mistakes it holds. */
+static int check_choice(check_ctx *k, const double *ans, const int *digits, const double *want,
+                        size_t n)
+{
+    const exercise *e = k->e;
+    bool right = true;
+    for (size_t i = 0; i < n; i++)
+        right = right && number_right(e, i, ans[i], digits[i], want[i]);
+    if (right) {
+        ex_verdict(k, "your answer", e->ask, NULL, NULL, NULL);
+        return 0;
+    }
+    printf("  FAIL  your answer\n        not this one (its numbers name one choice, right only "
+           "as a whole)\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *says = mistake_of(e, i, ans[i]);
+        if (says)
+            printf("        %s\n", says);
+    }
+    k->failed++;
+    return 0;
+}
+
 static int check_values(check_ctx *k, const double *ans, const int *digits, size_t nans)
 {
     const exercise *e = k->e;
@@ -189,6 +214,8 @@ static int check_values(check_ctx *k, const double *ans, const int *digits, size
         ex_verdict(k, "your answer", what, why, NULL, NULL);
         return 0;
     }
+    if (e->choice)
+        return check_choice(k, ans, digits, want, nwant);
     int wrong = 0;
     for (size_t i = 0; i < nwant; i++)
         if (!number_right(e, i, ans[i], digits[i], want[i])) {

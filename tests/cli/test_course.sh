@@ -15,7 +15,7 @@ run 0 exercise --help;      has "$out" "usage: commlab exercise list"; has "$out
 run 0 help exercise;        has "$out" "commlab exercise check ID"
 run 0 --help;               has "$out" "exercise"
 run 0 exercise list
-for id in 1.1 2.1 2.2 2.3 2.4 2.5 2.6 2.7 3.1 3.2 3.3 4.1 5.1 5.2 5.3 6.1 7.1; do has "$out" "$id "; done
+for id in 1.1 2.1 2.2 2.3 2.4 2.5 2.6 2.7 3.1 3.2 3.3 4.1 5.1 5.2 5.3 6.1 7.1 7.2; do has "$out" "$id "; done
 run 0 exercise show 2.1;    has "$out" "Turn the relay into a ring"; has "$out" "myring.c"
 has "$out" "commlab exercise check 2.1 --file myring.c"
 run 0 exercise show 3.1;    has "$out" "--answer"
@@ -36,7 +36,7 @@ if [ $rc -eq 2 ]; then ok; else bad "check without the student's file exited $rc
 has "$err" "no file 'myring.c' here"
 
 # --- every reference solution passes, modeled and measured ---
-for id in 1.1 2.1 2.2 2.3 2.4 2.5 2.6 2.7 3.1 3.2 4.1 5.1 5.2 5.3 7.1; do
+for id in 1.1 2.1 2.2 2.3 2.4 2.5 2.6 2.7 3.1 3.2 4.1 5.1 5.2 5.3 7.1 7.2; do
     run 0 exercise check "$id" --solution; has "$out" "passed: "
 done
 for id in 1.1 2.1 2.2 2.3 2.5 2.6 5.1 5.2 5.3; do

@@ -52,6 +52,10 @@ grep -v '^#' "$cases/answers.txt" | while IFS='|' read -r id answer want text; d
 done && ok || bad "an answer case (above)"
 
 # --- no answer leaks from show, and the explanation waits for a pass ---
+# (7.2 asks to pick one of the layouts its task names: its numbers are the
+# choices', so they are in the task; a wrong pick is not told which of its
+# numbers is wrong: only "not this one" and its hints, as the 7.2 cases of
+# answers.txt check)
 for id in 2.4 2.7 3.1 3.3 4.1 4.5 6.1 7.1; do
     run 0 exercise show "$id"
     sol=$(sed -n "/id: \"$id\"/,/^  - id:/p" "$root"/chapters/*/exercises.yaml |
