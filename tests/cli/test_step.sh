@@ -26,6 +26,27 @@ run 0 step $small --sharing none; has "$out" "step time            30.5936 ms"
 has "$out" "sharing none"
 has "$out" "bubble (ideal)       20.00 %"
 run 0 step $small --tier infiniband; has "$out" "tier infiniband"
+# Memory (test_step.c derives both): 4 microbatches x 2 layers x 22 MiB
+# of activations on stage 0 (Korthikanti et al., MLSys 2023), 16 bytes
+# x 12 Mi parameters of model states (Rajbhandari et al., SC 2020).
+has "$out" "activations (peak)   176 MiB on stage 0"
+has "$out" "model states         192 MiB a rank"
+# --overlap: the first of the three 8 MiB buckets sums during the last
+# backward, the last tensor-parallel all-reduce hides 10.5 us of the
+# other two (chapter 07): 108.39 us after the pipeline becomes 61.7277.
+run 0 step $small --sharing none --overlap
+has "$out" "buckets of 8 MiB, overlapped"
+has "$out" "after the pipeline   61.7277 us (the gradient buckets the last backward"
+run 0 step $small --sharing none --overlap --json; json step --overlap --json
+has "$out" '"waited_s": 6.1727'
+has "$out" '"peak_microbatches": 4'
+# ZeRO 3 gathers each layer when it needs it: nothing to overlap.
+sed 's/zero: 0/zero: 3/' $small > "$tmpd/z3.yaml"
+run 2 step "$tmpd/z3.yaml" --overlap; has "$err" "--overlap hides gradient buckets (ZeRO 0 to 2)"
+run 0 step $small --sweep --csv --overlap --tier infiniband
+has "$out" "dp_wait_s,activation_bytes,model_state_bytes"
+run 0 step $small --sweep --overlap --tier infiniband
+has "$out" "fastest: tp 1, dp 8, pp 1"
 # pipeline-2.yaml: the same model on 2 stages alone; only the pipeline
 # talks, 4 activations or gradients of 2 MiB a rank.
 # llama-7b-64.yaml on 8 hosts of 8 (tp inside a host): tp 2(K-1)/K x
