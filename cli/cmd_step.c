@@ -23,6 +23,7 @@
 #include "core/json.h"
 #include "core/step.h"
 #include "core/table.h"
+#include "core/trace.h"
 #include "core/units.h"
 
 const char cmd_step_usage[] =
@@ -61,6 +62,10 @@ const char cmd_step_usage[] =
     "                           the same model and batch (a layer's compute shared\n"
     "                           by its tp ranks, the microbatches by the replicas),\n"
     "                           each modeled, ranked by step time\n"
+    "      --trace FILE.json    a Perfetto / chrome://tracing timeline of the step\n"
+    "                           (a measured one: its steps; not with --sweep): per\n"
+    "                           rank a track of its program (compute, waits) and one\n"
+    "                           per kind of traffic (tp, pp, dp)\n"
     "      --json               machine-readable results\n"
     "      --csv                sim: a row a step (a layout, with --sweep): tp, dp, pp,\n"
     "                           microbatches, step_s, pipeline_s, compute_s,\n"
@@ -78,7 +83,7 @@ const char cmd_step_usage[] =
 
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP,
-    OPT_OVERLAP
+    OPT_OVERLAP, OPT_TRACE
 };
 
 /* What the command line asks of the step itself. */
@@ -113,6 +118,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"overlap", no_argument, NULL, OPT_OVERLAP},
+        {"trace", required_argument, NULL, OPT_TRACE},
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
         {"help", no_argument, NULL, 'h'},
@@ -133,6 +139,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         case OPT_CSV: o->fmt = CLI_CSV; break;
         case OPT_SWEEP: f->sweep = true; break;
         case OPT_OVERLAP: f->overlap = true; break;
+        case OPT_TRACE: o->trace = optarg; break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
         }
@@ -151,6 +158,8 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         return cli_error("step: --model prices every pair of ranks itself: give it or --%s, "
                          "not both", o->sim.tier ? "tier" : "topology");
     bool measured = o->be && o->be->measured;
+    if (o->trace && f->sweep)
+        return cli_error("step: --trace draws one step; --sweep runs one per layout");
     if (measured && f->sweep)
         return cli_error("step: --sweep models every layout: it runs on sim only");
     if (measured && o->fmt == CLI_CSV)
@@ -372,14 +381,14 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
 /* One run of the step on o->be's row of the backend table (its session:
  * the simulator's network, or the measured world), one size; its
  * description into *net.  0, or the exit status after saying why. */
-static int step_on(run_opts *o, run_row *row, backend_desc *net)
+static int step_on(run_opts *o, run_row *row, backend_desc *net, rec_log *log)
 {
     run_env env = {0};
     int rc = o->be->open(o, &env.session);
     if (!rc)
         rc = o->be->start(env.session, o, &env);
     if (!rc) {
-        int status = o->be->run_size(o, &env, 0, NULL, o->be->measured, row);
+        int status = o->be->run_size(o, &env, 0, log, o->be->measured, row);
         if (status)
             rc = run_exit_code(status, &env);
         else
@@ -387,6 +396,39 @@ static int step_on(run_opts *o, run_row *row, backend_desc *net)
     }
     int crc = backend_close(o->be, env.session);
     return rc ? rc : crc;
+}
+
+/* --trace's file: the records of log with each moved to the track of its
+ * rank and kind (step_kind_of).  0, or the exit status after saying why. */
+static int write_trace(const cl_step *t, const run_opts *o, const rec_log *log)
+{
+    static const char *const names[STEP_KINDS] = {NULL, "tp", "pp", "dp"};
+    cl_record *v = malloc((log->n ? log->n : 1) * sizeof *v);
+    if (!v)
+        return cli_error("out of memory for the trace's %zu records", log->n);
+    for (size_t i = 0; i < log->n; i++) {
+        v[i] = log->v[i];
+        v[i].rank = v[i].rank * STEP_KINDS + step_kind_of(t, log->v[i].rank, log->v[i].peer);
+    }
+    trace_meta meta = {.pattern = "training-step", .backend = o->backend,
+                       .ranks = step_ranks(t) * STEP_KINDS, .kinds = STEP_KINDS,
+                       .kind_names = names};
+    if (log->dropped)
+        fprintf(stderr, "commlab: the trace keeps the first %zu records; %zu more were "
+                        "dropped\n", log->n, log->dropped);
+    cl_diag d = {{0}};
+    int rc = trace_write_file(o->trace, v, log->n, &meta, &d);
+    free(v);
+    if (rc)
+        return cli_diag(&d, CLI_EXIT_USAGE);
+    return CLI_EXIT_OK;
+}
+
+/* Where the text output says the trace went. */
+static void print_trace_line(const run_opts *o)
+{
+    if (o->trace && o->fmt == CLI_TEXT)
+        printf("\ntrace: %s (open it in https://ui.perfetto.dev)\n", o->trace);
 }
 
 /* Room for n ranks' figures: shared with the processes a measured run
@@ -418,9 +460,14 @@ int step_run(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_s
     sd->step.out = out;
     o->ranks = n;
     o->args.step = &sd->step;
-    int rc = step_on(o, row, net);
+    rec_log log;
+    rec_log_init(&log, 4u << 20);
+    int rc = step_on(o, row, net, o->trace ? &log : NULL);
     if (!rc)
         sum_ranks(out, n, row->t.median, s);
+    if (!rc && o->trace)
+        rc = write_trace(&sd->step, o, &log);
+    rec_log_release(&log);
     sd->step.out = NULL;
     figures_free(out, n, shared);
     return rc;
@@ -440,6 +487,7 @@ static int model_step(step_desc *sd, run_opts *o)
         step_print_csv(&sd->step, &s, true);
     else
         print_text(sd, o, &net, &s);
+    print_trace_line(o);
     return CLI_EXIT_OK;
 }
 
@@ -455,6 +503,7 @@ static int model_of(const run_opts *measured, run_opts *sim, char *path, size_t 
     sim->iters = 1;
     sim->warmup = 0;
     sim->payload = false;
+    sim->trace = NULL; /* the measured step's, not its model's */
     *why = 0;
     if (sim->sim.model)
         return 0;
@@ -567,6 +616,7 @@ static int measure_step(step_desc *sd, run_opts *o)
         print_measured_json(sd, o, &mrow, &mnet, &ms, &snet, &ss, why);
     else
         print_measured_text(sd, o, &mrow, &mnet, &ms, &snet, &ss, why);
+    print_trace_line(o);
     return CLI_EXIT_OK;
 }
 

@@ -1,6 +1,7 @@
 /* step.c - reading a training step's description and its closed forms. */
 #include "core/step.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -216,6 +217,21 @@ int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len)
     t->pp = pp;
     t->layer_bytes = (size_t)(whole * t->dtype_bytes / (uint64_t)tp);
     return 0;
+}
+
+int step_kind_of(const cl_step *s, int rank, int peer)
+{
+    if (peer < 0 || peer == rank)
+        return STEP_PROGRAM;
+    int plane = s->tp * s->dp;
+    bool stage = rank / plane == peer / plane;
+    bool replica = (rank / s->tp) % s->dp == (peer / s->tp) % s->dp;
+    bool tp_rank = rank % s->tp == peer % s->tp;
+    if (stage && replica)
+        return STEP_TP;
+    if (stage && tp_rank)
+        return STEP_DP;
+    return replica && tp_rank ? STEP_PP : STEP_PROGRAM;
 }
 
 int step_ranks(const cl_step *s)

@@ -59,6 +59,13 @@ int step_load_string(step_desc *s, const char *name, const char *text, cl_diag *
  * dp the step's m x dp microbatches; s is unchanged then. */
 int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len);
 
+/* The traffic between world ranks `rank` and `peer` of step s:
+ * STEP_TP, STEP_PP or STEP_DP when both are in one group of that kind,
+ * else STEP_PROGRAM (a peer of -1: compute, waits, iterations).  Cannot
+ * fail. */
+enum { STEP_PROGRAM, STEP_TP, STEP_PP, STEP_DP, STEP_KINDS };
+int step_kind_of(const cl_step *s, int rank, int peer);
+
 /* Ranks the layout needs: tp x dp x pp.  Cannot fail. */
 int step_ranks(const cl_step *s);
 /* Layers one pipeline stage holds: layers / pp.  Cannot fail. */

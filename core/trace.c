@@ -306,7 +306,8 @@ static void write_ev(writer *o, const ev *e, const cl_record *recs)
 
 static int validate(const cl_record *recs, size_t n, const trace_meta *m)
 {
-    if (!m || !m->pattern || !m->backend || m->ranks < 1 || !isfinite(m->origin))
+    if (!m || !m->pattern || !m->backend || m->ranks < 1 || !isfinite(m->origin) ||
+        m->kinds < 0 || (m->kinds > 0 && m->ranks % m->kinds != 0))
         return CL_EINVAL;
     for (size_t i = 0; i < n; i++) {
         int64_t t[3];
@@ -351,6 +352,17 @@ static size_t add_flows(const cl_record *recs, double origin, msg_ref *msgs, siz
     return ne;
 }
 
+/* Track r's name: "rank r", or with kinds its rank and kind. */
+static void track_name(const trace_meta *meta, int r, char *out, size_t len)
+{
+    if (meta->kinds <= 0) {
+        snprintf(out, len, "rank %d", r);
+        return;
+    }
+    const char *kind = meta->kind_names ? meta->kind_names[r % meta->kinds] : NULL;
+    snprintf(out, len, "rank %d%s%s", r / meta->kinds, kind ? " " : "", kind ? kind : "");
+}
+
 /* The file's head: its metadata, then the process's and every lane's
  * name and order. */
 static void write_head(writer *o, const trace_meta *meta, const uint32_t *lanes, int64_t stride)
@@ -363,7 +375,7 @@ static void write_head(writer *o, const trace_meta *meta, const uint32_t *lanes,
     json_begin_object(&o->w);
     json_kv_string(&o->w, "pattern", meta->pattern);
     json_kv_string(&o->w, "backend", meta->backend);
-    kv_int(&o->w, "ranks", meta->ranks);
+    kv_int(&o->w, "ranks", meta->kinds > 0 ? meta->ranks / meta->kinds : meta->ranks);
     json_end_object(&o->w);
     json_key(&o->w, "traceEvents");
     fputs("[\n", f); /* events are written one per line by ev_begin */
@@ -372,12 +384,14 @@ static void write_head(writer *o, const trace_meta *meta, const uint32_t *lanes,
     snprintf(name, sizeof name, "commlab %s (%s)", meta->pattern, meta->backend);
     write_meta(o, "process_name", 0, "name", name, 0);
     for (int r = 0; r < meta->ranks; r++) {
+        char track[64];
+        track_name(meta, r, track, sizeof track);
         for (uint32_t l = 0; l < lanes[r]; l++) {
             int64_t tid = (int64_t)r * stride + l;
             if (l == 0)
-                snprintf(name, sizeof name, "rank %d", r);
+                snprintf(name, sizeof name, "%s", track);
             else
-                snprintf(name, sizeof name, "rank %d (async %" PRIu32 ")", r, l);
+                snprintf(name, sizeof name, "%s (async %" PRIu32 ")", track, l);
             write_meta(o, "thread_name", tid, "name", name, 0);
             write_meta(o, "thread_sort_index", tid, "sort_index", NULL, tid);
         }

@@ -15,6 +15,12 @@
  *     one span per request from post to completion, assigned greedily so
  *     that spans on one lane never overlap.  thread_sort_index is the tid,
  *     so tracks sort by rank then lane.
+ *   - with meta->kinds > 0 a record's rank is a track of a kind instead:
+ *     record rank t is run rank t / kinds, kind t % kinds, and its lanes
+ *     are named "rank R NAME" (kind_names[kind]; "rank R" when NULL), so a
+ *     run's ranks each get a group of tracks per kind of traffic (the
+ *     caller maps its records: `commlab step` puts compute, tensor,
+ *     pipeline and data parallelism apart).
  *   - a send or receive whose data started moving after it was posted gets
  *     a nested "transfer" span (started..finished): the part before it is
  *     waiting for the peer (rendezvous);
@@ -46,6 +52,8 @@ typedef struct trace_meta {
     const char *backend; /* backend name, "sim", "shm" */
     int ranks;           /* ranks in the run; every record's rank is below it */
     double origin;       /* seconds: the time shown as 0 */
+    int kinds;           /* 0, or tracks per rank: then ranks counts tracks */
+    const char *const *kind_names; /* kinds names (NULL entries: none) */
 } trace_meta;
 
 /* Writes the trace of recs[0..n) to f.  Records may come in any order.

@@ -343,6 +343,24 @@ static void test_small_memory(void **state)
     assert_near(step_activation_bytes(&sd.step, 1), 44 * MIB, 0);
 }
 
+/* The traffic between two ranks of the small example (tp 2 x dp 2 x pp
+ * 2: rank r is tp rank r % 2, replica (r / 2) % 2, stage r / 4). */
+static void test_kind_of(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    const cl_step *t = &sd.step;
+    assert_int_equal(step_kind_of(t, 0, 1), STEP_TP); /* same stage and replica */
+    assert_int_equal(step_kind_of(t, 5, 4), STEP_TP);
+    assert_int_equal(step_kind_of(t, 0, 2), STEP_DP); /* same stage and tp rank */
+    assert_int_equal(step_kind_of(t, 7, 5), STEP_DP);
+    assert_int_equal(step_kind_of(t, 1, 5), STEP_PP); /* same replica and tp rank */
+    assert_int_equal(step_kind_of(t, 6, 2), STEP_PP);
+    assert_int_equal(step_kind_of(t, 0, 3), STEP_PROGRAM); /* no group of theirs */
+    assert_int_equal(step_kind_of(t, 0, 5), STEP_PROGRAM);
+    assert_int_equal(step_kind_of(t, 3, -1), STEP_PROGRAM);
+}
+
 #define LAYOUT \
     "layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 2}\n"
 
@@ -418,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_zero12_with_payload),
         cmocka_unit_test(test_peak_microbatches),
         cmocka_unit_test(test_small_memory),
+        cmocka_unit_test(test_kind_of),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,7 +138,7 @@ static size_t count(const char *text, const char *needle)
 }
 
 #define US 1e-6
-static const trace_meta META = {"pingpong", "sim", 2, 100.0};
+static const trace_meta META = {"pingpong", "sim", 2, 100.0, 0, NULL};
 
 /* 2 ranks, times from origin 100 s: a blocking send/recv pair (msg 1) with
  * a rendezvous wait, two overlapping isends (msg 2, 3) of which only msg 2
@@ -266,7 +266,7 @@ static void test_trace_many_lanes_widen_stride(void **state)
         r[i] = (cl_record){.posted = i * 1e-9, .started = i * 1e-9, .finished = 1e-6,
                            .peer = 1, .op = REC_RECV, .blocking = 0};
     r[K] = (cl_record){.rank = 1, .peer = -1, .finished = 1e-6, .op = REC_COMPUTE, .blocking = 1};
-    trace_meta m = {"alltoall", "sim", 2, 0};
+    trace_meta m = {"alltoall", "sim", 2, 0, 0, NULL};
     int rc;
     char *out = write_trace(r, K + 1, &m, &rc);
     assert_int_equal(rc, 0);
@@ -277,6 +277,42 @@ static void test_trace_many_lanes_widen_stride(void **state)
     /* 101 lanes on rank 0: rank 1 starts after them */
     assert_non_null(l = find_line(out, "\"thread_name\"", "\"rank 1\"", buf, sizeof buf));
     assert_int_equal(field(l, "\"tid\":"), 101);
+    free(out);
+}
+
+/* Tracks per kind: the caller's record rank is a track, rank t / kinds,
+ * kind t % kinds, named after its kind (none for a NULL name); a message
+ * between two ranks' tracks of one kind still draws its arrow, and the
+ * file says how many ranks ran, not tracks. */
+static void test_trace_kinds(void **state)
+{
+    (void)state;
+    static const char *const names[2] = {NULL, "tp"};
+    trace_meta m = {"training-step", "sim", 4, 100.0, 2, names};
+    cl_record r[] = {
+        {100, 100, 100 + 2 * US, 0, 0, 0, -1, 0, 0, REC_COMPUTE, 1, 0},
+        {100 + 2 * US, 100 + 2 * US, 100 + 3 * US, 64, 5, 1, 1, 0, 0, REC_SEND, 1, 0},
+        {100 + 1 * US, 100 + 2 * US, 100 + 3 * US, 64, 5, 3, 0, 0, 0, REC_RECV, 1, 0},
+    };
+    int rc;
+    char *out = write_trace(r, 3, &m, &rc);
+    assert_int_equal(rc, 0);
+    assert_json(out);
+    char buf[512];
+    const char *l;
+    assert_non_null(l = find_line(out, "\"thread_name\"", "\"rank 0\"", buf, sizeof buf));
+    assert_int_equal(field(l, "\"tid\":"), 0);
+    assert_non_null(l = find_line(out, "\"thread_name\"", "\"rank 0 tp\"", buf, sizeof buf));
+    assert_int_equal(field(l, "\"tid\":"), TRACE_LANE_STRIDE);
+    assert_non_null(l = find_line(out, "\"thread_name\"", "\"rank 1 tp\"", buf, sizeof buf));
+    assert_int_equal(field(l, "\"tid\":"), 3 * TRACE_LANE_STRIDE);
+    assert_non_null(strstr(out, "\"ranks\":2"));
+    assert_int_equal(count(out, "\"ph\":\"s\""), 1);
+    assert_int_equal(count(out, "\"ph\":\"f\""), 1);
+    free(out);
+    m.ranks = 3; /* not a whole number of ranks' tracks */
+    out = write_trace(r, 2, &m, &rc);
+    assert_int_equal(rc, CL_EINVAL);
     free(out);
 }
 
@@ -350,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_trace_deterministic),
         cmocka_unit_test(test_trace_many_lanes_widen_stride),
         cmocka_unit_test(test_trace_empty_and_invalid),
+        cmocka_unit_test(test_trace_kinds),
         cmocka_unit_test(test_trace_write_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -265,6 +265,8 @@ static int grads_init(rank_step *r)
 static int grads_finish(rank_step *r)
 {
     grads *g = &r->gr;
+    if (g->buckets == 0)
+        return 0;
     double t0 = cl_now(r->c);
     g->ready = g->total;
     CL_TRY(grads_advance(r, true));

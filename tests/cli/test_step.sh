@@ -47,6 +47,13 @@ run 0 step $small --sweep --csv --overlap --tier infiniband
 has "$out" "dp_wait_s,activation_bytes,model_state_bytes"
 run 0 step $small --sweep --overlap --tier infiniband
 has "$out" "fastest: tp 1, dp 8, pp 1"
+# --trace: per rank a track of its program and one per kind of traffic.
+run 0 step $small --trace "$tmpd/step.json"; has "$out" "trace: $tmpd/step.json"
+"$tools/tool_jsoncheck" < "$tmpd/step.json" > /dev/null && ok || bad "the step's trace is no JSON"
+for track in '"rank 0"' '"rank 0 tp (async 1)"' '"rank 7 pp"' '"rank 3 dp (async 1)"'; do
+    has "$tmpd/step.json" "$track"
+done
+run 2 step $small --sweep --trace "$tmpd/no.json"; has "$err" "--trace draws one step"
 # pipeline-2.yaml: the same model on 2 stages alone; only the pipeline
 # talks, 4 activations or gradients of 2 MiB a rank.
 # llama-7b-64.yaml on 8 hosts of 8 (tp inside a host): tp 2(K-1)/K x
