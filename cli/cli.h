@@ -124,6 +124,11 @@ struct plot_validate_row;
 int cli_plot_validate(const char *backend, const char *what,
                       const struct plot_validate_row *rows, size_t n, unsigned terms,
                       FILE *report);
+/* step --plot: write plots/out/step-NAME.csv (titled what) and draw it;
+ * as cli_plot_sweep. */
+struct plot_step_row;
+int cli_plot_step(const char *name, const char *what, const struct plot_step_row *rows,
+                  size_t n, unsigned terms, FILE *report);
 /* run --timeline FILE: the last iteration's records as a timeline CSV,
  * titled with the pattern, backend (where: the modeled network, or NULL),
  * ranks, size and host; status is the run's outcome (0, CL_EDEADLOCK...).

@@ -255,6 +255,25 @@ int cli_plot_collectives(const char *name, const char *what, const plot_coll_row
     return write_and_draw(file, write_coll, &a, title, terms, report);
 }
 
+typedef struct step_arg { const plot_step_row *rows; size_t n; } step_arg;
+
+static int write_step(FILE *f, const void *arg, const char *title)
+{
+    const step_arg *a = arg;
+    return plot_write_step(f, a->rows, a->n, title);
+}
+
+int cli_plot_step(const char *name, const char *what, const plot_step_row *rows, size_t n,
+                  unsigned terms, FILE *report)
+{
+    char host[300], title[PLOT_TITLE_MAX], file[80];
+    host_words(host, sizeof host);
+    cli_textf(title, sizeof title, "%s%s", what, host);
+    snprintf(file, sizeof file, "step-%s", name);
+    step_arg a = {rows, n};
+    return write_and_draw(file, write_step, &a, title, terms, report);
+}
+
 typedef struct validate_arg { const plot_validate_row *rows; size_t n; } validate_arg;
 
 static int write_validate(FILE *f, const void *arg, const char *title)

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/backend.h"
 #include "cli/calibrate.h"
+#include "cli/plot.h"
 #include "cli/run_size.h"
 #include "cli/step_run.h"
 #include "core/json.h"
@@ -66,6 +67,10 @@ const char cmd_step_usage[] =
     "                           (a measured one: its steps; not with --sweep): per\n"
     "                           rank a track of its program (compute, waits) and one\n"
     "                           per kind of traffic (tp, pp, dp)\n"
+    "      --plot[=TERMS]       sim: also draw the step (each layout's, with --sweep)\n"
+    "                           as a stacked bar: the last rank's compute and waits\n"
+    "                           (plots/out/step-NAME.csv and its figure; TERMS: png,\n"
+    "                           svg, dumb)\n"
     "      --json               machine-readable results\n"
     "      --csv                sim: a row a step (a layout, with --sweep): tp, dp, pp,\n"
     "                           microbatches, step_s, pipeline_s, compute_s,\n"
@@ -83,13 +88,14 @@ const char cmd_step_usage[] =
 
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP,
-    OPT_OVERLAP, OPT_TRACE
+    OPT_OVERLAP, OPT_TRACE, OPT_PLOT
 };
 
 /* What the command line asks of the step itself. */
 typedef struct step_flags {
     const char *file;
     bool sweep, overlap;
+    unsigned plot;     /* PLOT_* bits, 0: no --plot */
 } step_flags;
 
 static const char *const kinds[3] = {"tp", "pp", "dp"};
@@ -119,6 +125,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"overlap", no_argument, NULL, OPT_OVERLAP},
         {"trace", required_argument, NULL, OPT_TRACE},
+        {"plot", optional_argument, NULL, OPT_PLOT},
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
         {"help", no_argument, NULL, 'h'},
@@ -140,6 +147,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         case OPT_SWEEP: f->sweep = true; break;
         case OPT_OVERLAP: f->overlap = true; break;
         case OPT_TRACE: o->trace = optarg; break;
+        case OPT_PLOT: rc = cli_plot_terms(optarg, &f->plot); break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
         }
@@ -160,6 +168,9 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
     bool measured = o->be && o->be->measured;
     if (o->trace && f->sweep)
         return cli_error("step: --trace draws one step; --sweep runs one per layout");
+    if (measured && f->plot)
+        return cli_error("step: --plot draws modeled steps (sim); a measured one prints its "
+                         "figures beside its model");
     if (measured && f->sweep)
         return cli_error("step: --sweep models every layout: it runs on sim only");
     if (measured && o->fmt == CLI_CSV)
@@ -193,7 +204,14 @@ static void sum_ranks(const cl_step_rank *out, int n, double time, step_sum *s)
                 s->wait[k] = w[k];
         if (out[r].peak_microbatches > s->peak)
             s->peak = out[r].peak_microbatches;
+        if (out[r].end > out[s->last].end)
+            s->last = r;
     }
+    const cl_step_rank *l = &out[s->last];
+    s->parts[0] = l->compute;
+    s->parts[1] = l->tp_wait;
+    s->parts[2] = l->pp_wait;
+    s->parts[3] = l->dp_wait;
 }
 
 /* The closed form of the most a rank of kind k sends. */
@@ -302,6 +320,17 @@ void step_print_layout(const step_desc *sd)
     printf("\n");
 }
 
+/* The rank that ended last, its step in parts. */
+static void print_last(const step_sum *s)
+{
+    char p[4][UNITS_BUF], label[32];
+    for (int k = 0; k < 4; k++)
+        units_time_digits(p[k], s->parts[k], 4);
+    snprintf(label, sizeof label, "last rank (%d)", s->last);
+    printf("%-20s %s compute + waits: tp %s, pp %s (the bubble in it), dp %s\n", label, p[0],
+           p[1], p[2], p[3]);
+}
+
 /* What follows the last backward, in words. */
 static const char *after_words(const cl_step *t)
 {
@@ -351,6 +380,7 @@ static void print_text(const step_desc *sd, const run_opts *o, const backend_des
            units_time_digits(a, s->compute, 6), step_stage_layers(t), t->microbatches);
     printf("pipeline phase       %s (to the last rank's last backward)\n",
            units_time_digits(a, s->pipe_end, 6));
+    print_last(s);
     printf("after the pipeline   %s (%s)\n", units_time_digits(a, s->time - s->pipe_end, 6),
            after_words(t));
     printf("bubble (ideal)       %.2f %% of the pipeline phase: (pp - 1) / (m + pp - 1), "
@@ -473,7 +503,25 @@ int step_run(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_s
     return rc;
 }
 
-static int model_step(step_desc *sd, run_opts *o)
+int step_plot(const step_desc *sd, const cl_step *const *t, const step_sum *const *s, size_t n,
+              const char *what, const run_opts *o, unsigned plot)
+{
+    plot_step_row rows[64];
+    if (n > 64)
+        n = 64;
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (plot_step_row){
+            .tp = t[i]->tp, .dp = t[i]->dp, .pp = t[i]->pp, .step = s[i]->time,
+            .compute = s[i]->parts[0], .tp_s = s[i]->parts[1], .pp_s = s[i]->parts[2],
+            .dp_s = s[i]->parts[3]};
+    char name[80];
+    const char *base = strrchr(sd->path, '/');
+    cli_textf(name, sizeof name, "%.*s", (int)strcspn(base ? base + 1 : sd->path, "."),
+              base ? base + 1 : sd->path);
+    return cli_plot_step(name, what, rows, n, plot, o->fmt == CLI_TEXT ? stdout : stderr);
+}
+
+static int model_step(step_desc *sd, run_opts *o, unsigned plot)
 {
     run_row row;
     backend_desc net;
@@ -488,7 +536,11 @@ static int model_step(step_desc *sd, run_opts *o)
     else
         print_text(sd, o, &net, &s);
     print_trace_line(o);
-    return CLI_EXIT_OK;
+    if (!plot)
+        return CLI_EXIT_OK;
+    const cl_step *t = &sd->step;
+    const step_sum *ps = &s;
+    return step_plot(sd, &t, &ps, 1, sd->path, o, plot);
 }
 
 /* The model of a measured step: --model, --tier or --topology as given;
@@ -650,5 +702,5 @@ int cmd_step(int argc, char **argv)
     if (measured)
         return measure_step(&sd, &o);
     o.sim.model = "alphabeta";
-    return f.sweep ? step_sweep(&sd, &o) : model_step(&sd, &o);
+    return f.sweep ? step_sweep(&sd, &o, f.plot) : model_step(&sd, &o, f.plot);
 }

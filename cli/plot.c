@@ -117,6 +117,16 @@ static const kind_spec kinds[PLOT_KIND_COUNT] = {
          {"error_pct", COL_NUM, NO_MIN, false, NULL}},
         {0, -1, -1}, -1,
     },
+    [PLOT_STEP] = {
+        "step", {"step", NULL}, 6,
+        {{"layout", COL_KEY, 0, false, NULL},
+         {"step_s", COL_NUM, 0, true, NULL},
+         {"compute_s", COL_NUM, 0, false, NULL},
+         {"tp_wait_s", COL_NUM, 0, false, NULL},
+         {"pp_wait_s", COL_NUM, 0, false, NULL},
+         {"dp_wait_s", COL_NUM, 0, false, NULL}},
+        {0, -1, -1}, -1,
+    },
 };
 
 int plot_kind_find(const char *name)
@@ -144,6 +154,7 @@ const char *plot_kind_header(int kind)
         [PLOT_TIMELINE] = "rank,op,posted_s,started_s,finished_s,peer,bytes,tag,stalled",
         [PLOT_COLLECTIVES] = "bytes,algorithm,simulated_s,formula_s,best",
         [PLOT_VALIDATE] = "pattern,bytes,modeled_s,measured_median_s,error_pct",
+        [PLOT_STEP] = "layout,step_s,compute_s,tp_wait_s,pp_wait_s,dp_wait_s",
     };
     return kind >= 0 && kind < PLOT_KIND_COUNT ? headers[kind] : "";
 }

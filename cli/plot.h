@@ -45,6 +45,7 @@ typedef enum plot_kind {
     PLOT_TIMELINE, /* one iteration's records per rank (commlab run --timeline) */
     PLOT_COLLECTIVES, /* every algorithm of a collective over sizes (commlab collectives) */
     PLOT_VALIDATE, /* every tutorial pattern's error per size (commlab validate --plot) */
+    PLOT_STEP,     /* training steps in parts, a layout a bar (commlab step --plot) */
     PLOT_KIND_COUNT
 } plot_kind;
 
@@ -153,6 +154,16 @@ typedef struct plot_validate_row {
 
 /* kind validate: one row per (pattern, size), with the error in %. */
 int plot_write_validate(FILE *f, const plot_validate_row *rows, size_t n, const char *title);
+
+/* One layout's step: the rank that ended last, its time in parts. */
+typedef struct plot_step_row {
+    int tp, dp, pp;
+    double step;                /* seconds: the step */
+    double compute, tp_s, pp_s, dp_s; /* seconds: its compute and waits */
+} plot_step_row;
+
+/* kind step: one row per layout, in the order given. */
+int plot_write_step(FILE *f, const plot_step_row *rows, size_t n, const char *title);
 
 /* What a timeline says about its run. */
 typedef struct plot_timeline_meta {

@@ -78,6 +78,18 @@ int plot_write_validate(FILE *f, const plot_validate_row *rows, size_t n, const 
     return write_end(f);
 }
 
+int plot_write_step(FILE *f, const plot_step_row *rows, size_t n, const char *title)
+{
+    write_head(f, PLOT_STEP, title);
+    fprintf(f, "%s\n", plot_kind_header(PLOT_STEP));
+    for (size_t i = 0; i < n; i++) {
+        const plot_step_row *r = &rows[i];
+        fprintf(f, "tp%d.dp%d.pp%d,%.9g,%.9g,%.9g,%.9g,%.9g\n", r->tp, r->dp, r->pp, r->step,
+                r->compute, r->tp_s, r->pp_s, r->dp_s);
+    }
+    return write_end(f);
+}
+
 /* Rows by rank, then time posted, then their order in the log. */
 static int cmp_rec(const void *a, const void *b)
 {

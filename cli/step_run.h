@@ -5,6 +5,7 @@
 #define CL_STEP_RUN_H
 
 #include "cli/backend.h"
+#include "cli/cli.h"
 #include "cli/run_size.h"
 #include "core/json.h"
 #include "core/step.h"
@@ -17,6 +18,8 @@ typedef struct step_sum {
     unsigned long long most[3], least[3]; /* bytes sent per rank: tp, pp, dp */
     double wait[3];        /* the most a rank waited on each kind, seconds */
     int peak;              /* the most microbatches a rank held activations for */
+    int last;              /* the rank that ended last, */
+    double parts[4];       /* and its compute, tp, pp and dp waits (their sum is its step) */
 } step_sum;
 
 /* The step sd on o->be's row with room for its figures (shared with the
@@ -31,7 +34,13 @@ void step_json_open(json_writer *w, const step_desc *sd, const char *backend);
 /* One CSV row of step t's figures s (the header first when asked). */
 void step_print_csv(const cl_step *t, const step_sum *s, bool header);
 /* `step --sweep`: every layout of sd's ranks modeled on o (sim), ranked
- * by their step time; text or JSON as o->fmt.  A CLI_EXIT_* code. */
-int step_sweep(const step_desc *sd, run_opts *o);
+ * by their step time; text or JSON as o->fmt, and with plot (PLOT_* bits)
+ * their figure.  A CLI_EXIT_* code. */
+int step_sweep(const step_desc *sd, run_opts *o, unsigned plot);
+/* The figure of n steps (the layouts of t[i], their sums s[i]) titled
+ * what, as plots/out/step-NAME.csv where NAME is the step file's.  A
+ * CLI_EXIT_* code. */
+int step_plot(const step_desc *sd, const cl_step *const *t, const step_sum *const *s, size_t n,
+              const char *what, const run_opts *o, unsigned plot);
 
 #endif

@@ -136,7 +136,24 @@ static void print_csv(const layout *v, size_t n)
         step_print_csv(&v[i].step, &v[i].s, i == 0);
 }
 
-int step_sweep(const step_desc *sd, run_opts *o)
+/* The sweep's figure: its layouts, fastest first. */
+static int plot_sweep(const step_desc *sd, const run_opts *o, const layout *v, size_t n,
+                      unsigned plot)
+{
+    const cl_step *t[64];
+    const step_sum *s[64];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 64 && !v[i].why[0]; i++, k++) {
+        t[k] = &v[i].step;
+        s[k] = &v[i].s;
+    }
+    char what[200];
+    cli_textf(what, sizeof what, "every layout of %d ranks, %s", step_ranks(&sd->step),
+              sd->path);
+    return step_plot(sd, t, s, k, what, o, plot);
+}
+
+int step_sweep(const step_desc *sd, run_opts *o, unsigned plot)
 {
     size_t n = 0;
     layout *v = layouts_of(step_ranks(&sd->step), &n);
@@ -163,6 +180,8 @@ int step_sweep(const step_desc *sd, run_opts *o)
             print_csv(v, n);
         else
             print_text(sd, o, &net, v, n);
+        if (plot)
+            rc = plot_sweep(sd, o, v, n, plot);
     }
     free(v);
     return rc;

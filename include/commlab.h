@@ -128,6 +128,8 @@ struct cl_step_rank {
     double tp_wait, pp_wait, dp_wait; /* seconds it waited in each kind's calls:
                                          the communication nothing hid */
     int peak_microbatches; /* the most microbatches whose activations it held */
+    double end;          /* seconds from the step's start to its end: its
+                            compute and its three waits, on sim exactly */
 };
 
 /* The run's arguments, the same on every rank. */

@@ -152,6 +152,11 @@ static void test_small_time_is_sum_of_parts(void **state)
     double grads = 3 * ring(8 * MIB, 2, a, bw, g); /* 24 MiB in 3 buckets of 8 MiB */
     assert_near(out[0].pipe_end, pipe, 1e-12);
     assert_near(r.res.iter_time[0], pipe + grads, 1e-12);
+    /* Every rank's step is its compute and its three waits, exactly. */
+    for (int k = 0; k < 8; k++)
+        assert_near(out[k].end, out[k].compute + out[k].tp_wait + out[k].pp_wait +
+                    out[k].dp_wait, 1e-12);
+    assert_near(out[0].end, pipe + grads, 1e-12);
     run_release(&r);
 }
 
@@ -261,7 +266,10 @@ static void test_overlap_exposes_the_last_bucket(void **state)
                                          : scatter + 2 * gather;
             for (int k = 0; k < 2; k++) {
                 assert_near(out[k].pipe_end, pipe, 1e-12);
-                assert_near(out[k].dp_wait, exposed, 1e-12);
+                /* the sums the first bucket made the rank do count as its
+                 * data-parallel time: its step is compute and waits */
+                assert_near(out[k].dp_wait, exposed + (overlap ? reduce : 0), 1e-12);
+                assert_near(out[k].end, out[k].compute + out[k].dp_wait, 1e-12);
                 assert_near(out[k].compute, compute, 1e-15);
                 assert_near(out[k].tp_wait + out[k].pp_wait, 0, 0);
                 /* ZeRO 1 and 2 send what ZeRO 0 does (Rajbhandari et al.,

@@ -38,9 +38,9 @@
  * before its backward, and reduce-scatter its gradients after it, on
  * every microbatch, blocking.
  *
- * Each rank counts the seconds it waited in each kind's calls (the
- * communication nothing hid) and the most microbatches whose
- * activations it held at once.  The collectives are chapter 04's ring
+ * Each rank counts the seconds it spent in each kind's calls (the
+ * communication nothing hid, with the sums its collectives made it do)
+ * and the most microbatches whose activations it held at once.  The collectives are chapter 04's ring
  * patterns, called on the group as patterns are called: with a cl_args
  * whose bytes is the size; the buckets' ring is chapter 04's ring,
  * stepped by hand. */
@@ -293,7 +293,9 @@ static int compute(rank_step *r, double seconds, size_t grads)
         CL_TRY(cl_compute(r->c, seconds / slices));
         if (i == slices)
             r->gr.ready += grads;
-        CL_TRY(grads_advance(r, false));
+        double t0 = cl_now(r->c);
+        CL_TRY(grads_advance(r, false)); /* its sums take the rank's time */
+        r->wait[DP] += cl_now(r->c) - t0;
     }
     return 0;
 }
@@ -390,7 +392,7 @@ static int run_step(rank_step *r, const cl_args *a)
             .tp = cl_sent_bytes(r->tp), .pp = cl_sent_bytes(r->pp),
             .dp = cl_sent_bytes(r->dp), .compute = r->compute, .pipe_end = pipe_end,
             .tp_wait = r->wait[TP], .pp_wait = r->wait[PP], .dp_wait = r->wait[DP],
-            .peak_microbatches = r->peak};
+            .peak_microbatches = r->peak, .end = cl_now(r->c) - t0};
     return 0;
 }
 

@@ -38,7 +38,9 @@ run 0 step $small --sharing none --overlap
 has "$out" "buckets of 8 MiB, overlapped"
 has "$out" "after the pipeline   61.7277 us (the gradient buckets the last backward"
 run 0 step $small --sharing none --overlap --json; json step --overlap --json
-has "$out" '"waited_s": 6.1727'
+# dp waited: the 61.7277 us exposed and the 6.168 us sum the first
+# bucket's ring made the rank do during the backward (4 MiB at 680 GB/s).
+has "$out" '"waited_s": 6.7895'
 has "$out" '"peak_microbatches": 4'
 # ZeRO 3 gathers each layer when it needs it: nothing to overlap.
 sed 's/zero: 0/zero: 3/' $small > "$tmpd/z3.yaml"
@@ -163,5 +165,22 @@ sed 's/  tp: 2/  tp: 2\n  ep: 4/' $small >"$tmpd/bad.yaml"
 run 2 step "$tmpd/bad.yaml"; has "$err" "bad.yaml:22:3:"; has "$err" "ep"
 grep -v 'bucket' $small >"$tmpd/bad.yaml"
 run 2 step "$tmpd/bad.yaml"; has "$err" "'bucket'"
+
+# --plot: the layouts as stacked bars, the last rank's compute and waits
+# (figures go to ./plots/out: drawn in the temporary folder).
+run 2 step $small --backend shm --plot; has "$err" "--plot draws modeled steps"
+case $cl in /*) ;; *) cl=$PWD/$cl ;; esac
+root=$PWD
+cd "$tmpd" || exit 1
+if command -v gnuplot >/dev/null 2>&1; then
+    run 0 step "$root/$small" --sweep --overlap --tier infiniband --plot=png
+    has "$out" "plots/out/step-small-8.png"
+    has plots/out/step-small-8.csv "# commlab-plot: step"
+    has plots/out/step-small-8.csv "tp1.dp8.pp1,"
+    run 0 plot plots/out/step-small-8.csv --term dumb; has "$out" "dp: gradients not hidden"
+else
+    echo "gnuplot not installed: the step's plot is not drawn"
+fi
+cd "$root" || exit 1
 
 finish
