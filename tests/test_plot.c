@@ -308,6 +308,39 @@ static int timeline_write(FILE *f, const void *arg)
     return plot_write_timeline(f, r->v, r->n, &m);
 }
 
+static int step_write(FILE *f, const void *arg)
+{
+    static const plot_step_row rows[] = {
+        {1, 8, 1, 25.1e-3, 24e-3, 0, 0, 1.1e-3},
+        {2, 2, 2, 32.7e-3, 24e-3, 1.7e-3, 6.8e-3, 0.2e-3},
+    };
+    (void)arg;
+    return plot_write_step(f, rows, 2, "layouts");
+}
+
+/* The step kind: a row per layout, its key tp.dp.pp, read back whole; a
+ * negative wait is refused with its line and column. */
+static void test_step_written_and_read_back(void **state)
+{
+    (void)state;
+    mem m;
+    char *text = written(step_write, NULL, &m);
+    plot_csv c;
+    cl_diag d = {{0}};
+    assert_int_equal(read_text(text, &c, &d), 0);
+    assert_int_equal(c.kind, PLOT_STEP);
+    assert_int_equal(c.rows, 2);
+    assert_string_equal(c.series, "tp1.dp8.pp1 tp2.dp2.pp2");
+    assert_non_null(strstr(text, "tp2.dp2.pp2,0.0327,0.024,0.0017,0.0068,0.0002\n"));
+    free(text);
+    static const char bad[] = "# commlab-plot: step\n"
+                              "layout,step_s,compute_s,tp_wait_s,pp_wait_s,dp_wait_s\n"
+                              "tp1.dp8.pp1,0.025,0.024,0,-0.001,0.001\n";
+    assert_int_not_equal(read_text(bad, &c, &d), 0);
+    assert_non_null(strstr(d.msg, "t.csv:3"));
+    assert_non_null(strstr(d.msg, "pp_wait_s"));
+}
+
 static void test_timeline_keeps_the_last_iteration(void **state)
 {
     (void)state;
@@ -377,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_gnuplot_quoting),
         cmocka_unit_test(test_tiers_written_and_read_back),
         cmocka_unit_test(test_sweep_written_and_read_back),
+        cmocka_unit_test(test_step_written_and_read_back),
         cmocka_unit_test(test_timeline_keeps_the_last_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
