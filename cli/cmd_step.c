@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/backend.h"
 #include "cli/calibrate.h"
 #include "cli/plot.h"
+#include "cli/rows.h"
 #include "cli/run_size.h"
 #include "cli/step_run.h"
 #include "core/json.h"
@@ -359,14 +361,42 @@ static void print_memory(const cl_step *t, const step_sum *s)
            units_size_str(b, (uint64_t)step_model_state_bytes(t)), t->zero);
 }
 
+/* What simulating step t holds, roughly: the process (3 MiB), and per
+ * rank its stack and the pipeline's 2m requests. */
+static double sim_memory(const cl_step *t, const run_opts *o)
+{
+    double per_rank = (double)row_sim_stack_bytes(o) + 2.0 * t->microbatches * sizeof(void *);
+    return 3.0 * 1024 * 1024 + step_ranks(t) * per_rank;
+}
+
+/* This process's peak resident memory so far, bytes (0 if unknown). */
+static double peak_memory(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? 1024.0 * (double)u.ru_maxrss : 0;
+}
+
+/* Before a long simulation: what it will hold, on stderr. */
+static void say_memory(const cl_step *t, const run_opts *o)
+{
+    char m[UNITS_BUF], st[UNITS_BUF];
+    if (step_ranks(t) >= 256 && o->fmt == CLI_TEXT)
+        fprintf(stderr, "commlab: step: simulating %d ranks, about %s of memory (a %s stack "
+                "each)\n", step_ranks(t), units_size_str(m, (uint64_t)sim_memory(t, o)),
+                units_size_str(st, row_sim_stack_bytes(o)));
+}
+
 static void print_header(const step_desc *sd, const run_opts *o, const backend_desc *net)
 {
-    char el[UNITS_BUF];
+    char el[UNITS_BUF], m[UNITS_BUF], st[UNITS_BUF];
     printf("training step on sim: %s\n", sd->path);
     step_print_layout(sd);
-    printf("  network: %s, sharing %s, eager limit %s, no payload\n\n",
+    printf("  network: %s, sharing %s, eager limit %s, no payload\n",
            net->note, run_sharing_name(o->sim.sharing, true),
            units_size_str(el, o->eager_limit));
+    printf("  simulator: about %s of memory (%d ranks, a %s stack each; --json has the "
+           "peak)\n\n", units_size_str(m, (uint64_t)sim_memory(&sd->step, o)),
+           step_ranks(&sd->step), units_size_str(st, row_sim_stack_bytes(o)));
 }
 
 static void print_text(const step_desc *sd, const run_opts *o, const backend_desc *net,
@@ -398,6 +428,8 @@ static void print_json(const step_desc *sd, const run_opts *o, const backend_des
     step_json_open(&w, sd, "sim");
     json_kv_string(&w, "network", net->note);
     json_kv_string(&w, "sharing", run_sharing_name(o->sim.sharing, false));
+    json_kv_number(&w, "memory_estimate_bytes", sim_memory(t, o));
+    json_kv_number(&w, "memory_peak_bytes", peak_memory());
     json_kv_string(&w, "schedule", t->one_f_one_b ? "1f1b" : "gpipe");
     json_kv_uint(&w, "zero", (uint64_t)t->zero);
     json_kv_number(&w, "step_s", s->time);
@@ -523,6 +555,7 @@ int step_plot(const step_desc *sd, const cl_step *const *t, const step_sum *cons
 
 static int model_step(step_desc *sd, run_opts *o, unsigned plot)
 {
+    say_memory(&sd->step, o);
     run_row row;
     backend_desc net;
     step_sum s;

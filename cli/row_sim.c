@@ -11,6 +11,7 @@
 #include "core/machine.h"
 #include "core/tier.h"
 #include "core/units.h"
+#include "sim/coro.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 
@@ -50,6 +51,13 @@ const char *row_sim_net_describe(const sim_net *net)
 void row_sim_net_destroy(sim_net *net)
 {
     sim_net_destroy(net);
+}
+
+size_t row_sim_stack_bytes(const run_opts *o)
+{
+    size_t asked = (size_t)o->sim.stack;
+    return asked == 0 ? SIM_CORO_STACK_DEFAULT : asked < SIM_CORO_STACK_MIN ? SIM_CORO_STACK_MIN
+                                                                            : asked;
 }
 
 int row_sim_size_on(const run_opts *o, sim_net *net, uint64_t bytes, rec_log *log, run_row *row)

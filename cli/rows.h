@@ -58,6 +58,9 @@ int row_sim_net_machine(struct sim_net **out, const machine *m, int ranks, cl_di
 int row_sim_net_yaml(struct sim_net **out, const char *name, const char *yaml, cl_diag *d);
 const char *row_sim_net_describe(const struct sim_net *net);
 void row_sim_net_destroy(struct sim_net *net);
+/* The stack each simulated rank of o gets (--stack-size, else the
+ * default): bytes of address space reserved per rank.  Cannot fail. */
+size_t row_sim_stack_bytes(const run_opts *o);
 
 /* shm, tcp, rdma (and mpi's world): the world of processes started
  * elsewhere, its rendezvous and the netlab. */

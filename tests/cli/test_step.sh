@@ -49,6 +49,17 @@ run 0 step $small --sweep --csv --overlap --tier infiniband
 has "$out" "dp_wait_s,activation_bytes,model_state_bytes"
 run 0 step $small --sweep --overlap --tier infiniband
 has "$out" "fastest: tp 1, dp 8, pp 1"
+# The simulator's memory: said in the header (3 MiB and a 64 KiB stack a
+# rank, with 2m request pointers: 3.5 MiB for 8 ranks), and before a run
+# of 256 ranks or more on stderr; the peak measured in the JSON.
+run 0 step $small; has "$out" "simulator: about 3.5 MiB of memory (8 ranks, a 64 KiB stack each"
+cat >"$tmpd/wide.yaml" <<'EOF'
+model: {layers: 1, hidden: 16, sequence: 4, microbatch_size: 1, dtype_bytes: 2,
+        forward: 1us, backward: 2us}
+layout: {tp: 1, dp: 256, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 3KiB}
+EOF
+run 0 step "$tmpd/wide.yaml"; has "$err" "simulating 256 ranks, about 19 MiB of memory"
+run 0 step $small --json; has "$out" '"memory_peak_bytes": '
 # --trace: per rank a track of its program and one per kind of traffic.
 run 0 step $small --trace "$tmpd/step.json"; has "$out" "trace: $tmpd/step.json"
 "$tools/tool_jsoncheck" < "$tmpd/step.json" > /dev/null && ok || bad "the step's trace is no JSON"
