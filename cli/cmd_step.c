@@ -10,6 +10,7 @@
  * run's ranks are forked from it after the figures' pages were mapped
  * shared.  mpi's ranks are processes mpirun starts, which share nothing
  * with it: a step is refused there. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -58,6 +59,11 @@ const char cmd_step_usage[] =
     "                           nvlink, said so)\n"
     "  -i, --iters N            measured: timed steps (default 3)\n"
     "      --warmup N           measured: untimed steps first (default 1)\n"
+    "      --algo KIND=NAME,... the collectives' algorithms (chapter 04; default ring):\n"
+    "                           tp=NAME the tensor-parallel all-reduce; dp=NAME the\n"
+    "                           gradient buckets' all-reduce (ZeRO 0 without\n"
+    "                           overlap), or ZeRO 3's all-gather and reduce-scatter;\n"
+    "                           the closed forms are the ring's\n"
     "      --overlap            start each gradient bucket as soon as the last\n"
     "                           backward has made it, as DDP does (the file's\n"
     "                           `overlap: true`; not with ZeRO 3)\n"
@@ -90,12 +96,13 @@ const char cmd_step_usage[] =
 
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP,
-    OPT_OVERLAP, OPT_TRACE, OPT_PLOT
+    OPT_OVERLAP, OPT_TRACE, OPT_PLOT, OPT_ALGO
 };
 
 /* What the command line asks of the step itself. */
 typedef struct step_flags {
     const char *file;
+    const char *algo;  /* --algo: "tp=NAME,dp=NAME", or NULL */
     bool sweep, overlap;
     unsigned plot;     /* PLOT_* bits, 0: no --plot */
 } step_flags;
@@ -113,6 +120,62 @@ static int parse_backend(const char *name, run_opts *o)
     return rc;
 }
 
+/* Collective `coll`'s algorithm `name` into *fn (ring: NULL, the
+ * pattern's own) and its name, the table's, into *label; 0, or
+ * CLI_EXIT_USAGE after naming the ones there are. */
+static int algo_of(const char *coll, const char *name, const char *kind, cl_pattern_fn **fn,
+                   const char **label)
+{
+    const collective_info *c = collective_find(coll);
+    const pattern_info *p = c ? collective_algo(c, name) : NULL;
+    if (!p) {
+        char list[200];
+        return cli_error("step: unknown --algo %s=%s: %s has %s", kind, name, coll,
+                         c ? collective_algo_list(c, list, sizeof list) : "none");
+    }
+    *fn = strcmp(name, "ring") == 0 ? NULL : p->fn;
+    *label = p->algo;
+    return 0;
+}
+
+/* --algo tp=NAME,dp=NAME into t: tp's all-reduce; dp's all-reduce of the
+ * buckets (ZeRO 0 without overlap: overlap and ZeRO 1 and 2 step the ring
+ * by hand), or under ZeRO 3 its all-gather and reduce-scatter of that name. */
+static int parse_algos(const char *text, cl_step *t)
+{
+    char buf[200];
+    cli_textf(buf, sizeof buf, "%s", text);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq || eq == kv || !eq[1])
+            return cli_error("step: --algo wants KIND=NAME pairs (tp=rd,dp=rabenseifner), got "
+                             "'%s'", kv);
+        *eq = 0;
+        const char *name = eq + 1;
+        int rc;
+        if (strcmp(kv, "tp") == 0) {
+            if ((rc = algo_of("allreduce", name, "tp", &t->tp_allreduce, &t->tp_algo)))
+                return rc;
+        } else if (strcmp(kv, "dp") == 0) {
+            if (t->zero == 3)
+                rc = algo_of("allgather", name, "dp", &t->dp_allgather, &t->dp_algo) ||
+                     algo_of("reducescatter", name, "dp", &t->dp_reducescatter, &t->dp_algo);
+            else if (strcmp(name, "ring") != 0 && (t->overlap || t->zero > 0))
+                rc = cli_error("step: --algo dp=%s: %s steps the buckets' ring by hand; other "
+                               "all-reduces serve ZeRO 0 without overlap", name,
+                               t->overlap ? "overlap" : "ZeRO 1 and 2");
+            else
+                rc = algo_of("allreduce", name, "dp", &t->dp_allreduce, &t->dp_algo);
+            if (rc)
+                return CLI_EXIT_USAGE;
+        } else {
+            return cli_error("step: --algo: no kind '%s' (tp or dp)", kv);
+        }
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
 {
     static const struct option opts[] = {
@@ -128,6 +191,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         {"overlap", no_argument, NULL, OPT_OVERLAP},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"plot", optional_argument, NULL, OPT_PLOT},
+        {"algo", required_argument, NULL, OPT_ALGO},
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
         {"help", no_argument, NULL, 'h'},
@@ -150,6 +214,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         case OPT_OVERLAP: f->overlap = true; break;
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_PLOT: rc = cli_plot_terms(optarg, &f->plot); break;
+        case OPT_ALGO: f->algo = optarg; break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
         }
@@ -219,6 +284,8 @@ static void sum_ranks(const cl_step_rank *out, int n, double time, step_sum *s)
 /* The closed form of the most a rank of kind k sends. */
 static double closed_form(const cl_step *t, int k)
 {
+    if ((k == 0 && t->tp_allreduce) || (k == 2 && (t->dp_allreduce || t->dp_allgather)))
+        return NAN; /* the closed forms are the ring's */
     if (k == 0)
         return step_tp_volume(t);
     if (k == 2)
@@ -229,14 +296,16 @@ static double closed_form(const cl_step *t, int k)
 static const char *kind_words(const cl_step *t, int k)
 {
     if (k == 0)
-        return "4 ring all-reduces of s b h per layer per microbatch";
+        return t->tp_allreduce ? "4 all-reduces of s b h per layer per microbatch"
+                               : "4 ring all-reduces of s b h per layer per microbatch";
     if (k == 1)
         return "activations on, gradients back: s b h per microbatch";
     if (t->zero == 3)
         return "ZeRO 3: 2 all-gathers + 1 reduce-scatter per layer per microbatch";
     if (t->zero > 0)
         return "gradients reduce-scattered, parameters all-gathered, in buckets";
-    return "ring all-reduce of the stage's gradients, in buckets";
+    return t->dp_allreduce ? "all-reduce of the stage's gradients, in buckets"
+                           : "ring all-reduce of the stage's gradients, in buckets";
 }
 
 /* The bytes each rank sent per kind, beside their closed forms. */
@@ -252,7 +321,8 @@ static void print_kinds(const cl_step *t, const step_sum *s)
         table_add(&tb, "%s", kinds[k]);
         table_add(&tb, "%s", units_size_str(a, s->most[k]));
         table_add(&tb, "%s", units_size_str(b, s->least[k]));
-        table_add(&tb, "%s", units_size_str(c, (uint64_t)closed_form(t, k)));
+        double cf = closed_form(t, k);
+        table_add(&tb, "%s", isnan(cf) ? "ring only" : units_size_str(c, (uint64_t)cf));
         table_add(&tb, "%s", units_time_digits(a, s->wait[k], 4));
         table_add(&tb, "%s", kind_words(t, k));
     }
@@ -269,7 +339,8 @@ static void print_kinds_json(json_writer *w, const cl_step *t, const step_sum *s
         json_begin_object(w);
         json_kv_uint(w, "most_bytes", s->most[k]);
         json_kv_uint(w, "least_bytes", s->least[k]);
-        json_kv_number(w, "closed_form_bytes", closed_form(t, k));
+        if (!isnan(closed_form(t, k)))
+            json_kv_number(w, "closed_form_bytes", closed_form(t, k));
         json_kv_number(w, "waited_s", s->wait[k]);
         json_end_object(w);
     }
@@ -319,6 +390,9 @@ void step_print_layout(const step_desc *sd)
     if (t->zero < 3)
         printf(", buckets of %s%s", units_size_str(bk, t->bucket),
                t->overlap ? ", overlapped" : "");
+    if (t->tp_algo || t->dp_algo)
+        printf("; algorithms tp %s, dp %s", t->tp_algo ? t->tp_algo : "ring",
+               t->dp_algo ? t->dp_algo : "ring");
     printf("\n");
 }
 
@@ -732,6 +806,8 @@ int cmd_step(int argc, char **argv)
         return cli_error("step: --overlap hides gradient buckets (ZeRO 0 to 2); %s has ZeRO 3, "
                          "which gathers each layer when it needs it", f.file);
     sd.step.overlap = sd.step.overlap || f.overlap;
+    if (f.algo && (rc = parse_algos(f.algo, &sd.step)))
+        return rc;
     if (measured)
         return measure_step(&sd, &o);
     o.sim.model = "alphabeta";

@@ -97,6 +97,13 @@ typedef enum cl_op {
  * ranks is tensor-parallel rank r % tp, data-parallel replica
  * (r / tp) % dp and pipeline stage r / (tp dp). */
 typedef struct cl_step_rank cl_step_rank;
+
+/* A pattern: one rank's program for one iteration (its arguments,
+ * cl_args, below).  Returns 0, a CL_E* code from a failed call, or
+ * CL_ECHECK after cl_fail(). */
+typedef struct cl_args cl_args;
+typedef int cl_pattern_fn(cl_comm *c, const cl_args *a);
+
 typedef struct cl_step {
     int layers;          /* transformer layers of the model */
     int tp, dp, pp;      /* tensor-parallel, data-parallel, pipeline ranks */
@@ -112,6 +119,12 @@ typedef struct cl_step {
     size_t layer_bytes;  /* parameters of one layer on one rank: 12 h^2 dtype / tp */
     size_t act_bytes;    /* activations of a microbatch between stages: s b h dtype */
     size_t tp_bytes;     /* one tensor-parallel all-reduce: s b h dtype */
+    /* The collectives' algorithms (chapter 04's patterns; NULL: ring): the
+     * tensor-parallel all-reduce, the gradient buckets' all-reduce (ZeRO 0
+     * without overlap), ZeRO 3's all-gather and reduce-scatter; and the
+     * names of the first two, for what is printed. */
+    cl_pattern_fn *tp_allreduce, *dp_allreduce, *dp_allgather, *dp_reducescatter;
+    const char *tp_algo, *dp_algo;
     cl_step_rank *out;   /* per world rank, written by that rank when not NULL:
                             what it sent and computed (memory the ranks share
                             with the caller: the simulator's, or pages mapped
@@ -147,10 +160,6 @@ typedef struct cl_args {
     cl_dtype dtype;   /* reductions: the element type (--dtype; 0: f64) */
     const cl_step *step; /* training-step: the step (`commlab step`); NULL for others */
 } cl_args;
-
-/* A pattern: one rank's program for one iteration.  Returns 0, a CL_E*
- * code from a failed call, or CL_ECHECK after cl_fail(). */
-typedef int cl_pattern_fn(cl_comm *c, const cl_args *a);
 
 /* A pattern in a file of its own (`commlab run ./mine.c`) defines this one
  * function; commlab compiles the file with -DCL_STUDENT, so a definition

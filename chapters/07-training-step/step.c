@@ -54,6 +54,7 @@ cl_pattern_fn allreduce_ring, allgather_ring, reducescatter_ring;
 #define TAG_ACT 0
 #define TAG_GRAD 1
 #define POLL 20e-6 /* seconds of backward between two looks at a bucket's ring */
+#define OR_RING(fn, ring) ((fn) ? (fn) : (ring)) /* the algorithm asked for, else ring */
 
 /* The stage's gradients, all-reduced in buckets by a ring stepped by
  * hand: step s < K - 1 of a bucket's ring reduce-scatters (chapter 04's
@@ -252,6 +253,8 @@ static int grads_init(rank_step *r)
     g->per = coll_count(&g->red, s->bucket);
     g->buckets = (int)((g->total + g->per - 1) / g->per);
     g->end = s->zero == 0 ? 2 * (k - 1) : k - 1;
+    if (s->dp_allreduce)
+        return 0; /* its buckets are chapter 04's to allocate */
     g->x = cl_alloc(r->c, g->total * g->red.size);
     g->tmp = cl_alloc(r->c, (g->per / (size_t)k + 1) * g->red.size);
     for (int b = 0; b < g->buckets; b++)
@@ -261,12 +264,19 @@ static int grads_init(rank_step *r)
 }
 
 /* Every bucket summed (checked when the run checks): what overlap did
- * not hide, all waited for. */
+ * not hide, all waited for.  Another all-reduce than the ring (ZeRO 0
+ * without overlap) sums each bucket as chapter 04 wrote it. */
 static int grads_finish(rank_step *r)
 {
     grads *g = &r->gr;
     if (g->buckets == 0)
         return 0;
+    if (r->s->dp_allreduce) {
+        for (int b = 0; b < g->buckets; b++)
+            CL_TRY(collective(r, DP, g->g, r->s->dp_allreduce,
+                              bucket_count(g, b) * g->red.size));
+        return 0;
+    }
     double t0 = cl_now(r->c);
     g->ready = g->total;
     CL_TRY(grads_advance(r, true));
@@ -309,13 +319,15 @@ static int layer(rank_step *r, bool backward)
     double t = backward ? s->t_bwd : s->t_fwd;
     size_t made = backward && r->hiding ? coll_count(&r->gr.red, s->layer_bytes) : 0;
     if (s->zero == 3)
-        CL_TRY(collective(r, DP, r->dp, allgather_ring, s->layer_bytes));
+        CL_TRY(collective(r, DP, r->dp, OR_RING(s->dp_allgather, allgather_ring),
+                          s->layer_bytes));
     for (int block = 0; block < 2; block++) {
         CL_TRY(compute(r, t / 2, block == 1 ? made : 0));
-        CL_TRY(collective(r, TP, r->tp, allreduce_ring, s->tp_bytes));
+        CL_TRY(collective(r, TP, r->tp, OR_RING(s->tp_allreduce, allreduce_ring), s->tp_bytes));
     }
     if (s->zero == 3 && backward)
-        CL_TRY(collective(r, DP, r->dp, reducescatter_ring, s->layer_bytes));
+        CL_TRY(collective(r, DP, r->dp, OR_RING(s->dp_reducescatter, reducescatter_ring),
+                          s->layer_bytes));
     return 0;
 }
 

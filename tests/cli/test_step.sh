@@ -49,6 +49,20 @@ run 0 step $small --sweep --csv --overlap --tier infiniband
 has "$out" "dp_wait_s,activation_bytes,model_state_bytes"
 run 0 step $small --sweep --overlap --tier infiniband
 has "$out" "fastest: tp 1, dp 8, pp 1"
+# --algo: chapter 04's other algorithms per kind; the closed forms are
+# the ring's.  Recursive doubling on the 2 tp ranks sends what the ring
+# does (one exchange of n), and the step takes longer: the ring sends
+# halves, rd the whole 2 MiB at once.
+run 0 step $small --sharing none --algo tp=rd,dp=rabenseifner
+has "$out" "algorithms tp rd, dp rabenseifner"
+has "$out" "ring only"
+has "$out" "step time            30.6"
+run 0 step $small --sharing none --algo tp=rd --json; json step --algo --json
+has "$out" '"most_bytes": 67108864'
+run 2 step $small --algo tp=nope; has "$err" "unknown --algo tp=nope: allreduce has naive, ring"
+run 2 step $small --algo pp=ring; has "$err" "no kind 'pp' (tp or dp)"
+run 2 step $small --algo tp; has "$err" "KIND=NAME pairs"
+run 2 step $small --overlap --algo dp=rd; has "$err" "overlap steps the buckets' ring by hand"
 # The simulator's memory: said in the header (3 MiB and a 64 KiB stack a
 # rank, with 2m request pointers: 3.5 MiB for 8 ranks), and before a run
 # of 256 ranks or more on stderr; the peak measured in the JSON.
