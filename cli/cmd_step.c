@@ -381,9 +381,13 @@ void step_print_layout(const step_desc *sd)
     const cl_step *t = &sd->step;
     char f[UNITS_BUF], b[UNITS_BUF], bk[UNITS_BUF];
     printf("  model: %d layers, hidden %ld, sequence %ld, microbatch size %ld, %zu-byte "
-           "elements; per layer per microbatch forward %s, backward %s\n", t->layers,
+           "elements; per layer per microbatch forward %s, backward %s", t->layers,
            sd->hidden, sd->sequence, sd->mbs, t->dtype_bytes, units_time_str(f, t->t_fwd),
            units_time_str(b, t->t_bwd));
+    if (sd->flop_rate > 0)
+        printf(" (24 b s h^2 + 4 b s^2 h FLOPs forward over tp %d at %.4g TFLOP/s, backward "
+               "twice)", t->tp, sd->flop_rate / 1e12);
+    printf("\n");
     printf("  layout: tp %d x dp %d x pp %d = %d ranks, %d microbatches, %s, ZeRO %d",
            t->tp, t->dp, t->pp, step_ranks(t), t->microbatches,
            t->one_f_one_b ? "1f1b" : "gpipe", t->zero);

@@ -13,7 +13,7 @@
 
 /* Where the keys the derived checks blame are, for their messages. */
 typedef struct step_nodes {
-    yaml_node_t *layers, *hidden, *pp, *tp, *bucket;
+    yaml_node_t *layers, *hidden, *pp, *tp, *bucket, *rate;
 } step_nodes;
 
 static int get_int(cfg_doc *c, yaml_node_t *map, const char *key, long min, long max,
@@ -37,10 +37,36 @@ static int get_time(cfg_doc *c, yaml_node_t *map, const char *key, double *out, 
     return err;
 }
 
+/* forward and backward, or flop_rate (a number: FLOP/s a rank sustains)
+ * from which derive() works them out. */
+static int load_compute(cfg_doc *c, yaml_node_t *m, step_desc *s, step_nodes *at, cl_diag *d)
+{
+    yaml_node_t *fw, *bw;
+    int err;
+    if ((err = cfg_get(c, m, "flop_rate", false, &at->rate, d)) ||
+        (err = cfg_get(c, m, "forward", false, &fw, d)) ||
+        (err = cfg_get(c, m, "backward", false, &bw, d)))
+        return err;
+    if (!at->rate)
+        return (err = get_time(c, m, "forward", &s->step.t_fwd, d)) ? err
+               : get_time(c, m, "backward", &s->step.t_bwd, d);
+    if (fw || bw)
+        return cfg_error(c, fw ? fw : bw, d, "'%s' and 'flop_rate' both give the compute: "
+                         "keep one (flop_rate derives forward and backward)",
+                         fw ? "forward" : "backward");
+    if ((err = cfg_number(c, at->rate, "flop_rate", &s->flop_rate, d)))
+        return err;
+    if (!(s->flop_rate > 0) || s->flop_rate > 1e21)
+        return cfg_error(c, at->rate, d, "'flop_rate' must be FLOP/s above 0 (125e12 for "
+                         "125 TFLOP/s), got '%g'", s->flop_rate);
+    return 0;
+}
+
 static int load_model(cfg_doc *c, yaml_node_t *m, step_desc *s, step_nodes *at, cl_diag *d)
 {
     static const char *const keys[] = {"layers", "hidden", "sequence", "microbatch_size",
-                                       "dtype_bytes", "forward", "backward", NULL};
+                                       "dtype_bytes", "forward", "backward", "flop_rate",
+                                       NULL};
     long v = 0;
     yaml_node_t *dt;
     int err;
@@ -58,10 +84,7 @@ static int load_model(cfg_doc *c, yaml_node_t *m, step_desc *s, step_nodes *at, 
         return cfg_error(c, dt, d, "'dtype_bytes' must be 2 (bf16), 4 (f32) or 8 (f64), "
                          "got '%ld'", v);
     s->step.dtype_bytes = (size_t)v;
-    if ((err = get_time(c, m, "forward", &s->step.t_fwd, d)) ||
-        (err = get_time(c, m, "backward", &s->step.t_bwd, d)))
-        return err;
-    return 0;
+    return load_compute(c, m, s, at, d);
 }
 
 /* schedule: gpipe or 1f1b; zero: 0 to 3; overlap (optional): true or
@@ -147,6 +170,10 @@ static int derive(cfg_doc *c, step_desc *s, const step_nodes *at, cl_diag *d)
                          (unsigned long long)t->bucket);
     t->layer_bytes = (size_t)(whole / (uint64_t)t->tp);
     t->act_bytes = t->tp_bytes = (size_t)act;
+    if (s->flop_rate > 0) {
+        t->t_fwd = step_layer_flops(s) / t->tp / s->flop_rate;
+        t->t_bwd = 2 * t->t_fwd;
+    }
     return 0;
 }
 
@@ -217,6 +244,12 @@ int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len)
     t->pp = pp;
     t->layer_bytes = (size_t)(whole * t->dtype_bytes / (uint64_t)tp);
     return 0;
+}
+
+double step_layer_flops(const step_desc *s)
+{
+    double h = (double)s->hidden, sq = (double)s->sequence, b = (double)s->mbs;
+    return 24 * b * sq * h * h + 4 * b * sq * sq * h;
 }
 
 int step_kind_of(const cl_step *s, int rank, int peer)

@@ -8,7 +8,9 @@
  *
  *   model:  layers, hidden, sequence, microbatch_size, dtype_bytes,
  *           forward, backward (seconds of compute per layer per
- *           microbatch on one rank, a time: "1.5ms")
+ *           microbatch on one rank, a time: "1.5ms"), or instead of
+ *           those two flop_rate (FLOP/s a rank sustains, a number:
+ *           125e12), from which they follow (step_layer_flops)
  *   layout: tp, dp, pp, microbatches, schedule (gpipe | 1f1b),
  *           zero (0 to 3), bucket (a size: "25MiB"); and, the one
  *           optional key, overlap (true | false, false when left out:
@@ -39,6 +41,8 @@ typedef struct step_desc {
     long hidden;      /* h: the model's hidden size */
     long sequence;    /* s: tokens per sequence */
     long mbs;         /* b: sequences per microbatch */
+    double flop_rate; /* FLOP/s a rank sustains when the file gives it (0:
+                         the file gives forward and backward instead) */
     char path[256];   /* the file, for messages */
 } step_desc;
 
@@ -65,6 +69,13 @@ int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len);
  * fail. */
 enum { STEP_PROGRAM, STEP_TP, STEP_PP, STEP_DP, STEP_KINDS };
 int step_kind_of(const cl_step *s, int rank, int peer);
+
+/* The FLOPs of one layer's forward on one microbatch, all tp ranks
+ * together: 24 b s h^2 + 4 b s^2 h, its matrix products (Narayanan et
+ * al., SC 2021, section 5.1, from which their equation 3 follows; the
+ * backward is twice the forward).  With flop_rate a rank's forward takes
+ * that / tp / flop_rate seconds.  Cannot fail. */
+double step_layer_flops(const step_desc *s);
 
 /* Ranks the layout needs: tp x dp x pp.  Cannot fail. */
 int step_ranks(const cl_step *s);

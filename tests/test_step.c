@@ -369,6 +369,48 @@ static void test_kind_of(void **state)
     assert_int_equal(step_kind_of(t, 3, -1), STEP_PROGRAM);
 }
 
+/* flop_rate instead of forward and backward: a layer's forward is
+ * 24 b s h^2 + 4 b s^2 h FLOPs (Narayanan et al., SC 2021, section 5.1),
+ * for h = s = 1024, b = 1: 28 x 2^30 = 30,064,771,072, over tp 2 at
+ * 100e12 FLOP/s 150.32385536 us; the backward twice that.  Laid out on
+ * tp 4 (--sweep) a rank's share halves. */
+static void test_flop_rate(void **state)
+{
+    (void)state;
+    step_desc sd = parse(
+        "model: {layers: 4, hidden: 1024, sequence: 1024, microbatch_size: 1, dtype_bytes: 2,\n"
+        "        flop_rate: 100e12}\n"
+        "layout: {tp: 2, dp: 2, pp: 2, microbatches: 4, schedule: gpipe, zero: 0,\n"
+        "         bucket: 8MiB}\n");
+    assert_near(step_layer_flops(&sd), 30064771072.0, 0);
+    assert_near(sd.step.t_fwd, 150.32385536e-6, 1e-18);
+    assert_near(sd.step.t_bwd, 2 * 150.32385536e-6, 1e-18);
+    char why[128];
+    assert_int_equal(step_relayout(&sd, 4, 1, 2, why, sizeof why), 0);
+    assert_near(sd.step.t_fwd, 150.32385536e-6 / 2, 1e-18);
+    static const struct {
+        const char *model, *want;
+    } bad[] = {
+        {"{layers: 4, hidden: 64, sequence: 8, microbatch_size: 1, dtype_bytes: 2, "
+         "forward: 1ms, flop_rate: 1e12}", "'forward' and 'flop_rate' both give the compute"},
+        {"{layers: 4, hidden: 64, sequence: 8, microbatch_size: 1, dtype_bytes: 2, "
+         "flop_rate: -5}", "'flop_rate' must be FLOP/s above 0"},
+        {"{layers: 4, hidden: 64, sequence: 8, microbatch_size: 1, dtype_bytes: 2, "
+         "forward: 1ms}", "backward"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "model: %s\n"
+                 "layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, "
+                 "bucket: 2}\n", bad[i].model);
+        step_desc t;
+        cl_diag d = {{0}};
+        assert_int_not_equal(step_load_string(&t, "t.yaml", text, &d), 0);
+        if (!strstr(d.msg, bad[i].want))
+            fail_msg("case %zu: '%s' lacks '%s'", i, d.msg, bad[i].want);
+    }
+}
+
 #define LAYOUT \
     "layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 2}\n"
 
@@ -445,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_peak_microbatches),
         cmocka_unit_test(test_small_memory),
         cmocka_unit_test(test_kind_of),
+        cmocka_unit_test(test_flop_rate),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
