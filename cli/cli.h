@@ -53,6 +53,8 @@ int cli_no_extra(const char *cmd, int argc, char **argv);
 /* An integer option's value in min..max into *out; else prints why and
  * returns CLI_EXIT_USAGE (*out unchanged). */
 int cli_parse_int(const char *opt, const char *text, int min, int max, int *out);
+/* The same for a finite number in [min, max]. */
+int cli_parse_double(const char *opt, const char *text, double min, double max, double *out);
 /* --bind core|none into *bind; else prints why and returns CLI_EXIT_USAGE. */
 int cli_parse_bind(const char *text, bool *bind);
 /* snprintf for messages and paths: a text that does not fit is cut. */

@@ -64,6 +64,9 @@ const char cmd_step_usage[] =
     "                           gradient buckets' all-reduce (ZeRO 0 without\n"
     "                           overlap), or ZeRO 3's all-gather and reduce-scatter;\n"
     "                           the closed forms are the ring's\n"
+    "      --scale F            a smaller model on the same layout (0 < F <= 1):\n"
+    "                           hidden and sequence times F, the compute with the\n"
+    "                           FLOPs (a measured step on a few cores)\n"
     "      --overlap            start each gradient bucket as soon as the last\n"
     "                           backward has made it, as DDP does (the file's\n"
     "                           `overlap: true`; not with ZeRO 3)\n"
@@ -96,13 +99,14 @@ const char cmd_step_usage[] =
 
 enum {
     OPT_JSON = 256, OPT_CSV, OPT_SHARING, OPT_TOPOLOGY, OPT_MODEL, OPT_WARMUP, OPT_SWEEP,
-    OPT_OVERLAP, OPT_TRACE, OPT_PLOT, OPT_ALGO
+    OPT_OVERLAP, OPT_TRACE, OPT_PLOT, OPT_ALGO, OPT_SCALE
 };
 
 /* What the command line asks of the step itself. */
 typedef struct step_flags {
     const char *file;
     const char *algo;  /* --algo: "tp=NAME,dp=NAME", or NULL */
+    double scale;      /* --scale: 0 < f <= 1, or 0 when not given */
     bool sweep, overlap;
     unsigned plot;     /* PLOT_* bits, 0: no --plot */
 } step_flags;
@@ -192,6 +196,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         {"trace", required_argument, NULL, OPT_TRACE},
         {"plot", optional_argument, NULL, OPT_PLOT},
         {"algo", required_argument, NULL, OPT_ALGO},
+        {"scale", required_argument, NULL, OPT_SCALE},
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
         {"help", no_argument, NULL, 'h'},
@@ -215,6 +220,7 @@ static int parse_args(int argc, char **argv, run_opts *o, step_flags *f)
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_PLOT: rc = cli_plot_terms(optarg, &f->plot); break;
         case OPT_ALGO: f->algo = optarg; break;
+        case OPT_SCALE: rc = cli_parse_double("--scale", optarg, 1e-6, 1, &f->scale); break;
         case 'h': fputs(cmd_step_usage, stdout); return -1;
         default: return cli_bad_option("step", opts, argv, c);
         }
@@ -387,6 +393,9 @@ void step_print_layout(const step_desc *sd)
     if (sd->flop_rate > 0)
         printf(" (24 b s h^2 + 4 b s^2 h FLOPs forward over tp %d at %.4g TFLOP/s, backward "
                "twice)", t->tp, sd->flop_rate / 1e12);
+    if (sd->scale < 1)
+        printf("; the file's hidden and sequence scaled by %g (--scale), the compute with "
+               "the FLOPs", sd->scale);
     printf("\n");
     printf("  layout: tp %d x dp %d x pp %d = %d ranks, %d microbatches, %s, ZeRO %d",
            t->tp, t->dp, t->pp, step_ranks(t), t->microbatches,
@@ -812,6 +821,9 @@ int cmd_step(int argc, char **argv)
     sd.step.overlap = sd.step.overlap || f.overlap;
     if (f.algo && (rc = parse_algos(f.algo, &sd.step)))
         return rc;
+    char why[200];
+    if (f.scale > 0 && step_scale(&sd, f.scale, why, sizeof why))
+        return cli_error("step: --scale %g: %s", f.scale, why);
     if (measured)
         return measure_step(&sd, &o);
     o.sim.model = "alphabeta";

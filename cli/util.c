@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -206,6 +207,17 @@ int cli_parse_int(const char *opt, const char *text, int min, int max, int *out)
     if (!*text || *end || errno || v < min || v > max)
         return cli_error("%s must be an integer in %d..%d, got '%s'", opt, min, max, text);
     *out = (int)v;
+    return 0;
+}
+
+int cli_parse_double(const char *opt, const char *text, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!*text || *end || errno || !isfinite(v) || v < min || v > max)
+        return cli_error("%s must be a number in %g..%g, got '%s'", opt, min, max, text);
+    *out = v;
     return 0;
 }
 

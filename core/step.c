@@ -194,7 +194,7 @@ static int load_doc(cfg_doc *c, step_desc *s, cl_diag *d)
 
 static int load(step_desc *s, cfg_doc *c, const char *name, cl_diag *d)
 {
-    step_desc t = {0};
+    step_desc t = {.scale = 1};
     snprintf(t.path, sizeof t.path, "%s", name);
     int err = load_doc(c, &t, d);
     cfg_doc_release(c);
@@ -265,6 +265,34 @@ int step_kind_of(const cl_step *s, int rank, int peer)
     if (stage && tp_rank)
         return STEP_DP;
     return replica && tp_rank ? STEP_PP : STEP_PROGRAM;
+}
+
+int step_scale(step_desc *s, double f, char *why, size_t len)
+{
+    if (!(f > 0 && f <= 1)) {
+        snprintf(why, len, "the scale must be above 0 and at most 1, got %g", f);
+        return CL_EINVAL;
+    }
+    step_desc t = *s;
+    t.hidden = (long)(s->hidden * f + 0.5);
+    t.sequence = (long)(s->sequence * f + 0.5);
+    t.hidden = t.hidden < 1 ? 1 : t.hidden;
+    t.sequence = t.sequence < 1 ? 1 : t.sequence;
+    uint64_t whole = 12 * (uint64_t)t.hidden * (uint64_t)t.hidden;
+    if (whole % (uint64_t)t.step.tp != 0) {
+        snprintf(why, len, "at hidden %ld, tp %d does not divide a layer's %llu parameters",
+                 t.hidden, t.step.tp, (unsigned long long)whole);
+        return CL_EINVAL;
+    }
+    double work = step_layer_flops(&t) / step_layer_flops(s);
+    t.step.t_fwd *= work;
+    t.step.t_bwd *= work;
+    t.step.layer_bytes = (size_t)(whole * t.step.dtype_bytes / (uint64_t)t.step.tp);
+    t.step.act_bytes = t.step.tp_bytes =
+        (size_t)t.sequence * (size_t)t.mbs * (size_t)t.hidden * t.step.dtype_bytes;
+    t.scale = s->scale * f;
+    *s = t;
+    return 0;
 }
 
 int step_ranks(const cl_step *s)

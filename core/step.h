@@ -43,6 +43,7 @@ typedef struct step_desc {
     long mbs;         /* b: sequences per microbatch */
     double flop_rate; /* FLOP/s a rank sustains when the file gives it (0:
                          the file gives forward and backward instead) */
+    double scale;     /* 1, or what step_scale made hidden and sequence of the file's */
     char path[256];   /* the file, for messages */
 } step_desc;
 
@@ -76,6 +77,15 @@ int step_kind_of(const cl_step *s, int rank, int peer);
  * backward is twice the forward).  With flop_rate a rank's forward takes
  * that / tp / flop_rate seconds.  Cannot fail. */
 double step_layer_flops(const step_desc *s);
+
+/* The same layout with a smaller model, for a measured run on a few
+ * cores (`commlab step --scale F`): hidden and sequence times f (0 < f
+ * <= 1, rounded to whole numbers, at least 1), the compute times with
+ * the layer's FLOPs (step_layer_flops); the bytes follow (s b h between
+ * stages and per all-reduce, 12 h^2 a layer).  0, or CL_EINVAL with why
+ * (len bytes) when f is out of range or tp no longer divides a layer's
+ * 12 h^2 parameters; s is unchanged then. */
+int step_scale(step_desc *s, double f, char *why, size_t len);
 
 /* Ranks the layout needs: tp x dp x pp.  Cannot fail. */
 int step_ranks(const cl_step *s);

@@ -411,6 +411,30 @@ static void test_flop_rate(void **state)
     }
 }
 
+/* --scale 0.25 on the small example: h = s = 256, so a layer's FLOPs
+ * (24 b s h^2 + 4 b s^2 h) shrink 64 times, 1 ms forward to 15.625 us;
+ * s b h x 2 bytes = 128 KiB between stages, 12 h^2 x 2 / tp 2 = 768 KiB
+ * of parameters a layer.  The layout stays. */
+static void test_scale(void **state)
+{
+    (void)state;
+    step_desc sd = load("configs/steps/small-8.yaml");
+    char why[128];
+    assert_int_equal(step_scale(&sd, 0.25, why, sizeof why), 0);
+    assert_int_equal(sd.hidden, 256);
+    assert_int_equal(sd.sequence, 256);
+    assert_near(sd.step.t_fwd, 15.625e-6, 1e-18);
+    assert_near(sd.step.t_bwd, 31.25e-6, 1e-18);
+    assert_int_equal(sd.step.act_bytes, 128 * 1024);
+    assert_int_equal(sd.step.layer_bytes, 768 * 1024);
+    assert_int_equal(step_ranks(&sd.step), 8);
+    assert_near(sd.scale, 0.25, 0);
+    step_desc kept = sd;
+    assert_int_equal(step_scale(&sd, 1.5, why, sizeof why), CL_EINVAL);
+    assert_non_null(strstr(why, "at most 1"));
+    assert_int_equal(sd.hidden, kept.hidden); /* unchanged on error */
+}
+
 #define LAYOUT \
     "layout: {tp: 1, dp: 1, pp: 1, microbatches: 1, schedule: gpipe, zero: 0, bucket: 2}\n"
 
@@ -488,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_small_memory),
         cmocka_unit_test(test_kind_of),
         cmocka_unit_test(test_flop_rate),
+        cmocka_unit_test(test_scale),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

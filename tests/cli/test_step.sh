@@ -63,6 +63,12 @@ run 2 step $small --algo tp=nope; has "$err" "unknown --algo tp=nope: allreduce 
 run 2 step $small --algo pp=ring; has "$err" "no kind 'pp' (tp or dp)"
 run 2 step $small --algo tp; has "$err" "KIND=NAME pairs"
 run 2 step $small --overlap --algo dp=rd; has "$err" "overlap steps the buckets' ring by hand"
+# --scale: the same layout with hidden and sequence a quarter (test_step.c
+# works the sizes out): 64 MiB of tp all-reduces become 4 MiB.
+run 0 step $small --scale 0.25; has "$out" "hidden 256, sequence 256"
+has "$out" "scaled by 0.25 (--scale)"
+has "$out" "tp                   4 MiB    4 MiB        4 MiB"
+run 2 step $small --scale 2; has "$err" "--scale must be a number in 1e-06..1, got '2'"
 # The simulator's memory: said in the header (3 MiB and a 64 KiB stack a
 # rank, with 2m request pointers: 3.5 MiB for 8 ranks), and before a run
 # of 256 ranks or more on stderr; the peak measured in the JSON.
