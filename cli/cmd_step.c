@@ -356,6 +356,11 @@ static void print_kinds_json(json_writer *w, const cl_step *t, const step_sum *s
     json_kv_uint(w, "peak_microbatches", (uint64_t)s->peak);
     json_kv_uint(w, "peak_microbatches_closed_form", (uint64_t)step_peak_microbatches(t, 0));
     json_kv_number(w, "activation_bytes", step_activation_bytes(t, 0));
+    json_key(w, "activation_bytes_per_stage");
+    json_begin_array(w);
+    for (int st = 0; st < t->pp; st++)
+        json_number(w, step_activation_bytes(t, st));
+    json_end_array(w);
     json_kv_number(w, "model_state_bytes", step_model_state_bytes(t));
     json_end_object(w);
 }
@@ -437,12 +442,18 @@ static const char *after_words(const cl_step *t)
  * a rank holds. */
 static void print_memory(const cl_step *t, const step_sum *s)
 {
-    char a[UNITS_BUF], b[UNITS_BUF];
+    char a[UNITS_BUF], b[UNITS_BUF], l[UNITS_BUF];
+    int last = t->pp - 1;
     printf("activations (peak)   %s on stage 0: %d microbatch%s held (the ranks counted %d) x "
-           "%d layers x s b h (10 + 24/tp) bytes (Korthikanti et al., MLSys 2023)\n",
+           "%d layers x s b h (10 + 24/tp) bytes (Korthikanti et al., MLSys 2023)",
            units_size_str(a, (uint64_t)step_activation_bytes(t, 0)),
            step_peak_microbatches(t, 0), step_peak_microbatches(t, 0) == 1 ? "" : "es",
            s->peak, step_stage_layers(t));
+    if (step_peak_microbatches(t, last) != step_peak_microbatches(t, 0))
+        printf("; %s on stage %d (%d held)",
+               units_size_str(l, (uint64_t)step_activation_bytes(t, last)), last,
+               step_peak_microbatches(t, last));
+    printf("\n");
     printf("model states         %s a rank: ZeRO %d of 16 bytes a parameter (mixed-precision "
            "Adam, Rajbhandari et al., SC 2020)\n",
            units_size_str(b, (uint64_t)step_model_state_bytes(t)), t->zero);

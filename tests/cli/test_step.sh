@@ -63,6 +63,13 @@ run 2 step $small --algo tp=nope; has "$err" "unknown --algo tp=nope: allreduce 
 run 2 step $small --algo pp=ring; has "$err" "no kind 'pp' (tp or dp)"
 run 2 step $small --algo tp; has "$err" "KIND=NAME pairs"
 run 2 step $small --overlap --algo dp=rd; has "$err" "overlap steps the buckets' ring by hand"
+# 1F1B: stage 0 holds pp = 2 microbatches, stage 1 one (test_step.c):
+# 88 and 44 MiB, each stage in the JSON.
+sed 's/gpipe/1f1b/' $small > "$tmpd/f1b.yaml"
+run 0 step "$tmpd/f1b.yaml"; has "$out" "88 MiB on stage 0: 2 microbatches held (the ranks counted 2)"
+has "$out" "; 44 MiB on stage 1 (1 held)"
+run 0 step "$tmpd/f1b.yaml" --json; has "$out" '"activation_bytes_per_stage": ['
+has "$out" "46137344"
 # --scale: the same layout with hidden and sequence a quarter (test_step.c
 # works the sizes out): 64 MiB of tp all-reduces become 4 MiB.
 run 0 step $small --scale 0.25; has "$out" "hidden 256, sequence 256"
