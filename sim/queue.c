@@ -1,20 +1,25 @@
 /*
- * queue.c - event queue: a 4-ary min-heap plus a sorted FIFO run.
+ * queue.c - event queue: a 4-ary min-heap plus a few sorted runs.
  *
  * Every event lives in exactly one of two places:
- *   - fifo: a ring buffer whose events are sorted by (time, seq).  A push
- *     goes here when the ring is empty or the event is not earlier than the
- *     ring's last event; since seq only grows, appending keeps it sorted.
- *   - heap: a 4-ary min-heap by (time, seq) for every other push.
- * Pop takes the smaller of the ring's head and the heap's root, so the order
- * is exactly (time, seq) whatever the mix; the ring only changes the cost.
- * When ranks move in lockstep (every event at t + d pushed while events at t
- * are popped) nearly everything goes through the ring in O(1), with none
- * of the heap's sifts through log(n) levels of scattered memory; with
- * random times the ring costs one comparison a push and a pop, next to a
- * heap operation that costs many.  In the worst case (an early
- * far-future push parks the ring) it degrades to the plain heap plus one
- * comparison per pop.
+ *   - a run: one of RUNS ring buffers, each sorted by (time, seq).  A push
+ *     goes to the run whose last event is the latest one not later than
+ *     it (best fit; an empty run fits anything, last); since seq only
+ *     grows, appending keeps the run sorted.
+ *   - heap: a 4-ary min-heap by (time, seq) for a push that fits no run.
+ * Pop takes the smallest of the runs' heads and the heap's root, so the
+ * order is exactly (time, seq) whatever the mix; the runs only change the
+ * cost.  When ranks move in lockstep (every event at t + d pushed while
+ * events at t are popped) nearly everything goes through one run in O(1),
+ * with none of the heap's sifts through log(n) levels of scattered memory.
+ * Several runs serve a few such delays at once: a training step's ranks
+ * wait a message's time, a compute's and a longer one's, and the events
+ * of each delay arrive in time order, so each delay keeps a run of its
+ * own where one run would be parked by the first later event and send
+ * the rest to the heap.  With random times the runs cost a few
+ * comparisons a push and a pop, next to a heap operation that costs many;
+ * in the worst case (every run parked by an early far-future push) it
+ * degrades to the plain heap plus those comparisons.
  *
  * 4-ary rather than binary: half the depth, and the four children of a node
  * are adjacent in memory, so a sift-down touches fewer cache lines.  Events
@@ -29,17 +34,9 @@
 
 #define ARITY 4
 #define MIN_CAP 64
-
-struct sim_queue {
-    sim_event *heap;   /* 4-ary min-heap by (time, seq) */
-    size_t heap_len;   /* events in heap */
-    size_t heap_cap;   /* slots allocated in heap */
-    sim_event *ring;   /* sorted run, ring buffer */
-    size_t ring_head;  /* index of the ring's first event */
-    size_t ring_len;   /* events in ring */
-    size_t ring_cap;   /* slots in ring; 0 or a power of two */
-    uint64_t next_seq; /* seq given to the next push */
-};
+/* Sorted runs: enough for the few delays a step's ranks wait at once;
+ * each one costs a comparison on every push and pop. */
+#define RUNS 4
 
 /* (time, seq) order.  seq is unique per queue, so this is a strict total
  * order and two distinct events never tie.
@@ -50,31 +47,79 @@ struct sim_queue {
  * doubles the IEEE bit pattern read as an unsigned integer has the same
  * order as the value, +inf included.  So (time, seq) becomes one 128-bit
  * unsigned key, compared without branches, so a sift no longer pays a
- * mispredicted branch at every level. */
+ * mispredicted branch at every level.  No event has the all-ones key (its
+ * time would be a NaN): KEY_NONE stands for an empty run's head. */
 #ifdef __SIZEOF_INT128__
 typedef unsigned __int128 ev_key_t;
+#define KEY_NONE (~(ev_key_t)0)
+static inline bool key_less(ev_key_t a, ev_key_t b)
+{
+    return a < b;
+}
+static inline bool key_none(ev_key_t a)
+{
+    return a == KEY_NONE;
+}
 static inline ev_key_t ev_key(const sim_event *a)
 {
     uint64_t t;
     memcpy(&t, &a->time, sizeof(t));
     return ((ev_key_t)t << 64) | a->seq;
 }
-static inline bool ev_less(const sim_event *a, const sim_event *b)
-{
-    return ev_key(a) < ev_key(b);
-}
 #else
-static inline bool ev_less(const sim_event *a, const sim_event *b)
+typedef struct {
+    uint64_t hi, lo; /* the time's bits, seq */
+} ev_key_t;
+#define KEY_NONE ((ev_key_t){UINT64_MAX, UINT64_MAX})
+static inline bool key_less(ev_key_t a, ev_key_t b)
 {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+static inline bool key_none(ev_key_t a)
+{
+    return a.hi == UINT64_MAX && a.lo == UINT64_MAX;
+}
+static inline ev_key_t ev_key(const sim_event *a)
+{
+    ev_key_t k;
+    memcpy(&k.hi, &a->time, sizeof(k.hi));
+    k.lo = a->seq;
+    return k;
 }
 #endif
+
+static inline bool ev_less(const sim_event *a, const sim_event *b)
+{
+    return key_less(ev_key(a), ev_key(b));
+}
+
+typedef struct run {
+    sim_event *ev; /* ring buffer, sorted from head on */
+    size_t head;   /* index of the first event */
+    size_t len;    /* events in the run */
+    size_t cap;    /* slots; 0 or a power of two */
+} run;
+
+struct sim_queue {
+    ev_key_t first[RUNS]; /* each run's first event's key, KEY_NONE when empty */
+    double last[RUNS];    /* each run's last event's time, -1 when empty */
+    run runs[RUNS];
+    int lead;             /* the run with the smallest first (any, all empty) */
+    sim_event *heap;      /* 4-ary min-heap by (time, seq) */
+    size_t heap_len;      /* events in heap */
+    size_t heap_cap;      /* slots allocated in heap */
+    uint64_t next_seq;    /* seq given to the next push */
+};
 
 int sim_queue_create(sim_queue **out)
 {
     sim_queue *q = calloc(1, sizeof(*q));
     if (q == NULL)
         return CL_ENOMEM;
+    for (int r = 0; r < RUNS; r++) {
+        q->first[r] = KEY_NONE;
+        q->last[r] = -1.0;
+    }
     *out = q;
     return 0;
 }
@@ -84,13 +129,17 @@ void sim_queue_destroy(sim_queue *q)
     if (q == NULL)
         return;
     free(q->heap);
-    free(q->ring);
+    for (int r = 0; r < RUNS; r++)
+        free(q->runs[r].ev);
     free(q);
 }
 
 size_t sim_queue_len(const sim_queue *q)
 {
-    return q->heap_len + q->ring_len;
+    size_t n = q->heap_len;
+    for (int r = 0; r < RUNS; r++)
+        n += q->runs[r].len;
+    return n;
 }
 
 /* ---- growth: on failure nothing is changed ---- */
@@ -110,26 +159,26 @@ static int heap_reserve(sim_queue *q)
     return 0;
 }
 
-static int ring_reserve(sim_queue *q)
+static int run_reserve(run *u)
 {
-    if (q->ring_len < q->ring_cap)
+    if (u->len < u->cap)
         return 0;
-    size_t cap = q->ring_cap ? q->ring_cap * 2 : MIN_CAP;
+    size_t cap = u->cap ? u->cap * 2 : MIN_CAP;
     if (cap > SIZE_MAX / sizeof(sim_event))
         return CL_ENOMEM;
     sim_event *r = malloc(cap * sizeof(*r));
     if (r == NULL)
         return CL_ENOMEM;
     /* Unwrap: the old ring is full, its events run head..end then 0..head. */
-    size_t first = q->ring_cap - q->ring_head;
-    if (q->ring_len > 0) {
-        memcpy(r, q->ring + q->ring_head, first * sizeof(*r));
-        memcpy(r + first, q->ring, q->ring_head * sizeof(*r));
+    size_t first = u->cap - u->head;
+    if (u->len > 0) {
+        memcpy(r, u->ev + u->head, first * sizeof(*r));
+        memcpy(r + first, u->ev, u->head * sizeof(*r));
     }
-    free(q->ring);
-    q->ring = r;
-    q->ring_head = 0;
-    q->ring_cap = cap;
+    free(u->ev);
+    u->ev = r;
+    u->head = 0;
+    u->cap = cap;
     return 0;
 }
 
@@ -150,20 +199,18 @@ static void heap_sift_up(sim_event *h, size_t i, const sim_event *x)
 /* Index of the smallest of h[c], ..., h[end - 1]; c < end. */
 static inline size_t min_child(const sim_event *h, size_t c, size_t end)
 {
-    size_t m = c;
-#ifdef __SIZEOF_INT128__
     if (end - c == ARITY) {
         /* Full family, the common case: a two-round tournament on keys
          * loaded once, written so that it compiles to conditional moves. */
         ev_key_t k0 = ev_key(&h[c]), k1 = ev_key(&h[c + 1]);
         ev_key_t k2 = ev_key(&h[c + 2]), k3 = ev_key(&h[c + 3]);
-        size_t a = c + (k1 < k0);
-        ev_key_t ka = k1 < k0 ? k1 : k0;
-        size_t b = c + 2 + (k3 < k2);
-        ev_key_t kb = k3 < k2 ? k3 : k2;
-        return kb < ka ? b : a;
+        size_t a = c + key_less(k1, k0);
+        ev_key_t ka = key_less(k1, k0) ? k1 : k0;
+        size_t b = c + 2 + key_less(k3, k2);
+        ev_key_t kb = key_less(k3, k2) ? k3 : k2;
+        return key_less(kb, ka) ? b : a;
     }
-#endif
+    size_t m = c;
     for (size_t j = c + 1; j < end; j++)
         if (ev_less(&h[j], &h[m]))
             m = j;
@@ -188,7 +235,7 @@ static void heap_sift_down(sim_event *h, size_t n, const sim_event *x)
     h[i] = *x;
 }
 
-/* Out of line, so that a pop from the ring saves no registers. */
+/* Out of line, so that a pop from a run saves no registers. */
 __attribute__((noinline)) static void heap_pop(sim_queue *q, sim_event *out)
 {
     *out = q->heap[0];
@@ -199,23 +246,89 @@ __attribute__((noinline)) static void heap_pop(sim_queue *q, sim_event *out)
     }
 }
 
-/* ---- queue ---- */
+/* ---- runs ---- */
 
-static inline sim_event *ring_at(const sim_queue *q, size_t k)
+static inline sim_event *run_at(const run *u, size_t k)
 {
-    return &q->ring[(q->ring_head + k) & (q->ring_cap - 1)];
+    return &u->ev[(u->head + k) & (u->cap - 1)];
 }
 
-/* The push that does not fit the ring's fast path: the ring must grow, or
- * x goes to the heap.  x's time and seq are final.  Out of line, so that
- * the fast path saves no registers. */
-__attribute__((noinline)) static int push_slow(sim_queue *q, const sim_event *x)
+/* The run a push at t goes to: the one whose last event is the latest not
+ * later than t (empty runs last, as -1), or -1 when none fits. */
+static inline int run_fit(const sim_queue *q, double t)
 {
-    if (q->ring_len == 0 || x->time >= ring_at(q, q->ring_len - 1)->time) {
-        if (ring_reserve(q) != 0)
+    int best = -1;
+    double best_last = -2.0;
+    for (int r = 0; r < RUNS; r++) {
+        double l = q->last[r];
+        if (l <= t && l > best_last) {
+            best = r;
+            best_last = l;
+        }
+    }
+    return best;
+}
+
+/* The event at t just written past run r's end joins it.  Only a run that
+ * was empty gets a new first, which may lead. */
+static inline void run_grew(sim_queue *q, int r, double t)
+{
+    if (q->runs[r].len++ == 0) {
+        q->first[r] = ev_key(run_at(&q->runs[r], 0));
+        if (key_less(q->first[r], q->first[q->lead]))
+            q->lead = r;
+    }
+    q->last[r] = t;
+}
+
+/* The lead again, after a pop changed a run's first. */
+static inline void run_lead(sim_queue *q)
+{
+    int m = 0;
+    for (int r = 1; r < RUNS; r++)
+        m = key_less(q->first[r], q->first[m]) ? r : m;
+    q->lead = m;
+}
+
+/* Moves the leading run's first event to *out; the run is not empty. */
+static inline void run_shift(sim_queue *q, sim_event *out)
+{
+    int r = q->lead;
+    run *u = &q->runs[r];
+    *out = u->ev[u->head];
+    u->head = (u->head + 1) & (u->cap - 1);
+    if (--u->len > 0) {
+        q->first[r] = ev_key(&u->ev[u->head]);
+    } else {
+        q->first[r] = KEY_NONE;
+        q->last[r] = -1.0;
+    }
+    run_lead(q);
+}
+
+/* Whether the next event is the leading run's head rather than the heap's
+ * root. */
+static inline bool run_next(const sim_queue *q)
+{
+    ev_key_t k = q->first[q->lead];
+    if (key_none(k))
+        return false;
+    return q->heap_len == 0 || key_less(k, ev_key(&q->heap[0]));
+}
+
+/* ---- queue ---- */
+
+/* The push that does not fit the fast path: its run must grow, or x goes
+ * to the heap.  x's time and seq are final.  Out of line, so that the fast
+ * path saves no registers. */
+__attribute__((noinline)) static int push_slow(sim_queue *q, int r, const sim_event *x)
+{
+    if (r >= 0) {
+        run *u = &q->runs[r];
+        if (run_reserve(u) != 0)
             return CL_ENOMEM;
-        *ring_at(q, q->ring_len) = *x;
-        q->ring_len++;
+        *run_at(u, u->len) = *x;
+        run_grew(q, r, x->time);
     } else {
         if (heap_reserve(q) != 0)
             return CL_ENOMEM;
@@ -231,37 +344,28 @@ int sim_queue_push(sim_queue *q, const sim_event *ev)
     if (!(ev->time >= 0.0)) /* also false for NaN */
         return CL_EINVAL;
     double t = ev->time + 0.0; /* -0.0 becomes +0.0, for the integer keys */
-    /* The common case, kept free of the rest: a ring with room whose last
-     * event is not later. */
-    size_t len = q->ring_len;
-    if (len == 0 || len == q->ring_cap || t < ring_at(q, len - 1)->time) {
+    int r = run_fit(q, t);
+    if (r < 0 || q->runs[r].len == q->runs[r].cap) {
         sim_event x = *ev;
         x.time = t;
         x.seq = q->next_seq;
-        return push_slow(q, &x);
+        return push_slow(q, r, &x);
     }
-    sim_event *slot = ring_at(q, len);
+    /* The common case, kept free of the rest: a run with room, written in
+     * place. */
+    run *u = &q->runs[r];
+    sim_event *slot = run_at(u, u->len);
     *slot = *ev;
     slot->time = t;
     slot->seq = q->next_seq++;
-    q->ring_len = len + 1;
+    run_grew(q, r, t);
     return 0;
-}
-
-/* True when the next event is the ring's head rather than the heap's root. */
-static inline bool ring_first(const sim_queue *q)
-{
-    if (q->ring_len == 0)
-        return false;
-    return q->heap_len == 0 || ev_less(&q->ring[q->ring_head], &q->heap[0]);
 }
 
 bool sim_queue_pop(sim_queue *q, sim_event *out)
 {
-    if (ring_first(q)) {
-        *out = q->ring[q->ring_head];
-        q->ring_head = (q->ring_head + 1) & (q->ring_cap - 1);
-        q->ring_len--;
+    if (run_next(q)) {
+        run_shift(q, out);
         return true;
     }
     if (q->heap_len == 0)
@@ -272,22 +376,44 @@ bool sim_queue_pop(sim_queue *q, sim_event *out)
 
 const sim_event *sim_queue_peek(const sim_queue *q)
 {
-    if (ring_first(q))
-        return &q->ring[q->ring_head];
+    if (run_next(q))
+        return &q->runs[q->lead].ev[q->runs[q->lead].head];
     return q->heap_len > 0 ? &q->heap[0] : NULL;
 }
 
 const sim_event *sim_queue_soon(const sim_queue *q, size_t k)
 {
-    return k < q->ring_len ? ring_at(q, k) : NULL;
+    return k < q->runs[0].len ? run_at(&q->runs[0], k) : NULL;
+}
+
+static bool run_check(const sim_queue *q, int r)
+{
+    const run *u = &q->runs[r];
+    if (u->len > u->cap || (u->cap & (u->cap - 1)))
+        return false;
+    if (u->len == 0)
+        return key_none(q->first[r]) && q->last[r] == -1.0;
+    ev_key_t first = ev_key(run_at(u, 0));
+    if (key_less(q->first[r], first) || key_less(first, q->first[r]) ||
+        q->last[r] != run_at(u, u->len - 1)->time)
+        return false;
+    for (size_t k = 0; k < u->len; k++) {
+        const sim_event *e = run_at(u, k);
+        if (!(e->time >= 0.0) || e->seq >= q->next_seq)
+            return false;
+        if (k > 0 && !ev_less(run_at(u, k - 1), e))
+            return false;
+    }
+    return true;
 }
 
 bool sim_queue_check(const sim_queue *q)
 {
-    if (q->heap_len > q->heap_cap || q->ring_len > q->ring_cap)
+    if (q->heap_len > q->heap_cap || q->lead < 0 || q->lead >= RUNS)
         return false;
-    if (q->ring_cap & (q->ring_cap - 1))
-        return false;
+    for (int r = 0; r < RUNS; r++)
+        if (key_less(q->first[r], q->first[q->lead]))
+            return false;
     for (size_t i = 0; i < q->heap_len; i++) {
         const sim_event *e = &q->heap[i];
         if (!(e->time >= 0.0) || e->seq >= q->next_seq)
@@ -295,12 +421,8 @@ bool sim_queue_check(const sim_queue *q)
         if (i > 0 && ev_less(e, &q->heap[(i - 1) / ARITY]))
             return false;
     }
-    for (size_t k = 0; k < q->ring_len; k++) {
-        const sim_event *e = ring_at(q, k);
-        if (!(e->time >= 0.0) || e->seq >= q->next_seq)
+    for (int r = 0; r < RUNS; r++)
+        if (!run_check(q, r))
             return false;
-        if (k > 0 && !ev_less(ring_at(q, k - 1), e))
-            return false;
-    }
     return true;
 }

@@ -12,12 +12,12 @@
  *
  * The implementation is hidden behind these functions so that a heap, a
  * calendar queue or a ladder queue can be swapped in and benchmarked.  Today
- * it is a 4-ary min-heap of events stored by value, plus a FIFO that takes
- * every push not earlier than the FIFO's last event (runs of pushes in
- * non-decreasing time, the common case when ranks move in lockstep): such
- * pushes and their pops cost O(1) instead of O(log n).  Both are plain
- * arrays grown by doubling.  Not thread-safe; one queue belongs to one
- * simulator.
+ * it is a 4-ary min-heap of events stored by value, plus four sorted runs
+ * (FIFOs), each taking the pushes not earlier than its last event (runs of
+ * pushes in non-decreasing time: ranks moving in lockstep, or waiting one
+ * of a few delays each): such pushes and their pops cost O(1) instead of
+ * O(log n).  All are plain arrays grown by doubling.  Not thread-safe; one
+ * queue belongs to one simulator.
  */
 #ifndef SIM_QUEUE_H
 #define SIM_QUEUE_H
@@ -59,17 +59,17 @@ bool sim_queue_pop(sim_queue *q, sim_event *out);
  * pointer is valid until the next push, pop or destroy. */
 const sim_event *sim_queue_peek(const sim_queue *q);
 /* A hint for prefetching: an event likely to be popped soon, the k-th
- * (from 0) of the sorted FIFO run (queue.c), or NULL when the run holds
+ * (from 0) of the first sorted run (queue.c), or NULL when the run holds
  * fewer.  In lockstep it is the event popped k after the next one; in
- * general heap events may come before it.  Valid until the next push, pop
- * or destroy. */
+ * general the other runs' and the heap's events may come before it.  Valid
+ * until the next push, pop or destroy. */
 const sim_event *sim_queue_soon(const sim_queue *q, size_t k);
 /* Number of events in q. */
 size_t sim_queue_len(const sim_queue *q);
 
 /* ---- checks ---- */
 
-/* True when q's internal order invariants hold (heap property, FIFO sorted,
+/* True when q's internal order invariants hold (heap property, runs sorted,
  * every seq below the counter).  O(n); for asserts and tests. */
 bool sim_queue_check(const sim_queue *q);
 

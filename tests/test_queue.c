@@ -78,19 +78,20 @@ static void test_ties_fifo(void **state)
     (void)state;
     sim_queue *q = NULL;
     assert_int_equal(sim_queue_create(&q), 0);
-    /* Interleave two times so that pushes go to both the heap and the
-     * FIFO run: 2,1,2,1,... */
-    for (uint64_t i = 0; i < 1000; i++)
-        push_ok(q, (i % 2) ? 1.0 : 2.0, 0, i);
+    /* Interleave more times than the queue has sorted runs, so that
+     * pushes go to the heap as well as to the runs: 6,5,4,3,2,1,6,5,... */
+    for (uint64_t i = 0; i < 1200; i++)
+        push_ok(q, 6.0 - (double)(i % 6), 0, i);
     assert_true(sim_queue_check(q));
     sim_event e;
     uint64_t prev_seq = 0;
-    for (uint64_t k = 0; k < 1000; k++) {
+    for (uint64_t k = 0; k < 1200; k++) {
         assert_true(sim_queue_pop(q, &e));
-        uint64_t want = k < 500 ? 2 * k + 1 : 2 * (k - 500);
+        /* time 1 + k / 200: the pushes i with i % 6 == 5 - k / 200 */
+        uint64_t want = (k % 200) * 6 + 5 - k / 200;
         assert_int_equal(e.arg, want);
         assert_int_equal(e.seq, want); /* seq is the push index */
-        if (k != 0 && k != 500)
+        if (k % 200 != 0)
             assert_true(e.seq > prev_seq);
         prev_seq = e.seq;
     }
@@ -119,9 +120,9 @@ static void test_peek_len(void **state)
     sim_queue_destroy(q);
 }
 
-/* sim_queue_soon sees the sorted run only: in lockstep the k-th event after
- * the next one, NULL past the run's end, and an early push that goes to the
- * heap is not among them (a hint, not the order). */
+/* sim_queue_soon sees the first sorted run only: in lockstep the k-th event
+ * after the next one, NULL past the run's end, and an early push that goes
+ * elsewhere is not among them (a hint, not the order). */
 static void test_soon(void **state)
 {
     (void)state;
@@ -136,7 +137,7 @@ static void test_soon(void **state)
         assert_int_equal(p->arg, k);
     }
     assert_null(sim_queue_soon(q, 5));
-    push_ok(q, 0.5, 9, 9); /* earlier than the run's last: the heap */
+    push_ok(q, 0.5, 9, 9); /* earlier than the run's last: another run */
     assert_int_equal(sim_queue_peek(q)->arg, 9);
     assert_int_equal(sim_queue_soon(q, 0)->arg, 0);
     sim_event e;
@@ -194,8 +195,9 @@ static size_t ref_min(const sim_event *v, size_t n)
 }
 
 /* Random pushes and pops against the reference.  mode 0: times from a small
- * set (many ties); 1: continuous; 2: mostly increasing (the FIFO path) with
- * occasional earlier events. */
+ * set (many ties); 1: continuous; 2: mostly increasing (one sorted run) with
+ * occasional earlier events; 3: one of a few delays each (several runs, and
+ * the heap when they are more than the runs). */
 static void run_random(int mode, uint64_t seed, size_t ops)
 {
     sim_queue *q = NULL;
@@ -214,9 +216,11 @@ static void run_random(int mode, uint64_t seed, size_t ops)
                 t = now + (double)(rng_next(&seed) % 4);
             else if (mode == 1)
                 t = now + (double)(rng_next(&seed) % 1000000) * 1e-6;
-            else
+            else if (mode == 2)
                 t = (rng_next(&seed) % 10) ? now + 1.0 + (double)(op % 3)
                                            : now + 0.5;
+            else
+                t = now + 0.125 * (double)(1 + rng_next(&seed) % 6);
             sim_event e = mk(t, (uint32_t)(op & 7), op);
             assert_int_equal(sim_queue_push(q, &e), 0);
             e.seq = seq++;
@@ -273,6 +277,12 @@ static void test_random_lockstep(void **state)
     run_random(2, 0x2545F4914F6CDD1Dull, 20000);
 }
 
+static void test_random_delays(void **state)
+{
+    (void)state;
+    run_random(3, 0x94D049BB133111EBull, 20000);
+}
+
 /* Many events, then a full drain: every pop is >= the previous one. */
 static void test_large_sorted_drain(void **state)
 {
@@ -310,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_random_ties),
         cmocka_unit_test(test_random_continuous),
         cmocka_unit_test(test_random_lockstep),
+        cmocka_unit_test(test_random_delays),
         cmocka_unit_test(test_large_sorted_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
