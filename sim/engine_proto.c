@@ -34,27 +34,47 @@ static inline bool take(sim_engine *e, sim_req *r, sim_msg *m)
     return m->bytes <= r->bytes || take_refused(e, r, m);
 }
 
+/* When the bytes of rendezvous message m may move, its receive posted at
+ * recv_posted: once both ends are, after the request/clear-to-send round
+ * trip (alpha each way) when the handshake is on. */
+static inline double rendezvous_ready(const sim_engine *e, const sim_msg *m, double recv_posted,
+                                      double alpha)
+{
+    if (e->o->handshake)
+        return engine__later(m->posted + alpha, recv_posted) + alpha;
+    return engine__later(m->posted, recv_posted);
+}
+
+/* rendezvous_match over shared links: the bytes are a flow from ready
+ * (engine_share.c). */
+static void rendezvous_shared(sim_engine *e, sim_req *recv, sim_msg *m, double ready)
+{
+    if (m->sbuf && recv->u.buf)
+        memcpy(recv->u.buf, m->sbuf, (size_t)m->bytes);
+    recv->started = m->sreq->started = ready;
+    m->rreq = recv;
+    if (ready > e->now)
+        engine__flow_event(e, m, EV_FLOW_START, ready);
+    else
+        engine__flow_begin(e, m);
+}
+
 /* Both ends of a rendezvous message are posted: the bytes move now (or
  * when the link frees up); both requests complete when they have landed. */
 static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double recv_posted)
 {
-    double travel, inject, alpha;
-    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
-    double ready = engine__later(m->posted, recv_posted);
-    if (e->o->handshake)
-        ready = engine__later(m->posted + alpha, recv_posted) + alpha;
+    double travel, inject, alpha = 0;
     if (engine__shared(e, m)) {
-        if (m->sbuf && recv->u.buf)
-            memcpy(recv->u.buf, m->sbuf, (size_t)m->bytes);
-        recv->started = m->sreq->started = ready;
-        m->rreq = recv;
-        if (ready > e->now)
-            engine__flow_event(e, m, EV_FLOW_START, ready);
-        else
-            engine__flow_begin(e, m);
+        /* A flow's time is the solver's: of the cost alone only the
+         * handshake's alpha counts, so the network is asked only then. */
+        if (e->o->handshake)
+            engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+        rendezvous_shared(e, recv, m, rendezvous_ready(e, m, recv_posted, alpha));
         return;
     }
-    double start = engine__reserve(e, m->src, m->dst, ready, inject);
+    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+    double start = engine__reserve(e, m->src, m->dst, rendezvous_ready(e, m, recv_posted, alpha),
+                                   inject);
     travel = engine__travel_time(e, m, start, travel);
     if (m->sbuf && recv->u.buf && m->bytes)
         memcpy(recv->u.buf, m->sbuf, (size_t)m->bytes);
