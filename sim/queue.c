@@ -49,6 +49,13 @@
  * unsigned key, compared without branches, so a sift no longer pays a
  * mispredicted branch at every level.  No event has the all-ones key (its
  * time would be a NaN): KEY_NONE stands for an empty run's head. */
+static inline int64_t time_bits(double t)
+{
+    int64_t b;
+    memcpy(&b, &t, sizeof(b));
+    return b;
+}
+
 #ifdef __SIZEOF_INT128__
 typedef unsigned __int128 ev_key_t;
 #define KEY_NONE (~(ev_key_t)0)
@@ -62,9 +69,7 @@ static inline bool key_none(ev_key_t a)
 }
 static inline ev_key_t ev_key(const sim_event *a)
 {
-    uint64_t t;
-    memcpy(&t, &a->time, sizeof(t));
-    return ((ev_key_t)t << 64) | a->seq;
+    return ((ev_key_t)(uint64_t)time_bits(a->time) << 64) | a->seq;
 }
 #else
 typedef struct {
@@ -81,10 +86,7 @@ static inline bool key_none(ev_key_t a)
 }
 static inline ev_key_t ev_key(const sim_event *a)
 {
-    ev_key_t k;
-    memcpy(&k.hi, &a->time, sizeof(k.hi));
-    k.lo = a->seq;
-    return k;
+    return (ev_key_t){(uint64_t)time_bits(a->time), a->seq};
 }
 #endif
 
@@ -102,7 +104,7 @@ typedef struct run {
 
 struct sim_queue {
     ev_key_t first[RUNS]; /* each run's first event's key, KEY_NONE when empty */
-    double last[RUNS];    /* each run's last event's time, -1 when empty */
+    int64_t last[RUNS];   /* each run's last event's time as time_bits, -1 when empty */
     run runs[RUNS];
     int lead;             /* the run with the smallest first (any, all empty) */
     sim_event *heap;      /* 4-ary min-heap by (time, seq) */
@@ -118,7 +120,7 @@ int sim_queue_create(sim_queue **out)
         return CL_ENOMEM;
     for (int r = 0; r < RUNS; r++) {
         q->first[r] = KEY_NONE;
-        q->last[r] = -1.0;
+        q->last[r] = -1;
     }
     *out = q;
     return 0;
@@ -253,25 +255,26 @@ static inline sim_event *run_at(const run *u, size_t k)
     return &u->ev[(u->head + k) & (u->cap - 1)];
 }
 
-/* The run a push at t goes to: the one whose last event is the latest not
- * later than t (empty runs last, as -1), or -1 when none fits. */
-static inline int run_fit(const sim_queue *q, double t)
+/* The run a push at t (as time_bits) goes to: the one whose last event is
+ * the latest not later than t, or -1 when none fits.  Without a branch to
+ * mispredict: t - last is the gap, from 0 up for a run that fits (an empty
+ * run's -1 gives the widest, so it is taken last) and negative, so above
+ * INT64_MAX as unsigned, for one that does not; the smallest gap wins. */
+static inline int run_fit(const sim_queue *q, int64_t t)
 {
-    int best = -1;
-    double best_last = -2.0;
-    for (int r = 0; r < RUNS; r++) {
-        double l = q->last[r];
-        if (l <= t && l > best_last) {
-            best = r;
-            best_last = l;
-        }
+    int best = 0;
+    uint64_t gap = (uint64_t)(t - q->last[0]);
+    for (int r = 1; r < RUNS; r++) {
+        uint64_t g = (uint64_t)(t - q->last[r]);
+        best = g < gap ? r : best;
+        gap = g < gap ? g : gap;
     }
-    return best;
+    return gap <= INT64_MAX ? best : -1;
 }
 
 /* The event at t just written past run r's end joins it.  Only a run that
  * was empty gets a new first, which may lead. */
-static inline void run_grew(sim_queue *q, int r, double t)
+static inline void run_grew(sim_queue *q, int r, int64_t t)
 {
     if (q->runs[r].len++ == 0) {
         q->first[r] = ev_key(run_at(&q->runs[r], 0));
@@ -301,7 +304,7 @@ static inline void run_shift(sim_queue *q, sim_event *out)
         q->first[r] = ev_key(&u->ev[u->head]);
     } else {
         q->first[r] = KEY_NONE;
-        q->last[r] = -1.0;
+        q->last[r] = -1;
     }
     run_lead(q);
 }
@@ -328,7 +331,7 @@ __attribute__((noinline)) static int push_slow(sim_queue *q, int r, const sim_ev
         if (run_reserve(u) != 0)
             return CL_ENOMEM;
         *run_at(u, u->len) = *x;
-        run_grew(q, r, x->time);
+        run_grew(q, r, time_bits(x->time));
     } else {
         if (heap_reserve(q) != 0)
             return CL_ENOMEM;
@@ -344,7 +347,7 @@ int sim_queue_push(sim_queue *q, const sim_event *ev)
     if (!(ev->time >= 0.0)) /* also false for NaN */
         return CL_EINVAL;
     double t = ev->time + 0.0; /* -0.0 becomes +0.0, for the integer keys */
-    int r = run_fit(q, t);
+    int r = run_fit(q, time_bits(t));
     if (r < 0 || q->runs[r].len == q->runs[r].cap) {
         sim_event x = *ev;
         x.time = t;
@@ -358,7 +361,7 @@ int sim_queue_push(sim_queue *q, const sim_event *ev)
     *slot = *ev;
     slot->time = t;
     slot->seq = q->next_seq++;
-    run_grew(q, r, t);
+    run_grew(q, r, time_bits(t));
     return 0;
 }
 
@@ -392,10 +395,10 @@ static bool run_check(const sim_queue *q, int r)
     if (u->len > u->cap || (u->cap & (u->cap - 1)))
         return false;
     if (u->len == 0)
-        return key_none(q->first[r]) && q->last[r] == -1.0;
+        return key_none(q->first[r]) && q->last[r] == -1;
     ev_key_t first = ev_key(run_at(u, 0));
     if (key_less(q->first[r], first) || key_less(first, q->first[r]) ||
-        q->last[r] != run_at(u, u->len - 1)->time)
+        q->last[r] != time_bits(run_at(u, u->len - 1)->time))
         return false;
     for (size_t k = 0; k < u->len; k++) {
         const sim_event *e = run_at(u, k);
