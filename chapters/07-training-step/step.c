@@ -40,14 +40,15 @@
  *
  * Each rank counts the seconds it spent in each kind's calls (the
  * communication nothing hid, with the sums its collectives made it do)
- * and the most microbatches whose activations it held at once.  The collectives are chapter 04's ring
- * patterns, called on the group as patterns are called: with a cl_args
- * whose bytes is the size; the buckets' ring is chapter 04's ring,
- * stepped by hand. */
+ * and the most microbatches whose activations it held at once.  The
+ * collectives are chapter 04's patterns (ring, or the algorithm
+ * `--algo` chose), called on the group as patterns are called: with a
+ * cl_args whose bytes is the size.  The buckets' ring is chapter 04's
+ * ring written again here, a step at a time, with data of its own to
+ * check. */
 #include <math.h>
 
 #include "commlab.h"
-#include "chapters/04-collectives/coll.h"
 
 cl_pattern_fn allreduce_ring, allgather_ring, reducescatter_ring;
 
@@ -58,10 +59,12 @@ cl_pattern_fn allreduce_ring, allgather_ring, reducescatter_ring;
 
 /* The stage's gradients, all-reduced in buckets by a ring stepped by
  * hand: step s < K - 1 of a bucket's ring reduce-scatters (chapter 04's
- * coll_ring_allreduce), K - 1 <= s < 2(K - 1) all-gathers. */
+ * ring all-reduce, its blocks cut the same way: the remainder of n / K one
+ * element each to the first blocks), K - 1 <= s < 2(K - 1) all-gathers. */
 typedef struct grads {
     cl_comm *g;              /* the data-parallel group */
-    coll_red red;
+    cl_dtype t;              /* the gradients' type */
+    size_t size;             /* bytes of one element */
     unsigned char *x, *tmp;  /* the gradients, one block received (NULL without payload) */
     size_t total, per;       /* elements of gradients, and per bucket */
     size_t ready;            /* elements the last backward has produced */
@@ -141,6 +144,33 @@ static int collective(rank_step *r, int kind, cl_comm *g, cl_pattern_fn *fn, siz
 
 /* ---- the gradient buckets ---- */
 
+/* Block j of n elements cut in k: its first element, and how many. */
+static size_t block_first(size_t n, int k, int j)
+{
+    size_t base = n / (size_t)k, extra = n % (size_t)k, uj = (size_t)j;
+    return uj * base + (uj < extra ? uj : extra);
+}
+
+static size_t block_len(size_t n, int k, int j)
+{
+    return n / (size_t)k + ((size_t)j < n % (size_t)k ? 1 : 0);
+}
+
+/* Element i of x (NULL without payload). */
+static unsigned char *elem(const grads *g, unsigned char *x, size_t i)
+{
+    return x ? x + i * g->size : NULL;
+}
+
+/* What rank r of the K in the group starts element i of a bucket with,
+ * when the run checks: small integers, exact in any type once summed
+ * (3K <= 256, the integers bf16 holds), and varying with i and r so that
+ * an element summed from the wrong place shows. */
+static double start_value(int k, int r, size_t i)
+{
+    return 3 * k <= 256 ? (double)((i + (size_t)r) % 3 + 1) : 1;
+}
+
 /* Bucket b's elements: its first and how many. */
 static size_t bucket_first(const grads *g, int b)
 {
@@ -162,12 +192,12 @@ static int ring_post(grads *g)
     int rb = reduce ? rank - s - 1 : rank - (s - k + 1);
     sb = ((sb % k) + k) % k;
     rb = ((rb % k) + k) % k;
-    size_t n = bucket_count(g, g->bucket), sz = g->red.size;
-    void *x = coll_at(&g->red, g->x, bucket_first(g, g->bucket));
-    void *into = reduce ? g->tmp : coll_at(&g->red, x, coll_first(n, k, rb));
-    CL_TRY(cl_irecv(g->g, into, coll_len(n, k, rb) * sz, (rank - 1 + k) % k, reduce ? 0 : 1,
-                    &g->recv));
-    CL_TRY(cl_isend(g->g, coll_at(&g->red, x, coll_first(n, k, sb)), coll_len(n, k, sb) * sz,
+    size_t n = bucket_count(g, g->bucket);
+    unsigned char *x = elem(g, g->x, bucket_first(g, g->bucket));
+    unsigned char *into = reduce ? g->tmp : elem(g, x, block_first(n, k, rb));
+    CL_TRY(cl_irecv(g->g, into, block_len(n, k, rb) * g->size, (rank - 1 + k) % k,
+                    reduce ? 0 : 1, &g->recv));
+    CL_TRY(cl_isend(g->g, elem(g, x, block_first(n, k, sb)), block_len(n, k, sb) * g->size,
                     (rank + 1) % k, reduce ? 0 : 1, &g->send));
     g->posted = true;
     return 0;
@@ -183,9 +213,9 @@ static int ring_land(grads *g)
         return 0;
     size_t n = bucket_count(g, g->bucket);
     int rb = ((rank - s - 1) % k + k) % k;
-    void *x = coll_at(&g->red, g->x, bucket_first(g, g->bucket));
-    return coll_reduce(g->g, &g->red, coll_at(&g->red, x, coll_first(n, k, rb)), g->tmp,
-                       coll_len(n, k, rb));
+    unsigned char *x = elem(g, g->x, bucket_first(g, g->bucket));
+    return cl_reduce_local(g->g, elem(g, x, block_first(n, k, rb)), g->tmp, block_len(n, k, rb),
+                           g->t, CL_OP_SUM);
 }
 
 /* The next bucket's ring, or the next phase: ZeRO 0 all-reduces each
@@ -240,26 +270,51 @@ static int grads_advance(rank_step *r, bool block)
 }
 
 /* The buckets of this rank's gradients (none on one replica or under
- * ZeRO 3), as coll_ring_allreduce's inputs when checking. */
+ * ZeRO 3), each element its start_value when the run checks. */
 static int grads_init(rank_step *r)
 {
     const cl_step *s = r->s;
     grads *g = &r->gr;
-    *g = (grads){.g = r->dp, .red = coll_red_of(&r->coll)};
+    *g = (grads){.g = r->dp, .t = r->coll.dtype, .size = cl_dtype_size(r->coll.dtype)};
     if (s->zero == 3 || cl_size(r->dp) < 2)
         return 0;
     int k = cl_size(r->dp);
-    g->total = coll_count(&g->red, (size_t)(s->layers / s->pp) * s->layer_bytes);
-    g->per = coll_count(&g->red, s->bucket);
+    g->total = (size_t)(s->layers / s->pp) * s->layer_bytes / g->size;
+    g->per = s->bucket / g->size;
     g->buckets = (int)((g->total + g->per - 1) / g->per);
     g->end = s->zero == 0 ? 2 * (k - 1) : k - 1;
     if (s->dp_allreduce)
         return 0; /* its buckets are chapter 04's to allocate */
-    g->x = cl_alloc(r->c, g->total * g->red.size);
-    g->tmp = cl_alloc(r->c, (g->per / (size_t)k + 1) * g->red.size);
-    for (int b = 0; b < g->buckets; b++)
-        coll_reduce_init(g->g, &g->red, coll_at(&g->red, g->x, bucket_first(g, b)),
-                         bucket_count(g, b));
+    g->x = cl_alloc(r->c, g->total * g->size);
+    g->tmp = cl_alloc(r->c, (g->per / (size_t)k + 1) * g->size);
+    if (g->x && cl_checking(r->c))
+        for (int b = 0; b < g->buckets; b++)
+            for (size_t i = 0; i < bucket_count(g, b); i++)
+                cl_set_value(g->t, elem(g, g->x, bucket_first(g, b)), i,
+                             start_value(k, cl_rank(g->g), i));
+    return 0;
+}
+
+/* When the run checks: every element of every bucket holds the sum of
+ * the group's start values (3K <= 256 keeps them exact in bf16; a larger
+ * group's sums of ones are exact up to 256 ranks, past that unchecked). */
+static int grads_verify(rank_step *r)
+{
+    grads *g = &r->gr;
+    int k = cl_size(g->g);
+    if (!g->x || !cl_checking(r->c) || k > 256)
+        return 0;
+    for (int b = 0; b < g->buckets; b++) {
+        unsigned char *x = elem(g, g->x, bucket_first(g, b));
+        for (size_t i = 0; i < bucket_count(g, b); i++) {
+            double want = 0;
+            for (int q = 0; q < k; q++)
+                want += start_value(k, q, i);
+            if (cl_value(g->t, x, i) != want)
+                return cl_fail(r->c, "gradient bucket %d, element %zu: %g, want %g (the sum "
+                               "over the %d replicas)", b, i, cl_value(g->t, x, i), want, k);
+        }
+    }
     return 0;
 }
 
@@ -274,17 +329,14 @@ static int grads_finish(rank_step *r)
     if (r->s->dp_allreduce) {
         for (int b = 0; b < g->buckets; b++)
             CL_TRY(collective(r, DP, g->g, r->s->dp_allreduce,
-                              bucket_count(g, b) * g->red.size));
+                              bucket_count(g, b) * g->size));
         return 0;
     }
     double t0 = cl_now(r->c);
     g->ready = g->total;
     CL_TRY(grads_advance(r, true));
     r->wait[DP] += cl_now(r->c) - t0;
-    for (int b = 0; b < g->buckets; b++)
-        CL_TRY(coll_reduce_verify(g->g, &g->red, coll_at(&g->red, g->x, bucket_first(g, b)), 0,
-                                  bucket_count(g, b), "gradient bucket"));
-    return 0;
+    return grads_verify(r);
 }
 
 /* ---- the pipeline ---- */
@@ -317,7 +369,7 @@ static int layer(rank_step *r, bool backward)
 {
     const cl_step *s = r->s;
     double t = backward ? s->t_bwd : s->t_fwd;
-    size_t made = backward && r->hiding ? coll_count(&r->gr.red, s->layer_bytes) : 0;
+    size_t made = backward && r->hiding ? s->layer_bytes / r->gr.size : 0;
     if (s->zero == 3)
         CL_TRY(collective(r, DP, r->dp, OR_RING(s->dp_allgather, allgather_ring),
                           s->layer_bytes));
