@@ -244,15 +244,22 @@ static int write_coll(FILE *f, const void *arg, const char *title)
     return plot_write_collectives(f, a->rows, a->n, title);
 }
 
+/* write_and_draw as plots/out/KIND-NAME, titled what and the host. */
+static int draw_titled(const char *kind, const char *name, const char *what, write_fn *fn,
+                       const void *arg, unsigned terms, FILE *report)
+{
+    char host[300], title[PLOT_TITLE_MAX], file[128];
+    host_words(host, sizeof host);
+    cli_textf(title, sizeof title, "%s%s", what, host);
+    cli_textf(file, sizeof file, "%s-%s", kind, name);
+    return write_and_draw(file, fn, arg, title, terms, report);
+}
+
 int cli_plot_collectives(const char *name, const char *what, const plot_coll_row *rows,
                          size_t n, unsigned terms, FILE *report)
 {
-    char host[300], title[PLOT_TITLE_MAX], file[64];
-    host_words(host, sizeof host);
-    cli_textf(title, sizeof title, "%s%s", what, host);
-    snprintf(file, sizeof file, "collectives-%s", name);
     coll_arg a = {rows, n};
-    return write_and_draw(file, write_coll, &a, title, terms, report);
+    return draw_titled("collectives", name, what, write_coll, &a, terms, report);
 }
 
 typedef struct step_arg { const plot_step_row *rows; size_t n; } step_arg;
@@ -266,12 +273,8 @@ static int write_step(FILE *f, const void *arg, const char *title)
 int cli_plot_step(const char *name, const char *what, const plot_step_row *rows, size_t n,
                   unsigned terms, FILE *report)
 {
-    char host[300], title[PLOT_TITLE_MAX], file[80];
-    host_words(host, sizeof host);
-    cli_textf(title, sizeof title, "%s%s", what, host);
-    snprintf(file, sizeof file, "step-%s", name);
     step_arg a = {rows, n};
-    return write_and_draw(file, write_step, &a, title, terms, report);
+    return draw_titled("step", name, what, write_step, &a, terms, report);
 }
 
 typedef struct validate_arg { const plot_validate_row *rows; size_t n; } validate_arg;
@@ -285,12 +288,8 @@ static int write_validate(FILE *f, const void *arg, const char *title)
 int cli_plot_validate(const char *backend, const char *what, const plot_validate_row *rows,
                       size_t n, unsigned terms, FILE *report)
 {
-    char host[300], title[PLOT_TITLE_MAX], file[64];
-    host_words(host, sizeof host);
-    cli_textf(title, sizeof title, "%s%s", what, host);
-    snprintf(file, sizeof file, "validate-%s", backend);
     validate_arg a = {rows, n};
-    return write_and_draw(file, write_validate, &a, title, terms, report);
+    return draw_titled("validate", backend, what, write_validate, &a, terms, report);
 }
 
 /* ---- run --timeline ---- */

@@ -633,17 +633,16 @@ int step_run(step_desc *sd, run_opts *o, run_row *row, backend_desc *net, step_s
     return rc;
 }
 
-int step_plot(const step_desc *sd, const cl_step *const *t, const step_sum *const *s, size_t n,
-              const char *what, const run_opts *o, unsigned plot)
+plot_step_row step_plot_row(const cl_step *t, const step_sum *s)
 {
-    plot_step_row rows[64];
-    if (n > 64)
-        n = 64;
-    for (size_t i = 0; i < n; i++)
-        rows[i] = (plot_step_row){
-            .tp = t[i]->tp, .dp = t[i]->dp, .pp = t[i]->pp, .step = s[i]->time,
-            .compute = s[i]->parts[0], .tp_s = s[i]->parts[1], .pp_s = s[i]->parts[2],
-            .dp_s = s[i]->parts[3]};
+    return (plot_step_row){.tp = t->tp, .dp = t->dp, .pp = t->pp, .step = s->time,
+                           .compute = s->parts[0], .tp_s = s->parts[1], .pp_s = s->parts[2],
+                           .dp_s = s->parts[3]};
+}
+
+int step_plot(const step_desc *sd, const plot_step_row *rows, size_t n, const char *what,
+              const run_opts *o, unsigned plot)
+{
     char name[80];
     const char *base = strrchr(sd->path, '/');
     cli_textf(name, sizeof name, "%.*s", (int)strcspn(base ? base + 1 : sd->path, "."),
@@ -669,9 +668,8 @@ static int model_step(step_desc *sd, run_opts *o, unsigned plot)
     print_trace_line(o);
     if (!plot)
         return CLI_EXIT_OK;
-    const cl_step *t = &sd->step;
-    const step_sum *ps = &s;
-    return step_plot(sd, &t, &ps, 1, sd->path, o, plot);
+    plot_step_row row1 = step_plot_row(&sd->step, &s);
+    return step_plot(sd, &row1, 1, sd->path, o, plot);
 }
 
 /* The model of a measured step: --model, --tier or --topology as given;

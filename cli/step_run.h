@@ -6,6 +6,7 @@
 
 #include "cli/backend.h"
 #include "cli/cli.h"
+#include "cli/plot.h"
 #include "cli/run_size.h"
 #include "core/json.h"
 #include "core/step.h"
@@ -37,10 +38,12 @@ void step_print_csv(const cl_step *t, const step_sum *s, bool header);
  * by their step time; text or JSON as o->fmt, and with plot (PLOT_* bits)
  * their figure.  A CLI_EXIT_* code. */
 int step_sweep(const step_desc *sd, run_opts *o, unsigned plot);
-/* The figure of n steps (the layouts of t[i], their sums s[i]) titled
- * what, as plots/out/step-NAME.csv where NAME is the step file's.  A
- * CLI_EXIT_* code. */
-int step_plot(const step_desc *sd, const cl_step *const *t, const step_sum *const *s, size_t n,
-              const char *what, const run_opts *o, unsigned plot);
+/* A step's bar in the figure: its layout, and the parts of the rank that
+ * ended last. */
+plot_step_row step_plot_row(const cl_step *t, const step_sum *s);
+/* The figure of n steps' rows titled what, as plots/out/step-NAME.csv
+ * where NAME is the step file's.  A CLI_EXIT_* code. */
+int step_plot(const step_desc *sd, const plot_step_row *rows, size_t n, const char *what,
+              const run_opts *o, unsigned plot);
 
 #endif

@@ -140,17 +140,18 @@ static void print_csv(const layout *v, size_t n)
 static int plot_sweep(const step_desc *sd, const run_opts *o, const layout *v, size_t n,
                       unsigned plot)
 {
-    const cl_step *t[64];
-    const step_sum *s[64];
+    plot_step_row *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows)
+        return cli_error("out of memory");
     size_t k = 0;
-    for (size_t i = 0; i < n && k < 64 && !v[i].why[0]; i++, k++) {
-        t[k] = &v[i].step;
-        s[k] = &v[i].s;
-    }
+    for (; k < n && !v[k].why[0]; k++) /* laid out first: sorted by time */
+        rows[k] = step_plot_row(&v[k].step, &v[k].s);
     char what[200];
     cli_textf(what, sizeof what, "every layout of %d ranks, %s", step_ranks(&sd->step),
               sd->path);
-    return step_plot(sd, t, s, k, what, o, plot);
+    int rc = step_plot(sd, rows, k, what, o, plot);
+    free(rows);
+    return rc;
 }
 
 int step_sweep(const step_desc *sd, run_opts *o, unsigned plot)

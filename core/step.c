@@ -147,6 +147,23 @@ static int load_layout(cfg_doc *c, yaml_node_t *l, step_desc *s, step_nodes *at,
     return 0;
 }
 
+/* A layer's parameters: 12 h^2 (attention 4 h^2, MLP 8 h^2). */
+static uint64_t layer_params(long hidden)
+{
+    return 12 * (uint64_t)hidden * (uint64_t)hidden;
+}
+
+/* The bytes that follow from s's hidden, sequence, microbatch size, type
+ * and tp: a layer's parameters on one rank, a microbatch's activations
+ * (also one tensor-parallel all-reduce).  tp divides layer_params. */
+static void set_sizes(step_desc *s)
+{
+    cl_step *t = &s->step;
+    t->layer_bytes = (size_t)(layer_params(s->hidden) * t->dtype_bytes / (uint64_t)t->tp);
+    t->act_bytes = t->tp_bytes =
+        (size_t)s->sequence * (size_t)s->mbs * (size_t)s->hidden * t->dtype_bytes;
+}
+
 /* The sizes that follow from the keys, and the checks across keys. */
 static int derive(cfg_doc *c, step_desc *s, const step_nodes *at, cl_diag *d)
 {
@@ -160,16 +177,15 @@ static int derive(cfg_doc *c, step_desc *s, const step_nodes *at, cl_diag *d)
         return cfg_error(c, at->hidden, d, "a layer of 'hidden' %ld makes %.3g bytes, past "
                          "the %.0e a step may hold", s->hidden, layer > act ? layer : act,
                          STEP_BYTES_MAX);
-    uint64_t whole = 12 * (uint64_t)s->hidden * (uint64_t)s->hidden * t->dtype_bytes;
-    if (whole % ((uint64_t)t->tp * t->dtype_bytes) != 0)
+    uint64_t whole = layer_params(s->hidden);
+    if (whole % (uint64_t)t->tp != 0)
         return cfg_error(c, at->tp, d, "'tp' must divide a layer's 12 h^2 = %llu parameters, "
-                         "got '%d'", (unsigned long long)(whole / t->dtype_bytes), t->tp);
+                         "got '%d'", (unsigned long long)whole, t->tp);
     if (t->bucket < t->dtype_bytes || t->bucket % t->dtype_bytes != 0)
         return cfg_error(c, at->bucket, d, "'bucket' must be a whole number of %zu-byte "
                          "elements, got '%llu' bytes", t->dtype_bytes,
                          (unsigned long long)t->bucket);
-    t->layer_bytes = (size_t)(whole / (uint64_t)t->tp);
-    t->act_bytes = t->tp_bytes = (size_t)act;
+    set_sizes(s);
     if (s->flop_rate > 0) {
         t->t_fwd = step_layer_flops(s) / t->tp / s->flop_rate;
         t->t_bwd = 2 * t->t_fwd;
@@ -220,7 +236,7 @@ int step_load_string(step_desc *s, const char *name, const char *text, cl_diag *
 int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len)
 {
     cl_step *t = &s->step;
-    uint64_t whole = 12 * (uint64_t)s->hidden * (uint64_t)s->hidden;
+    uint64_t whole = layer_params(s->hidden);
     long batch = (long)t->microbatches * t->dp;
     if (tp < 1 || dp < 1 || pp < 1 || t->layers % pp != 0) {
         snprintf(why, len, "pp %d does not divide the %d layers", pp, t->layers);
@@ -242,7 +258,7 @@ int step_relayout(step_desc *s, int tp, int dp, int pp, char *why, size_t len)
     t->tp = tp;
     t->dp = dp;
     t->pp = pp;
-    t->layer_bytes = (size_t)(whole * t->dtype_bytes / (uint64_t)tp);
+    set_sizes(s);
     return 0;
 }
 
@@ -278,7 +294,7 @@ int step_scale(step_desc *s, double f, char *why, size_t len)
     t.sequence = (long)(s->sequence * f + 0.5);
     t.hidden = t.hidden < 1 ? 1 : t.hidden;
     t.sequence = t.sequence < 1 ? 1 : t.sequence;
-    uint64_t whole = 12 * (uint64_t)t.hidden * (uint64_t)t.hidden;
+    uint64_t whole = layer_params(t.hidden);
     if (whole % (uint64_t)t.step.tp != 0) {
         snprintf(why, len, "at hidden %ld, tp %d does not divide a layer's %llu parameters",
                  t.hidden, t.step.tp, (unsigned long long)whole);
@@ -287,9 +303,7 @@ int step_scale(step_desc *s, double f, char *why, size_t len)
     double work = step_layer_flops(&t) / step_layer_flops(s);
     t.step.t_fwd *= work;
     t.step.t_bwd *= work;
-    t.step.layer_bytes = (size_t)(whole * t.step.dtype_bytes / (uint64_t)t.step.tp);
-    t.step.act_bytes = t.step.tp_bytes =
-        (size_t)t.sequence * (size_t)t.mbs * (size_t)t.hidden * t.step.dtype_bytes;
+    set_sizes(&t);
     t.scale = s->scale * f;
     *s = t;
     return 0;

@@ -218,10 +218,17 @@ static int ring_land(grads *g)
                            g->t, CL_OP_SUM);
 }
 
+/* Whether the bucket's gradients are all made (the all-gathers of ZeRO 1
+ * and 2 come after every reduce-scatter: always). */
+static bool bucket_ready(const grads *g)
+{
+    return g->ready >= bucket_first(g, g->bucket) + bucket_count(g, g->bucket);
+}
+
 /* The next bucket's ring, or the next phase: ZeRO 0 all-reduces each
  * bucket ([0, 2(K - 1))); ZeRO 1 and 2 reduce-scatter every bucket
  * ([0, K - 1)), then all-gather every one ([K - 1, 2(K - 1))).  False
- * when none is left, or the next is not ready. */
+ * when none is left. */
 static bool next_bucket(grads *g, int zero)
 {
     int k = cl_size(g->g);
@@ -237,7 +244,7 @@ static bool next_bucket(grads *g, int zero)
         return false;
     }
     g->step = g->first;
-    return g->first > 0 || g->ready >= bucket_first(g, g->bucket) + bucket_count(g, g->bucket);
+    return true;
 }
 
 /* Move the buckets on: blocking, to the end of every ring; else as far
@@ -247,8 +254,7 @@ static int grads_advance(rank_step *r, bool block)
 {
     grads *g = &r->gr;
     while (g->buckets > 0 && (g->step < g->end || next_bucket(g, r->s->zero))) {
-        if (g->step == g->first && !g->posted &&
-            g->ready < bucket_first(g, g->bucket) + bucket_count(g, g->bucket))
+        if (!g->posted && !bucket_ready(g))
             return 0;
         if (!g->posted)
             CL_TRY(ring_post(g));
