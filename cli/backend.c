@@ -194,8 +194,9 @@ int backend_check_options(const backend_info *b, const backend_given *g)
     if (b->measured) {
         /* The clock debug variables (real/job.h): a typo is a usage error. */
         double shift, drift;
+        bool monotonic;
         cl_diag d = {{0}};
-        if (job_clock_debug(&shift, &drift, &d))
+        if (job_clock_debug(&shift, &drift, &monotonic, &d))
             return cli_diag(&d, CLI_EXIT_USAGE);
     }
     return b->check ? b->check(g) : 0;

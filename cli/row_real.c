@@ -44,6 +44,7 @@ int row_real_run(const run_opts *o, boot *boot, const struct netlab *lab, run_en
     int err = real_run(&ro, &res);
     snprintf(env->binding, sizeof env->binding, "%s", res.binding);
     env->cores = res.cores;
+    env->clock = res.clock;
     env->signal = res.signal;
     if (res.told) {
         /* Rank 0's process reports this failure: this one only exits with it. */
@@ -225,6 +226,8 @@ void row_real_describe(const backend_session *s, const run_opts *o, const run_en
         backend_desc_number(d, "netlab_port_Bps", o->real.netlab);
     backend_desc_number(d, "warmup", o->warmup);
     backend_desc_text(d, "sync", run_sync_name(o->real.sync));
+    if (env->clock)
+        backend_desc_text(d, "clock", env->clock);
     backend_desc_text(d, "cache", cache_mode_name(o->real.cache));
 }
 

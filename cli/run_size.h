@@ -119,6 +119,7 @@ typedef struct run_opts {
 typedef struct run_env {
     backend_session *session; /* run's session of o->be (cli/backend.h); NULL: none */
     char binding[160]; /* measured */
+    const char *clock; /* measured: what the ranks' clock read (run_result.clock) */
     int cores;
     int signal;        /* measured: the launcher was interrupted */
     bool mute;         /* a process of a world that does not report (not rank 0's) */

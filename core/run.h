@@ -109,6 +109,8 @@ typedef struct run_result {
     int signal;          /* the launcher was interrupted by this signal (0: not) */
     int cores;           /* cores on this machine */
     char binding[160];   /* how ranks were bound, for the report */
+    const char *clock;   /* what the ranks' clock read: "tsc" or "monotonic"
+                            (real/tick.h); NULL: not measured */
 } run_result;
 
 /* Room for iters iteration times and start skews; CL_ENOMEM (res->diag

@@ -34,10 +34,18 @@ static int clock_var(const char *name, double limit, double *out, cl_diag *d)
     return 0;
 }
 
-int job_clock_debug(double *shift, double *drift, cl_diag *d)
+int job_clock_debug(double *shift, double *drift, bool *monotonic, cl_diag *d)
 {
     int err = clock_var("COMMLAB_CLOCK_SHIFT", 1e6, shift, d);
-    return err ? err : clock_var("COMMLAB_CLOCK_DRIFT", 0.1, drift, d);
+    if (!err)
+        err = clock_var("COMMLAB_CLOCK_DRIFT", 0.1, drift, d);
+    if (err)
+        return err;
+    const char *v = getenv("COMMLAB_CLOCK");
+    *monotonic = v && strcmp(v, "monotonic") == 0;
+    if (v && *v && !*monotonic && strcmp(v, "tsc") != 0)
+        return diag_set(d, CL_EINVAL, "COMMLAB_CLOCK must be monotonic or tsc, got '%s'", v);
+    return 0;
 }
 
 /* ---- the seqlock: seq is odd while the wait is written ---- */

@@ -26,6 +26,7 @@
 #include "core/diag.h"
 #include "core/record.h"
 #include "core/waitfor.h"
+#include "real/tick.h"
 
 #define JOB_LINE 64          /* cache line: slots never share one */
 #define JOB_MAX_PENDING 16   /* operations of a wait shown to the watchdog */
@@ -81,6 +82,8 @@ typedef struct job {
     int warmup, iters;
     int print_fd;       /* where cl_printf's lines go */
     double t_base;      /* CLOCK_MONOTONIC seconds at launch: records start near 0 */
+    tick_clock tick;    /* the ranks' clock when it is the counter (real/tick.h),
+                           based at t_base */
     double clock_shift; /* seconds added to this launcher's ranks' clock, and */
     double clock_drift; /* seconds it gains a second: the debug variables
                            COMMLAB_CLOCK_SHIFT and COMMLAB_CLOCK_DRIFT, which
@@ -108,9 +111,12 @@ typedef struct job {
 double job_now(void);
 
 /* The debug variables COMMLAB_CLOCK_SHIFT (seconds, within 1e6) and
- * COMMLAB_CLOCK_DRIFT (seconds a second, within 0.1): 0 each when unset.
- * 0, or CL_EINVAL with why in d. */
-int job_clock_debug(double *shift, double *drift, cl_diag *d);
+ * COMMLAB_CLOCK_DRIFT (seconds a second, within 0.1): 0 each when unset;
+ * and COMMLAB_CLOCK, "monotonic" (*monotonic: ranks read CLOCK_MONOTONIC
+ * even where they could read the counter, real/tick.h) or "tsc" (the
+ * default: the counter where it can be read).  0, or CL_EINVAL with why
+ * in d. */
+int job_clock_debug(double *shift, double *drift, bool *monotonic, cl_diag *d);
 
 /* ---- a slot's wait, under its seqlock (one writer: the rank, or for a
  * remote rank the master's launcher) ---- */

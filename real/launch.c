@@ -55,7 +55,8 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->iters = o->job.iters;
     /* Debug variables: this launcher's ranks read a clock shifted and
      * drifting, as another host's would be (core/sync.h corrects it). */
-    int err = job_clock_debug(&j->clock_shift, &j->clock_drift, d);
+    bool monotonic;
+    int err = job_clock_debug(&j->clock_shift, &j->clock_drift, &monotonic, d);
     if (err)
         return err;
     if (o->job.records) {
@@ -92,7 +93,9 @@ static int job_create(job *j, const real_opts *o, const real_transport *t, cl_di
     j->recs = (cl_record *)(p + slots + times);
     j->addrs = (job_addr *)(p + slots + times + recs);
     j->transport = p + slots + times + recs + addrs;
-    j->t_base = job_now();
+    /* One launcher forking every rank gives them one counter mapping;
+     * launchers of one rank each keep the kernel's clock (real/tick.h). */
+    j->t_base = tick_begin(&j->tick, j->only < 0 && !monotonic);
     err = t->shared_init ? t->shared_init(j->transport, o, d) : 0;
     if (err)
         munmap(m, j->map_bytes);
@@ -361,6 +364,8 @@ int real_run(const real_opts *o, run_result *res)
     }
     j.cores = res->cores;
     j.print_fd = fileno(o->job.out ? o->job.out : stdout);
+    tick_end(&j.tick); /* before the ranks copy j */
+    res->clock = tick_name(&j.tick);
     sigset_t set, old, ranks_mask;
     block_signals(&set, &old, &ranks_mask);
     fflush(NULL);

@@ -64,7 +64,9 @@ void rank_release(real_rank *r)
 
 double rank_now(const real_rank *r)
 {
-    return (job_now() - r->job->t_base) * (1 + r->job->clock_drift) + r->job->clock_shift;
+    const job *j = r->job;
+    double t = j->tick.per_tick > 0 ? tick_seconds(&j->tick, tick_read()) : job_now() - j->t_base;
+    return t * (1 + j->clock_drift) + j->clock_shift;
 }
 
 void rank_record(real_rank *r, rec_op op, int peer, int tag, uint64_t bytes, uint64_t msg,
@@ -297,21 +299,32 @@ double rank_op_now(const cl_comm *c)
 double rank_op_wait_until(cl_comm *c, double t)
 {
     real_rank *r = rank_of(c);
+    const job *j = r->job;
     double now = rank_now(r);
     if (t - now > 2 * WAKE_EARLY) {
-        double at = (t - WAKE_EARLY - r->job->clock_shift) / (1 + r->job->clock_drift) + r->job->t_base;
+        /* How long, on the kernel's clock: the counter's rate is the
+         * kernel's only to within its calibration (real/tick.h). */
+        double at = job_now() + (t - WAKE_EARLY - now) / (1 + j->clock_drift);
         struct timespec ts = {.tv_sec = (time_t)at};
         ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         now = rank_now(r);
     }
-    if (r->oversubscribed)
+    if (r->oversubscribed) {
         for (; now < t; now = rank_now(r))
             sched_yield();
-    else
+    } else if (j->tick.per_tick > 0 && now < t) {
+        /* The counter against the start's own reading: nothing is
+         * converted between two readings. */
+        uint64_t at = tick_at(&j->tick, (t - j->clock_shift) / (1 + j->clock_drift)), x;
+        while ((x = tick_read()) < at)
+            ;
+        now = tick_seconds(&j->tick, x) * (1 + j->clock_drift) + j->clock_shift;
+    } else {
         while (now < t)
             now = rank_now(r);
+    }
     return now;
 }
 

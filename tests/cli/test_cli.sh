@@ -283,6 +283,26 @@ run 2 run pingpong --sync barrier
 has "$err" "--sync"
 run 0 run --help; has "$out" "--sync WAY"
 
+# The ranks' clock (real/tick.h): the counter where the kernel's clock
+# runs on it, CLOCK_MONOTONIC where it does not or when COMMLAB_CLOCK
+# says so; the JSON says which, and a bad value is refused before a run.
+clock_src=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+run 0 run pingpong --backend shm --sizes 8 --iters 20 --json
+json "run's clock"
+if [ "$clock_src" = tsc ] && [ "$(uname -m)" = x86_64 ]; then
+    has "$out" '"clock": "tsc"'
+else
+    has "$out" '"clock": "monotonic"'
+fi
+export COMMLAB_CLOCK=monotonic
+run 0 run pingpong --backend shm --sizes 8 --iters 20 --json
+has "$out" '"clock": "monotonic"'
+run 0 run allreduce-ring --backend shm -n 4 --bind none --sizes 8 --iters 20 --check
+export COMMLAB_CLOCK=rdtsc
+run 2 run pingpong --backend tcp --bytes 8 --iters 3
+has "$err" "COMMLAB_CLOCK must be monotonic or tsc, got 'rdtsc'"
+unset COMMLAB_CLOCK
+
 # --cache: fresh (the default), warm or cold, measured only; the header
 # and the JSON say which, and every mode keeps the data checks passing.
 run 0 run pingpong --backend shm --sizes 8,1MiB --iters 3 --json
