@@ -8,20 +8,12 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
 #include "cli/cli.h"
 
 #define START_RUNS_MAX 21
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 double bench_process(const char *exe, char *const argv[], char *out, size_t len,
                      long *peak_kib)
@@ -30,7 +22,7 @@ double bench_process(const char *exe, char *const argv[], char *out, size_t len,
     if (out && (len == 0 || pipe(fds)))
         return -1;
     fflush(stdout);
-    double t0 = now();
+    double t0 = cli_now();
     pid_t pid = fork();
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
@@ -57,7 +49,7 @@ double bench_process(const char *exe, char *const argv[], char *out, size_t len,
     struct rusage ru;
     if (pid < 0 || wait4(pid, &st, 0, &ru) != pid)
         return -1;
-    double t = now() - t0;
+    double t = cli_now() - t0;
     if (peak_kib)
         *peak_kib = ru.ru_maxrss;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;

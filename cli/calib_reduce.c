@@ -1,17 +1,10 @@
 /* calib_reduce.c - how fast this host reduces, per element type, for
  * `commlab calibrate` (cli/calibrate.h). */
 #include <stdlib.h>
-#include <time.h>
 
 #include "cli/calibrate.h"
+#include "cli/cli.h"
 #include "core/reduce.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -38,9 +31,9 @@ int calibrate_reduce(double out[MACHINE_NDTYPES])
         reduce_apply(dst, src, count, (cl_dtype)t, CL_OP_SUM); /* pages and caches warm */
         double sample[CALIB_REDUCE_REPS];
         for (int r = 0; r < CALIB_REDUCE_REPS; r++) {
-            double t0 = now();
+            double t0 = cli_now();
             reduce_apply(dst, src, count, (cl_dtype)t, CL_OP_SUM);
-            sample[r] = now() - t0;
+            sample[r] = cli_now() - t0;
         }
         qsort(sample, CALIB_REDUCE_REPS, sizeof sample[0], cmp_double);
         double median = sample[CALIB_REDUCE_REPS / 2];

@@ -59,6 +59,9 @@ int cli_parse_double(const char *opt, const char *text, double min, double max, 
 int cli_parse_bind(const char *text, bool *bind);
 /* snprintf for messages and paths: a text that does not fit is cut. */
 void cli_textf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Seconds on CLOCK_MONOTONIC: how long a command's own steps take. */
+double cli_now(void);
 /* Appends to buf of len bytes holding *used; *used never passes len - 1. */
 void cli_appendf(char *buf, size_t len, int *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -80,14 +79,6 @@ static int make_argv(char *buf, size_t len, const char *args, const ex_subst *su
     return argc;
 }
 
-/* Seconds on the monotonic clock. */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Appends got bytes of chunk to r's output, up to MAX_OUTPUT; *cap is
  * the output's room.  Out of memory the output is dropped (NULL). */
 static void keep_output(child_run *r, size_t *cap, const char *chunk, size_t got)
@@ -138,15 +129,15 @@ static int child_start(char **argv, bool pass, double budget, child_run *r)
     size_t cap = 4096;
     r->output = malloc(cap);
     char chunk[4096];
-    double stop_at = budget > 0 ? now_s() + budget + STEP_GRACE : 0;
+    double stop_at = budget > 0 ? cli_now() + budget + STEP_GRACE : 0;
     for (;;) {
         if (stop_at > 0) {
-            double left = stop_at - now_s();
+            double left = stop_at - cli_now();
             struct pollfd pf = {.fd = fd[0], .events = POLLIN};
             if (left <= 0 || poll(&pf, 1, (int)(left * 1000) + 1) == 0) {
                 kill(pid, r->stopped ? SIGKILL : SIGTERM); /* a measured run cleans up */
                 r->stopped = true;
-                stop_at = now_s() + 5;
+                stop_at = cli_now() + 5;
                 continue;
             }
         }

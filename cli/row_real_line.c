@@ -27,10 +27,10 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
+#include "cli/cli.h"
 #include "real/bind.h"
 
 #define LINE_ROUNDS 1000 /* round trips per sample, as bench shm's latency */
@@ -45,13 +45,6 @@ typedef struct line_area {
     line to[2];        /* to[r]: written by process 1 - r, read by r */
     double sample[LINE_SAMPLES_MAX + 1];
 } line_area;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static inline void relax(bool pause)
 {
@@ -73,7 +66,7 @@ static bool await(line *l, uint64_t round, bool pause)
             return true;
         relax(pause);
         if ((spins & 0xfffff) == 0) {
-            double t = now_s();
+            double t = cli_now();
             if (deadline == 0)
                 deadline = t + LINE_TIMEOUT_S;
             else if (t > deadline)
@@ -88,7 +81,7 @@ static void play(line_area *a, int me, int samples, bool pause)
 {
     uint64_t round = 0;
     for (int s = 0; s <= samples; s++) {
-        double t0 = now_s();
+        double t0 = cli_now();
         for (int i = 0; i < LINE_ROUNDS; i++) {
             round++;
             if (me == 0) {
@@ -102,7 +95,7 @@ static void play(line_area *a, int me, int samples, bool pause)
             }
         }
         if (me == 0)
-            a->sample[s] = now_s() - t0;
+            a->sample[s] = cli_now() - t0;
     }
     _exit(0);
 }

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
@@ -20,13 +19,6 @@
 #include "sim/engine.h"
 #include "sim/flow.h"
 #include "sim/net.h"
-
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 typedef struct ping {
     sim_sched *sched;
@@ -52,10 +44,10 @@ static double switch_ns(void)
     sim_sched_init(&sched);
     ping p = {&sched, &co, 2000000};
     sim_coro_init(&co, st, 0, ping_main, &p);
-    double t0 = wall();
+    double t0 = cli_now();
     while (!sim_coro_done(&co))
         sim_coro_resume(&sched, &co);
-    double ns = (wall() - t0) * 1e9 / (2.0 * (double)p.rounds);
+    double ns = (cli_now() - t0) * 1e9 / (2.0 * (double)p.rounds);
     sim_stacks_destroy(st);
     return ns;
 }
@@ -104,9 +96,9 @@ static void bench_child(cl_pattern_fn *fn, int ranks, size_t bytes, uint64_t bud
             if (perr)
                 snprintf(row.profile, sizeof row.profile, "    (no profile: %s)\n",
                          cl_strerror(perr));
-            double t0 = wall();
+            double t0 = cli_now();
             int err = sim_run(&o, &res, &st);
-            double t1 = wall();
+            double t1 = cli_now();
             prof_stop(p);
             if (err == 0) {
                 row.seconds = t1 - t0;
