@@ -90,6 +90,9 @@ typedef struct calib_ctx {
     run_env env;
     size_t step, steps; /* progress: runs done, runs planned */
     bool first;         /* no run yet: the launcher's warnings may print */
+    regime_gate *gate;  /* every run in the reference probe's regime */
+    uint64_t bytes;     /* the size being measured, and */
+    run_row row;        /* its run's row */
 } calib_ctx;
 
 static void progress(const calib_ctx *c, uint64_t bytes)
@@ -109,20 +112,28 @@ static void progress(const calib_ctx *c, uint64_t bytes)
 
 /* One size of c->ro's pattern, iters timed iterations, into *t: CLI_EXIT_OK,
  * or the exit status after ending the progress bar's line. */
+static int run_once(void *arg)
+{
+    calib_ctx *c = arg;
+    int status = run_size(&c->ro, &c->env, c->bytes, NULL, c->first, &c->row);
+    c->first = false;
+    return status;
+}
+
 static int measure(calib_ctx *c, uint64_t bytes, int iters, cl_stats *t)
 {
     progress(c, bytes);
     c->ro.iters = iters;
-    run_row row;
-    int status = run_size(&c->ro, &c->env, bytes, NULL, c->first, &row);
-    c->first = false;
+    c->bytes = bytes;
+    bool outside;
+    int status = regime_measure(c->gate, &c->ro, &c->env, run_once, c, &outside);
     c->step++;
     if (status) {
         if (c->o->progress)
             fputc('\n', stderr);
         return run_exit_code(status, &c->env);
     }
-    *t = row.t;
+    *t = c->row.t;
     return CLI_EXIT_OK;
 }
 
@@ -462,6 +473,9 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
         return rc;
     m->nref = CALIB_NREF;
     c.first = false;
+    r->gate = regime_gate_of(o->be->join || o->regime_wait <= 0 ? 0 : m->ref[0].time,
+                             REGIME_TOL_PCT, o->regime_wait);
+    c.gate = &r->gate;
     if ((rc = measure_points(&c, r, idx, n)) || (rc = fit_pingpong(&c, r)))
         return rc;
     if ((rc = measure_streams(&c, r)))

@@ -52,6 +52,7 @@
 #include <stdio.h>
 
 #include "cli/backend.h"
+#include "cli/regime.h"
 #include "cli/run_size.h"
 #include "core/fit.h"
 #include "core/machine.h"
@@ -90,6 +91,8 @@ typedef struct calib_opts {
     bool strict;          /* a segment no measurement fits: refuse (else keep, warned) */
     cache_mode cache;     /* --cache: every run measures in this mode, and the
                              machine file records it */
+    double regime_wait;   /* --regime-wait: seconds the regime gate may wait for
+                             the reference probe's regime (cli/regime.h); 0: no gate */
 } calib_opts;
 
 typedef struct calib_point {
@@ -107,6 +110,7 @@ typedef struct calib_point {
 typedef struct calib_result {
     calib_point *points; /* n points in increasing size, malloc'd */
     size_t n;
+    regime_gate gate;    /* what the regime gate did */
     fit_result fit;      /* segments over points' medians */
     fit_result duplex;   /* segments over the exchanges' medians */
     machine m;           /* the model, ready to save */
@@ -176,6 +180,7 @@ typedef struct compare_row {
     uint64_t bytes;
     double modeled;    /* seconds */
     cl_stats measured; /* seconds */
+    bool outside;      /* kept although measured in another regime (cli/regime.h) */
 } compare_row;
 
 double compare_error_pct(const compare_row *r);

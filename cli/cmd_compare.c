@@ -69,6 +69,10 @@ const char cmd_compare_usage[] =
     "                           the header, every row and the JSON say so\n"
     "      --timeout TIME       end a size that takes longer than this, modeled or\n"
     "                           measured (default 600s; 0: no limit), as run does\n"
+    "      --regime-wait TIME   how long, in all, to wait for the machine to come back\n"
+    "                           to the regime of the machine file's reference probe\n"
+    "                           (default 60s, or $COMMLAB_REGIME_WAIT; 0: no gate;\n"
+    "                           below)\n"
     "pattern options:\n"
     "      --microbatches M     pipeline: microbatches (default 4)\n"
     "      --compute TIME       pipeline: compute per stage per microbatch\n"
@@ -95,6 +99,15 @@ const char cmd_compare_usage[] =
     "the probe's own spread on a shared machine), one line says so with the\n"
     "figures: the errors then reflect a machine that changed, not the model.\n"
     "\n"
+    "Regime: a shared virtual machine moves between regimes (one 3 x slower than\n"
+    "the other, for a minute at a time).  So every size is measured between two\n"
+    "8 B probes that read within that threshold of the reference's 8 B figure:\n"
+    "while a probe reads another regime compare waits 0.25 s and probes again\n"
+    "(within --regime-wait in all), and a size whose probe after it read another\n"
+    "regime is measured again, 3 times at most.  A size kept although measured in\n"
+    "another regime is marked * (JSON: other_regime); a last line counts the\n"
+    "probes, the wait and what was measured again.\n"
+    "\n"
     "exit status: 0 ok, 1 a data check failed, 2 bad usage or machine file,\n"
     "3 deadlock, 4 a rank failed, 128+N stopped by signal N\n"
     "\n"
@@ -109,7 +122,7 @@ const char cmd_compare_usage[] =
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_BYTES, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER,
     OPT_MICRO, OPT_COMPUTE, OPT_CHUNK, OPT_CSV, OPT_JSON, OPT_TIMEOUT, OPT_RECAL, OPT_REPEAT,
-    OPT_SAVE, OPT_NETLAB, OPT_PIECES, OPT_SCHEDULE, OPT_CACHE, OPT_MIXED_CACHE,
+    OPT_SAVE, OPT_NETLAB, OPT_PIECES, OPT_SCHEDULE, OPT_CACHE, OPT_MIXED_CACHE, OPT_REGIME_WAIT,
 };
 
 static int check_parsed(int argc, char **argv, compare_opts *co, const char *bytes_s,
@@ -143,6 +156,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         {"netlab", required_argument, NULL, OPT_NETLAB},
         {"cache", required_argument, NULL, OPT_CACHE},
         {"mixed-cache", no_argument, NULL, OPT_MIXED_CACHE},
+        {"regime-wait", required_argument, NULL, OPT_REGIME_WAIT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -180,6 +194,7 @@ static int parse(int argc, char **argv, compare_opts *co)
         case OPT_SAVE: co->save = optarg; break;
         case OPT_CACHE: rc = run_parse_cache(optarg, &o->real.cache); break;
         case OPT_MIXED_CACHE: co->mixed_cache = true; break;
+        case OPT_REGIME_WAIT: rc = regime_parse_wait(optarg, &co->regime_wait); break;
         case OPT_NETLAB:
             rc = run_parse_netlab(optarg, &o->real.netlab);
             backend_give(&o->given, BOPT_NETLAB, "netlab", optarg);
@@ -296,15 +311,22 @@ static void print_text(const compare_opts *co, const compare_session *s, const c
         table_add(&t, "%s", units_time_digits(me, rows[i].measured.median, 4));
         table_add(&t, "%s", units_time_digits(lo, rows[i].measured.min, 4));
         table_add(&t, "%s", units_time_digits(hi, rows[i].measured.max, 4));
-        table_add(&t, "%+.1f %%", compare_error_pct(&rows[i]));
+        table_add(&t, "%+.1f %%%s", compare_error_pct(&rows[i]), rows[i].outside ? " *" : "");
         if (s->mismatch)
             table_add(&t, "%s", words);
     }
     table_print(&t, stdout, 0);
     table_release(&t);
+    size_t outside = 0;
+    for (size_t i = 0; i < n; i++)
+        outside += rows[i].outside;
+    if (outside)
+        printf("* measured while the probe read another regime (--regime-wait ran out or "
+               "the machine changed during the size's run each time)\n");
     if (n > 0)
         printf("\nmedian |error|: %.1f %% over %zu size%s\n", compare_median_abs_error(rows, n),
                n, n == 1 ? "" : "s");
+    regime_print(stdout, &s->gate, "regime: ");
     print_repeats(err, runs, shown);
 }
 
@@ -341,6 +363,7 @@ static void print_json(const compare_opts *co, const compare_session *s, const c
     json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
     compare_drift_json(&w, &s->dr);
+    regime_json(&w, &s->gate);
     if (n > 0)
         json_kv_number(&w, "median_abs_error_pct", compare_median_abs_error(rows, n));
     json_kv_uint(&w, "repeat", (uint64_t)co->repeat);
@@ -355,16 +378,7 @@ static void print_json(const compare_opts *co, const compare_session *s, const c
     json_begin_array(&w);
     for (size_t i = 0; i < n; i++) {
         json_begin_object(&w);
-        json_kv_uint(&w, "bytes", rows[i].bytes);
-        json_kv_uint(&w, "iters", rows[i].measured.n);
-        json_kv_number(&w, "modeled_s", rows[i].modeled);
-        json_key(&w, "measured_s");
-        json_begin_object(&w);
-        json_kv_number(&w, "median", rows[i].measured.median);
-        json_kv_number(&w, "min", rows[i].measured.min);
-        json_kv_number(&w, "max", rows[i].measured.max);
-        json_end_object(&w);
-        json_kv_number(&w, "error_pct", compare_error_pct(&rows[i]));
+        compare_row_json(&w, &rows[i]);
         if (s->mismatch) {
             json_key(&w, "cache_mismatch");
             json_bool(&w, true);
@@ -433,7 +447,9 @@ int cmd_compare(int argc, char **argv)
         .repeat = 1,
     };
     run_opts *o = &co.run;
-    int rc = parse(argc, argv, &co), joined = -1;
+    int rc = regime_default_wait(&co.regime_wait), joined = -1;
+    if (!rc)
+        rc = parse(argc, argv, &co);
     cl_diag d = {{0}};
     /* A --save path that would be refused is refused before measuring. */
     if (rc == 0 && co.save && file_out_check(co.save, "the --save file", &d))

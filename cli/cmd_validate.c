@@ -64,10 +64,14 @@ const char cmd_validate_usage[] =
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
     "      --provider NAME      rdma: the libfabric provider (default auto)\n"
     "      --timeout TIME       end a size that takes longer (default 600s; 0: no limit)\n"
+    "      --regime-wait TIME   how long, in all, to wait for the machine to come back\n"
+    "                           to the regime of the reference probe (default 60s,\n"
+    "                           or $COMMLAB_REGIME_WAIT; 0: no gate), as compare\n"
     "output:\n"
     "      --json               patterns[i].median_abs_error_pct, .worst_abs_error_pct,\n"
-    "                           .worst_bytes, .within, .results (as compare's), or\n"
-    "                           .skipped with the reason; drift, reference\n"
+    "                           .worst_bytes, .within, .other_regime_sizes, .results\n"
+    "                           (as compare's), or .skipped with the reason; drift,\n"
+    "                           reference, regime\n"
     "      --plot[=TERMS]       also write plots/out/validate-BACKEND.csv and draw it:\n"
     "                           every pattern's error per size, the bounds marked\n"
     "                           (TERMS: png,svg (the default), dumb, all)\n"
@@ -75,6 +79,9 @@ const char cmd_validate_usage[] =
     "\n"
     "The reference probe of the machine file (compare's drift) is measured before\n"
     "and after the patterns; a drift line says when the machine changed meanwhile.\n"
+    "Every size is measured between two 8 B probes in the reference's regime, as\n"
+    "compare does (`commlab compare --help`, Regime); a line whose sizes were kept\n"
+    "from another regime says how many, and a last line what the gate did.\n"
     "One run is one sample of a noisy machine: run it again before believing a\n"
     "line (chapter 06).\n"
     "\n"
@@ -91,7 +98,7 @@ const char cmd_validate_usage[] =
 enum {
     OPT_MODEL = 256, OPT_QUICK, OPT_WARMUP, OPT_BIND, OPT_LISTEN, OPT_PROVIDER, OPT_JSON,
     OPT_TIMEOUT, OPT_CACHE, OPT_MIXED_CACHE, OPT_PATTERNS, OPT_NETLAB, OPT_INCAST_MODEL,
-    OPT_PLOT,
+    OPT_PLOT, OPT_REGIME_WAIT,
 };
 
 #define BOUND_MEDIAN_PCT 10.0 /* a pattern's median |error| over its sizes */
@@ -116,6 +123,7 @@ typedef struct vline {
     double median, worst;     /* |error| %, over rows */
     uint64_t worst_bytes;
     bool within;              /* median <= 10 %, worst <= 25 % */
+    size_t outside;           /* rows kept from another regime (cli/regime.h) */
     bool mismatch;            /* its model was of another --cache mode (--mixed-cache) */
     int cores;                /* cores of the machine it ran on; fewer than ranks: the
                                  ranks took turns on a core (said on its line) */
@@ -214,6 +222,7 @@ static int parse(int argc, char **argv, validate_opts *v)
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"provider", required_argument, NULL, OPT_PROVIDER},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"regime-wait", required_argument, NULL, OPT_REGIME_WAIT},
         {"json", no_argument, NULL, OPT_JSON},
         {"plot", optional_argument, NULL, OPT_PLOT},
         {"help", no_argument, NULL, 'h'},
@@ -251,6 +260,7 @@ static int parse(int argc, char **argv, validate_opts *v)
             backend_give(&o->given, BOPT_PROVIDER, "provider", optarg);
             break;
         case OPT_TIMEOUT: rc = run_parse_timeout(optarg, &o->timeout); break;
+        case OPT_REGIME_WAIT: rc = regime_parse_wait(optarg, &v->co.regime_wait); break;
         case OPT_JSON: o->fmt = CLI_JSON; break;
         case OPT_PLOT: rc = cli_plot_terms(optarg, &v->plot); break;
         case 'h': fputs(cmd_validate_usage, stdout); return -1;
@@ -288,6 +298,9 @@ static void summarize(vline *l)
         }
     }
     l->within = l->median <= BOUND_MEDIAN_PCT && l->worst <= BOUND_WORST_PCT;
+    l->outside = 0;
+    for (size_t i = 0; i < l->n; i++)
+        l->outside += l->rows[i].outside;
     l->measured = true;
 }
 
@@ -406,8 +419,12 @@ static void print_text(const validate_opts *v, const compare_session *s, size_t 
         if (l->cores > 0 && l->cores < l->ranks)
             cli_textf(turns, sizeof turns, " (%d ranks on %d cores take turns)", l->ranks,
                       l->cores);
-        table_add(&t, "%s%s%s", l->within ? "yes" : "no",
-                  l->mismatch ? " (--mixed-cache: model of another --cache)" : "", turns);
+        char other[64] = "";
+        if (l->outside)
+            cli_textf(other, sizeof other, " (%zu size%s from another regime)", l->outside,
+                      l->outside == 1 ? "" : "s");
+        table_add(&t, "%s%s%s%s", l->within ? "yes" : "no",
+                  l->mismatch ? " (--mixed-cache: model of another --cache)" : "", turns, other);
     }
     table_print(&t, stdout, 0);
     table_release(&t);
@@ -420,6 +437,7 @@ static void print_text(const validate_opts *v, const compare_session *s, size_t 
     printf("\n%zu of %zu pattern%s within bounds (median |error| <= %.0f %%, every size <= "
            "%.0f %%)\n", within, measured, measured == 1 ? "" : "s", BOUND_MEDIAN_PCT,
            BOUND_WORST_PCT);
+    regime_print(stdout, &s->gate, "regime: ");
 }
 
 static void json_rows(json_writer *w, const vline *l)
@@ -427,18 +445,8 @@ static void json_rows(json_writer *w, const vline *l)
     json_key(w, "results");
     json_begin_array(w);
     for (size_t i = 0; i < l->n; i++) {
-        const compare_row *r = &l->rows[i];
         json_begin_object(w);
-        json_kv_uint(w, "bytes", r->bytes);
-        json_kv_uint(w, "iters", r->measured.n);
-        json_kv_number(w, "modeled_s", r->modeled);
-        json_key(w, "measured_s");
-        json_begin_object(w);
-        json_kv_number(w, "median", r->measured.median);
-        json_kv_number(w, "min", r->measured.min);
-        json_kv_number(w, "max", r->measured.max);
-        json_end_object(w);
-        json_kv_number(w, "error_pct", compare_error_pct(r));
+        compare_row_json(w, &l->rows[i]);
         json_end_object(w);
     }
     json_end_array(w);
@@ -463,6 +471,7 @@ static void print_json(const validate_opts *v, const compare_session *s, size_t 
     json_kv_uint(&w, "warmup", (uint64_t)o->warmup);
     json_kv_string(&w, "status", status == 0 ? "ok" : cl_errname(status));
     compare_drift_json(&w, &s->dr);
+    regime_json(&w, &s->gate);
     json_kv_number(&w, "bound_median_pct", BOUND_MEDIAN_PCT);
     json_kv_number(&w, "bound_worst_pct", BOUND_WORST_PCT);
     json_kv_uint(&w, "measured", measured);
@@ -491,6 +500,7 @@ static void print_json(const validate_opts *v, const compare_session *s, size_t 
         json_kv_uint(&w, "worst_bytes", l->worst_bytes);
         json_key(&w, "within");
         json_bool(&w, l->within);
+        json_kv_uint(&w, "other_regime_sizes", l->outside);
         json_key(&w, "cache_mismatch");
         json_bool(&w, l->mismatch);
         json_kv_uint(&w, "cores", (uint64_t)l->cores);
@@ -544,7 +554,9 @@ int cmd_validate(int argc, char **argv)
     plan_lines(v);
     compare_opts *co = &v->co;
     run_opts *o = &co->run;
-    int rc = parse(argc, argv, v), joined = -1;
+    int rc = regime_default_wait(&co->regime_wait), joined = -1;
+    if (!rc)
+        rc = parse(argc, argv, v);
     /* mpi: every process of a 2-process MPI job runs it all, as compare. */
     if (rc == 0 && o->be->join && o->ranks != 2)
         rc = cli_error("validate --backend mpi runs on 2 ranks (its MPI job runs the 2-rank "

@@ -50,7 +50,7 @@ static int get_machine(const compare_opts *co, machine *m, char *path, size_t le
                           .eager_limit = o->eager_limit ? o->eager_limit : RUN_EAGER_LIMIT,
                           .quick = co->quick, .bind = o->real.bind, .listen = o->real.listen,
                           .netlab = o->real.netlab, .lab = o->real.lab, .progress = isatty(2),
-                          .cache = o->real.cache};
+                          .cache = o->real.cache, .regime_wait = co->regime_wait};
         calib_result r;
         rc = calibrate_measure(&cal, &r);
         if (rc == CLI_EXIT_OK && machine_save(&r.m, path, &d))
@@ -265,6 +265,39 @@ run_opts compare_sim_opts(const compare_opts *co)
     return sim;
 }
 
+void compare_row_json(json_writer *w, const compare_row *r)
+{
+    json_kv_uint(w, "bytes", r->bytes);
+    json_kv_uint(w, "iters", r->measured.n);
+    json_kv_number(w, "modeled_s", r->modeled);
+    json_key(w, "measured_s");
+    json_begin_object(w);
+    json_kv_number(w, "median", r->measured.median);
+    json_kv_number(w, "min", r->measured.min);
+    json_kv_number(w, "max", r->measured.max);
+    json_end_object(w);
+    json_kv_number(w, "error_pct", compare_error_pct(r));
+    json_key(w, "other_regime");
+    json_bool(w, r->outside);
+}
+
+/* One size's run, for regime_measure. */
+typedef struct size_run {
+    const run_opts *o;
+    run_env *env;
+    uint64_t bytes;
+    bool first;
+    run_row *row;
+} size_run;
+
+static int run_one_size(void *arg)
+{
+    size_run *r = arg;
+    int status = run_size(r->o, r->env, r->bytes, NULL, r->first, r->row);
+    r->first = false;
+    return status;
+}
+
 int compare_measure(compare_opts *co, compare_session *s, bool first, compare_row *rows,
                     size_t *done)
 {
@@ -283,9 +316,11 @@ int compare_measure(compare_opts *co, compare_session *s, bool first, compare_ro
         bool none_yet = first && i == 0;
         co->lo_iters = none_yet || real.iters < co->lo_iters ? real.iters : co->lo_iters;
         co->hi_iters = none_yet || real.iters > co->hi_iters ? real.iters : co->hi_iters;
-        if ((status = run_size(&real, &s->env, o->sizes[i], NULL, none_yet, &measured)))
+        size_run one = {&real, &s->env, o->sizes[i], none_yet, &measured};
+        bool outside;
+        if ((status = regime_measure(&s->gate, o, &s->env, run_one_size, &one, &outside)))
             break;
-        rows[i] = (compare_row){o->sizes[i], modeled.t.median, measured.t};
+        rows[i] = (compare_row){o->sizes[i], modeled.t.median, measured.t, outside};
     }
     return status;
 }
@@ -310,6 +345,15 @@ int compare_open(compare_opts *co, compare_session *s)
         return cli_diag(&d, CLI_EXIT_USAGE);
     o->eager_limit = s->m.eager_limit;
     drift_init(&s->dr, &s->m);
+    /* The gate needs the reference's 8 B figure, and decisions every
+     * process of an MPI job takes alike: no gate under mpi. */
+    double ref = 0, tol = REGIME_TOL_PCT;
+    for (size_t i = 0; i < s->dr.n; i++)
+        if (s->dr.cal[i].bytes == 8) {
+            ref = s->dr.cal[i].time;
+            tol = s->dr.threshold_pct[i];
+        }
+    s->gate = regime_gate_of(o->be->join || co->regime_wait <= 0 ? 0 : ref, tol, co->regime_wait);
     if (s->dr.n == 0)
         fprintf(stderr, "commlab: note: %s records no reference probe (calibrated before "
                         "commlab kept one), so a changed machine cannot be told from a wrong "

@@ -22,16 +22,14 @@
 #include <stdio.h>
 
 #include "cli/calibrate.h"
+#include "cli/regime.h"
 #include "cli/run_size.h"
 #include "core/json.h"
 #include "core/machine.h"
 
 /* The least move of a reference called drift, %: the probe's own spread
- * between runs in one regime.  On the shared 2-core VM of chapter 06, ten
- * compares after one calibration probed 8 B at 105-110 ns against 120 ns
- * calibrated (up to 12.5 % apart, errors 2.4-5.0 %), while the other
- * regime is 3.5 x slower. */
-#define DRIFT_FLOOR_PCT 20.0
+ * between runs in one regime (cli/regime.h). */
+#define DRIFT_FLOOR_PCT REGIME_TOL_PCT
 
 typedef struct compare_opts {
     run_opts run;      /* pattern, backend, ranks, sizes, iters, pattern args, cache */
@@ -46,6 +44,7 @@ typedef struct compare_opts {
     int max_iters;     /* the most timed iterations a size takes then (10 the
                           fewest); 0: 1000 */
     const char *save;  /* --save FILE.csv, or NULL */
+    double regime_wait; /* --regime-wait: seconds the gate may wait (0: no gate) */
     int lo_iters, hi_iters; /* the iterations the sizes ran: fewest, most */
 } compare_opts;
 
@@ -70,6 +69,7 @@ typedef struct compare_session {
     run_env env;       /* where runs ran */
     run_lab lab;       /* the netlab every run goes over, when --netlab */
     compare_drift dr;  /* the reference probe */
+    regime_gate gate;  /* its 8 B figure's regime, every measured size run in it */
     bool mismatch;     /* the model's --cache is not the measurement's (mixed_cache) */
 } compare_session;
 
@@ -92,6 +92,9 @@ int compare_probe(const compare_opts *co, compare_session *s, bool after);
 void compare_drift_judge(compare_drift *dr);
 /* The one drift line (prefix first), or nothing when none moved. */
 void compare_drift_print(FILE *f, const compare_drift *dr, const char *prefix);
+/* Row r as JSON keys of the open object: bytes, iters, modeled_s,
+ * measured_s {median, min, max}, error_pct, other_regime. */
+void compare_row_json(json_writer *w, const compare_row *r);
 /* The drift and the references as JSON keys of the open object. */
 void compare_drift_json(json_writer *w, const compare_drift *dr);
 

@@ -71,13 +71,33 @@ has "$out" "segments, duplex), full mesh of 2 ranks"
 has "$q" "reduce_bandwidth: {f64: "; has "$q" ", bf16: "; has "$q" ", i64: "
 run 0 run allreduce -n 2 --model "$q" --bytes 1MiB --dtype bf16
 has "$out" "reducing: sum of bf16 elements at "
+# The regime gate (cli/regime.h): off under the suites (lib.sh sets
+# COMMLAB_REGIME_WAIT=0), on with --regime-wait.  What it did (probes,
+# waits, sizes kept from another regime) is the machine's, so only that
+# it is said is checked.
+run 0 compare pingpong --model "$q" --sizes 8,64KiB -i 3 --json
+json "compare, no gate"; has "$out" '"other_regime": false'
+if grep -q '"regime": {' "$out"; then bad "compare said what a gate that was off did"; else ok; fi
+run 0 compare pingpong --model "$q" --sizes 8,64KiB -i 3 --regime-wait 1s --json
+json "compare --regime-wait"; has "$out" '"regime": {'; has "$out" '"probes": '
+has "$out" '"tolerance_pct": '; has "$out" '"kept_outside": '; has "$out" '"other_regime": '
+run 0 compare pingpong --model "$q" --sizes 8 -i 3 --regime-wait 500ms
+has "$out" "regime: each run between 8 B probes within "
 fi
+run 2 compare pingpong --regime-wait 2h; has "$err" "--regime-wait: unknown time unit 'h'"
+run 2 compare pingpong --regime-wait 4000s
+has "$err" "--regime-wait must be 0 (no gate) or a time up to an hour (3600s), got '4000s'"
+run 2 calibrate --backend shm --regime-wait soon; has "$err" "--regime-wait"
+export COMMLAB_REGIME_WAIT=soon
+run 2 compare pingpong; has "$err" "COMMLAB_REGIME_WAIT: cannot parse time 'soon'"
+export COMMLAB_REGIME_WAIT=0
 if calibrated "$tmpd/q2.yaml" --backend shm --quick --csv; then
 has "$out" "# commlab-plot: compare"; has "$out" "# title: pingpong, shm, 2 ranks, host "
 has "$out" "pattern,backend,ranks,bytes,modeled_s,measured_median_s,measured_min_s,measured_max_s,error_pct,measured_q1_s,measured_q3_s"
 has "$out" "pingpong,shm,2,65536,"
 fi
-if calibrated "$tmpd/q-tcp.yaml" --backend tcp --quick --json; then json calibrate
+if calibrated "$tmpd/q-tcp.yaml" --backend tcp --quick --json --regime-wait 1s; then json calibrate
+has "$out" '"regime": {'; has "$out" '"reference_s": '
 has "$out" '"command": "calibrate"'; has "$out" '"alpha_s"'; has "$out" '"r2"'
 has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'; has "$out" '"gap_s"'
 has "$out" '"duplex_segments"'; has "$out" '"exchange_s"'; has "$out" '"exchange_modeled_s"'

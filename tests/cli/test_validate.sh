@@ -40,6 +40,18 @@ run 2 validate --backend warp;       has "$err" "unknown backend 'warp'"
 run 2 validate --model "$m" --patterns pingpog
 has "$err" "unknown pattern 'pingpog'; did you mean 'pingpong'?"
 run 0 validate --model "$m" --patterns pingpong, --sizes 8 -i 3 # a trailing comma is nothing
+# A model with a reference probe gates every size on it with
+# --regime-wait (cli/regime.h): the JSON says what the gate did, and how
+# many of each line's sizes were kept from another regime.
+{ cat "$m"; printf 'reference:\n  - {bytes: 8, time: 300ns}\n  - {bytes: 1048576, time: 100us}\n'; } >"$tmpd/ref.yaml"
+run 0 validate --model "$tmpd/ref.yaml" --patterns pingpong,relay --sizes 8,1KiB -i 3 \
+    --regime-wait 1s --json
+json "validate --regime-wait"; has "$out" '"regime": {'; has "$out" '"other_regime_sizes": '
+has "$out" '"other_regime": '
+run 0 validate --model "$tmpd/ref.yaml" --patterns pingpong --sizes 8 -i 3 --regime-wait 1s
+has "$out" "regime: each run between 8 B probes within "
+run 2 validate --model "$m" --regime-wait -3s; has "$err" "--regime-wait"
+run 0 validate --help; has "$out" "--regime-wait TIME"
 run 2 validate --model "$m" --patterns ""; has "$err" "--patterns names no pattern"
 run 2 validate --model "$m" --cache tepid; has "$err" "--cache must be fresh, warm or cold"
 run 2 validate --netlab 1Gbit/s;      has "$err" "--netlab is an option of --backend tcp"

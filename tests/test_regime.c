@@ -1,0 +1,246 @@
+/* test_regime.c - cli/regime: the gate that measures in one regime.  The
+ * probes are a fake backend's scripted 8 B times and the command's clock a
+ * counter that moves half a second a reading, so every decision is
+ * checked exactly; only the gate's pauses sleep (0.25 s each, a few). */
+#include <stdlib.h>
+
+#include "cli/regime.c"
+#include "tests/testutil.h"
+
+/* ---- what regime.c calls outside itself, scripted ---- */
+
+static double script[64]; /* one-way seconds the probes read, in order */
+static int nscript, next_probe;
+static int runs;       /* runs of the measured pattern (not probes) */
+static double fake_now;
+
+double cli_now(void)
+{
+    fake_now += 0.5;
+    return fake_now;
+}
+
+int cli_error(const char *fmt, ...)
+{
+    (void)fmt;
+    return CLI_EXIT_USAGE;
+}
+
+int cli_diag(const cl_diag *d, int code)
+{
+    (void)d;
+    return code;
+}
+
+static int fake_run_size(const run_opts *o, run_env *env, uint64_t bytes, rec_log *log,
+                         bool first, run_row *row)
+{
+    (void)env, (void)log, (void)first;
+    assert_string_equal(o->pattern->name, "pingpong");
+    assert_int_equal(o->ranks, 2);
+    assert_int_equal(bytes, 8);
+    assert_int_equal(o->iters, REGIME_PROBE_ITERS);
+    assert_true(next_probe < nscript);
+    *row = (run_row){.bytes = bytes, .t = {.median = script[next_probe++]}};
+    return 0;
+}
+
+static const backend_info fake_backend = {.name = "fake", .run_size = fake_run_size};
+
+static int pattern_run(void *arg)
+{
+    (void)arg;
+    runs++;
+    return 0;
+}
+
+static void start(const double *probes, int n)
+{
+    for (int i = 0; i < n; i++)
+        script[i] = probes[i];
+    nscript = n;
+    next_probe = runs = 0;
+    fake_now = 100;
+}
+
+static run_opts base(void)
+{
+    return (run_opts){.be = &fake_backend, .backend = "fake", .ranks = 8, .iters = 7};
+}
+
+/* ---- the tests ---- */
+
+static void test_within(void **state)
+{
+    (void)state;
+    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    assert_true(regime_within(&g, 100e-9));
+    assert_true(regime_within(&g, 119e-9));
+    assert_false(regime_within(&g, 121e-9));
+    assert_true(regime_within(&g, 81e-9));
+    assert_false(regime_within(&g, 79e-9));
+    assert_false(regime_within(&g, NAN));
+    regime_gate none = regime_gate_of(0, 20, 10);
+    assert_true(none.ref == 0);
+}
+
+static void test_no_reference_no_probe(void **state)
+{
+    (void)state;
+    start(NULL, 0);
+    regime_gate g = regime_gate_of(0, 20, 10);
+    run_opts o = base();
+    bool outside = true;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(runs, 1);
+    assert_int_equal(g.probes, 0);
+    assert_false(outside);
+}
+
+static void test_in_regime_once(void **state)
+{
+    (void)state;
+    const double p[] = {100e-9, 110e-9};
+    start(p, 2);
+    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    run_opts o = base();
+    bool outside = true;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(runs, 1);
+    assert_int_equal(g.probes, 2); /* before and after */
+    assert_int_equal(g.outside, 0);
+    assert_false(outside);
+    assert_true(g.waited == 0);
+}
+
+static void test_fresh_probe_stands_for_the_next_run(void **state)
+{
+    (void)state;
+    const double p[] = {100e-9, 100e-9, 100e-9};
+    start(p, 3);
+    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    run_opts o = base();
+    bool outside;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    /* The probe after the first run, half a second old, is fresh. */
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(runs, 2);
+    assert_int_equal(g.probes, 3);
+    assert_false(outside);
+}
+
+static void test_other_regime_after_measures_again(void **state)
+{
+    (void)state;
+    /* in, run, out (slow spell during the run), in, run, in */
+    const double p[] = {100e-9, 300e-9, 100e-9, 100e-9};
+    start(p, 4);
+    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    run_opts o = base();
+    bool outside = true;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(runs, 2);
+    assert_int_equal(g.remeasured, 1);
+    assert_int_equal(g.outside, 1);
+    assert_int_equal(g.kept_outside, 0);
+    assert_false(outside);
+}
+
+static void test_waits_for_the_regime(void **state)
+{
+    (void)state;
+    /* out, out (waited), in: run, in */
+    const double p[] = {400e-9, 400e-9, 100e-9, 100e-9};
+    start(p, 4);
+    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    run_opts o = base();
+    bool outside = true;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(runs, 1);
+    assert_int_equal(g.probes, 4);
+    assert_int_equal(g.outside, 2);
+    assert_true(g.waited == 1.0); /* two pauses, half a second each on the fake clock */
+    assert_true(g.budget == 9.0);
+    assert_false(outside);
+}
+
+static void test_budget_spent_keeps_and_marks(void **state)
+{
+    (void)state;
+    double p[64];
+    for (int i = 0; i < 64; i++)
+        p[i] = 400e-9;
+    start(p, 64);
+    regime_gate g = regime_gate_of(100e-9, 20, 1.0);
+    run_opts o = base();
+    bool outside = false;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    /* Waited out the budget (two pauses), ran, found the other regime
+     * after, and with no budget left kept the run. */
+    assert_true(g.budget <= 0);
+    assert_int_equal(runs, 1);
+    assert_true(outside);
+    assert_int_equal(g.kept_outside, 1);
+    assert_int_equal(g.remeasured, 0);
+    /* The next run waits no more: one probe before, one after. */
+    int probes = g.probes;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(g.probes, probes + 2);
+    assert_true(outside);
+    assert_int_equal(g.kept_outside, 2);
+}
+
+static void test_tries_at_most(void **state)
+{
+    (void)state;
+    /* Every probe before a run reads the regime, every one after does not. */
+    const double p[] = {100e-9, 300e-9, 100e-9, 300e-9, 100e-9, 300e-9};
+    start(p, 6);
+    regime_gate g = regime_gate_of(100e-9, 20, 1000);
+    run_opts o = base();
+    bool outside = false;
+    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(runs, REGIME_TRIES);
+    assert_int_equal(g.remeasured, REGIME_TRIES - 1);
+    assert_true(outside);
+}
+
+static void test_parse_wait(void **state)
+{
+    (void)state;
+    double w = -1;
+    assert_int_equal(regime_parse_wait("0", &w), 0);
+    assert_true(w == 0);
+    assert_int_equal(regime_parse_wait("30s", &w), 0);
+    assert_true(w == 30);
+    assert_int_equal(regime_parse_wait("500ms", &w), 0);
+    assert_true(w == 0.5);
+    assert_int_equal(regime_parse_wait("4000s", &w), CLI_EXIT_USAGE);
+    assert_int_equal(regime_parse_wait("-1", &w), CLI_EXIT_USAGE);
+    assert_int_equal(regime_parse_wait("soon", &w), CLI_EXIT_USAGE);
+    unsetenv("COMMLAB_REGIME_WAIT");
+    assert_int_equal(regime_default_wait(&w), 0);
+    assert_true(w == REGIME_WAIT_DEFAULT);
+    setenv("COMMLAB_REGIME_WAIT", "0", 1);
+    assert_int_equal(regime_default_wait(&w), 0);
+    assert_true(w == 0);
+    setenv("COMMLAB_REGIME_WAIT", "2h", 1);
+    assert_int_equal(regime_default_wait(&w), CLI_EXIT_USAGE);
+    unsetenv("COMMLAB_REGIME_WAIT");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_within),
+        cmocka_unit_test(test_no_reference_no_probe),
+        cmocka_unit_test(test_in_regime_once),
+        cmocka_unit_test(test_fresh_probe_stands_for_the_next_run),
+        cmocka_unit_test(test_other_regime_after_measures_again),
+        cmocka_unit_test(test_waits_for_the_regime),
+        cmocka_unit_test(test_budget_spent_keeps_and_marks),
+        cmocka_unit_test(test_tries_at_most),
+        cmocka_unit_test(test_parse_wait),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
