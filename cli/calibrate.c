@@ -417,13 +417,7 @@ int calibrate_probe(const run_opts *base, run_env *env, machine_ref ref[CALIB_NR
 {
     static const uint64_t bytes[CALIB_NREF] = {CALIB_REF_SMALL, CALIB_REF_LARGE};
     static const int iters[CALIB_NREF] = {300, 30};
-    run_opts ro = *base;
-    ro.pattern = pattern_find("pingpong");
-    ro.ranks = 2;
-    ro.warmup = 2;
-    ro.args = (cl_args){0};
-    ro.fmt = CLI_TEXT;
-    ro.timeline = ro.trace = NULL;
+    run_opts ro = regime_probe_opts(base); /* the gate's probe is this one, shorter */
     cl_stats t[CALIB_NREF][CALIB_PROBE_ROUNDS];
     for (int round = 0; round < CALIB_PROBE_ROUNDS; round++)
         for (int i = 0; i < CALIB_NREF; i++) {

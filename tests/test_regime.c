@@ -68,6 +68,16 @@ static run_opts base(void)
     return (run_opts){.be = &fake_backend, .backend = "fake", .ranks = 8, .iters = 7};
 }
 
+/* One regime_measure of the scripted pattern through g: whether the run
+ * was kept from another regime. */
+static bool measure(regime_gate *g)
+{
+    run_opts o = base();
+    bool outside;
+    assert_int_equal(regime_measure(g, &o, NULL, pattern_run, NULL, &outside), 0);
+    return outside;
+}
+
 /* ---- the tests ---- */
 
 static void test_within(void **state)
@@ -89,9 +99,7 @@ static void test_no_reference_no_probe(void **state)
     (void)state;
     start(NULL, 0);
     regime_gate g = regime_gate_of(0, 20, 10);
-    run_opts o = base();
-    bool outside = true;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    bool outside = measure(&g);
     assert_int_equal(runs, 1);
     assert_int_equal(g.probes, 0);
     assert_false(outside);
@@ -103,9 +111,7 @@ static void test_in_regime_once(void **state)
     const double p[] = {100e-9, 110e-9};
     start(p, 2);
     regime_gate g = regime_gate_of(100e-9, 20, 10);
-    run_opts o = base();
-    bool outside = true;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    bool outside = measure(&g);
     assert_int_equal(runs, 1);
     assert_int_equal(g.probes, 2); /* before and after */
     assert_int_equal(g.outside, 0);
@@ -119,11 +125,9 @@ static void test_fresh_probe_stands_for_the_next_run(void **state)
     const double p[] = {100e-9, 100e-9, 100e-9};
     start(p, 3);
     regime_gate g = regime_gate_of(100e-9, 20, 10);
-    run_opts o = base();
-    bool outside;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    bool outside = measure(&g);
     /* The probe after the first run, half a second old, is fresh. */
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    outside = measure(&g);
     assert_int_equal(runs, 2);
     assert_int_equal(g.probes, 3);
     assert_false(outside);
@@ -136,9 +140,7 @@ static void test_other_regime_after_measures_again(void **state)
     const double p[] = {100e-9, 300e-9, 100e-9, 100e-9};
     start(p, 4);
     regime_gate g = regime_gate_of(100e-9, 20, 10);
-    run_opts o = base();
-    bool outside = true;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    bool outside = measure(&g);
     assert_int_equal(runs, 2);
     assert_int_equal(g.remeasured, 1);
     assert_int_equal(g.outside, 1);
@@ -153,9 +155,7 @@ static void test_waits_for_the_regime(void **state)
     const double p[] = {400e-9, 400e-9, 100e-9, 100e-9};
     start(p, 4);
     regime_gate g = regime_gate_of(100e-9, 20, 10);
-    run_opts o = base();
-    bool outside = true;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    bool outside = measure(&g);
     assert_int_equal(runs, 1);
     assert_int_equal(g.probes, 4);
     assert_int_equal(g.outside, 2);
@@ -172,9 +172,7 @@ static void test_budget_spent_keeps_and_marks(void **state)
         p[i] = 400e-9;
     start(p, 64);
     regime_gate g = regime_gate_of(100e-9, 20, 1.0);
-    run_opts o = base();
-    bool outside = false;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    bool outside = measure(&g);
     /* Waited out the budget (two pauses), ran, found the other regime
      * after, and with no budget left kept the run. */
     assert_true(g.budget <= 0);
@@ -184,7 +182,7 @@ static void test_budget_spent_keeps_and_marks(void **state)
     assert_int_equal(g.remeasured, 0);
     /* The next run waits no more: one probe before, one after. */
     int probes = g.probes;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    outside = measure(&g);
     assert_int_equal(g.probes, probes + 2);
     assert_true(outside);
     assert_int_equal(g.kept_outside, 2);
@@ -197,9 +195,7 @@ static void test_tries_at_most(void **state)
     const double p[] = {100e-9, 300e-9, 100e-9, 300e-9, 100e-9, 300e-9};
     start(p, 6);
     regime_gate g = regime_gate_of(100e-9, 20, 1000);
-    run_opts o = base();
-    bool outside = false;
-    assert_int_equal(regime_measure(&g, &o, NULL, pattern_run, NULL, &outside), 0);
+    bool outside = measure(&g);
     assert_int_equal(runs, REGIME_TRIES);
     assert_int_equal(g.remeasured, REGIME_TRIES - 1);
     assert_true(outside);
