@@ -9,10 +9,15 @@
  * itself (rdtsc) 12 ns.  Where the kernel keeps CLOCK_MONOTONIC on that
  * counter (its clocksource is "tsc": the counter runs at one rate and is
  * synchronized between cores), the launcher reads both clocks together
- * at the start and again once TICK_CALIBRATION seconds have passed, and
- * every rank it forks turns ticks into seconds with that one mapping: the
- * ranks still read one clock, and the empty pattern's window-way time
- * falls from 70 to 40 ns.
+ * when a run starts, and every rank it forks turns ticks into seconds from
+ * there with one rate: the ranks still read one clock, and the empty
+ * pattern's window-way time falls from 70 to 40 ns.  The rate is the
+ * counter's, the same for every run of the process, so it is measured
+ * once a process (both clocks read again TICK_CALIBRATION seconds after
+ * the first run's reading) and kept, with whether the counter is the
+ * kernel's clock at all: a command that launches hundreds of runs
+ * (validate, a calibration) pays that millisecond and the look at
+ * /sys once.
  *
  * The mapping's rate is the monotonic clock's to within the two readings'
  * error over the calibration (about 1e-5): every time is off by that
@@ -76,9 +81,10 @@ static inline uint64_t tick_at(const tick_clock *k, double s)
  * Cannot fail. */
 double tick_begin(tick_clock *k, bool use);
 
-/* Reads both clocks again, once TICK_CALIBRATION seconds have passed
- * since tick_begin (spinning out what is left), and turns the clock on
- * with their rate: a no-op unless tick_begin read the counter. */
+/* Turns the clock tick_begin read on, with the process's rate: measured
+ * the first time (both clocks read again once TICK_CALIBRATION seconds
+ * have passed since tick_begin, spinning out what is left), kept after.
+ * A no-op unless tick_begin read the counter. */
 void tick_end(tick_clock *k);
 
 /* "tsc" or "monotonic": the clock k reads, for reports. */
