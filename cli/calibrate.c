@@ -110,8 +110,7 @@ static void progress(const calib_ctx *c, uint64_t bytes)
     fflush(stderr);
 }
 
-/* One size of c->ro's pattern, iters timed iterations, into *t: CLI_EXIT_OK,
- * or the exit status after ending the progress bar's line. */
+/* c->ro's run of c->bytes, for regime_measure. */
 static int run_once(void *arg)
 {
     calib_ctx *c = arg;
@@ -120,13 +119,16 @@ static int run_once(void *arg)
     return status;
 }
 
+/* One size of c->ro's pattern, iters timed iterations, in the gate's
+ * regime, into *t: CLI_EXIT_OK, or the exit status after ending the
+ * progress bar's line. */
 static int measure(calib_ctx *c, uint64_t bytes, int iters, cl_stats *t)
 {
     progress(c, bytes);
     c->ro.iters = iters;
     c->bytes = bytes;
     bool outside;
-    int status = regime_measure(c->gate, &c->ro, &c->env, run_once, c, &outside);
+    int status = regime_measure(c->gate, &c->env, run_once, c, &outside);
     c->step++;
     if (status) {
         if (c->o->progress)
@@ -467,8 +469,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
         return rc;
     m->nref = CALIB_NREF;
     c.first = false;
-    r->gate = regime_gate_of(o->be->join || o->regime_wait <= 0 ? 0 : m->ref[0].time,
-                             REGIME_TOL_PCT, o->regime_wait);
+    r->gate = regime_gate_of(&c.ro, m->ref[0].time, REGIME_TOL_PCT, o->regime_wait);
     c.gate = &r->gate;
     if ((rc = measure_points(&c, r, idx, n)) || (rc = fit_pingpong(&c, r)))
         return rc;

@@ -70,7 +70,7 @@
 #define CALIB_ATTEMPTS 3              /* measurements of a segment before giving up */
 #define CALIB_AGREE 0.10              /* two measurements this close: not noise */
 #define CALIB_NREF 2                  /* sizes of the reference probe: */
-#define CALIB_REF_SMALL 8             /* bytes: latency */
+#define CALIB_REF_SMALL REGIME_PROBE_BYTES /* bytes: latency, and the gate's probe */
 #define CALIB_REF_LARGE (1u << 20)    /* bytes: bandwidth */
 #define CALIB_PROBE_ROUNDS 3          /* rounds of the probe */
 #define CALIB_REDUCE_BYTES (8u << 20) /* bytes a reduction measured sums */

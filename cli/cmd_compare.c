@@ -317,10 +317,7 @@ static void print_text(const compare_opts *co, const compare_session *s, const c
     }
     table_print(&t, stdout, 0);
     table_release(&t);
-    size_t outside = 0;
-    for (size_t i = 0; i < n; i++)
-        outside += rows[i].outside;
-    if (outside)
+    if (compare_rows_outside(rows, n))
         printf("* measured while the probe read another regime (--regime-wait ran out or "
                "the machine changed during the size's run each time)\n");
     if (n > 0)

@@ -298,9 +298,7 @@ static void summarize(vline *l)
         }
     }
     l->within = l->median <= BOUND_MEDIAN_PCT && l->worst <= BOUND_WORST_PCT;
-    l->outside = 0;
-    for (size_t i = 0; i < l->n; i++)
-        l->outside += l->rows[i].outside;
+    l->outside = compare_rows_outside(l->rows, l->n);
     l->measured = true;
 }
 

@@ -265,6 +265,14 @@ run_opts compare_sim_opts(const compare_opts *co)
     return sim;
 }
 
+size_t compare_rows_outside(const compare_row *rows, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += rows[i].outside;
+    return k;
+}
+
 void compare_row_json(json_writer *w, const compare_row *r)
 {
     json_kv_uint(w, "bytes", r->bytes);
@@ -318,7 +326,7 @@ int compare_measure(compare_opts *co, compare_session *s, bool first, compare_ro
         co->hi_iters = none_yet || real.iters > co->hi_iters ? real.iters : co->hi_iters;
         size_run one = {&real, &s->env, o->sizes[i], none_yet, &measured};
         bool outside;
-        if ((status = regime_measure(&s->gate, o, &s->env, run_one_size, &one, &outside)))
+        if ((status = regime_measure(&s->gate, &s->env, run_one_size, &one, &outside)))
             break;
         rows[i] = (compare_row){o->sizes[i], modeled.t.median, measured.t, outside};
     }
@@ -345,15 +353,17 @@ int compare_open(compare_opts *co, compare_session *s)
         return cli_diag(&d, CLI_EXIT_USAGE);
     o->eager_limit = s->m.eager_limit;
     drift_init(&s->dr, &s->m);
-    /* The gate needs the reference's 8 B figure, and decisions every
-     * process of an MPI job takes alike: no gate under mpi. */
+    /* The gate: the reference's 8 B figure and threshold, probed in the
+     * reference's own --cache mode as compare_probe does. */
     double ref = 0, tol = REGIME_TOL_PCT;
     for (size_t i = 0; i < s->dr.n; i++)
-        if (s->dr.cal[i].bytes == 8) {
+        if (s->dr.cal[i].bytes == REGIME_PROBE_BYTES) {
             ref = s->dr.cal[i].time;
             tol = s->dr.threshold_pct[i];
         }
-    s->gate = regime_gate_of(o->be->join || co->regime_wait <= 0 ? 0 : ref, tol, co->regime_wait);
+    run_opts probe = *o;
+    probe.real.cache = s->m.cache;
+    s->gate = regime_gate_of(&probe, ref, tol, co->regime_wait);
     if (s->dr.n == 0)
         fprintf(stderr, "commlab: note: %s records no reference probe (calibrated before "
                         "commlab kept one), so a changed machine cannot be told from a wrong "

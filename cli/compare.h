@@ -92,6 +92,8 @@ int compare_probe(const compare_opts *co, compare_session *s, bool after);
 void compare_drift_judge(compare_drift *dr);
 /* The one drift line (prefix first), or nothing when none moved. */
 void compare_drift_print(FILE *f, const compare_drift *dr, const char *prefix);
+/* How many of rows[0..n) were kept from another regime (cli/regime.h). */
+size_t compare_rows_outside(const compare_row *rows, size_t n);
 /* Row r as JSON keys of the open object: bytes, iters, modeled_s,
  * measured_s {median, min, max}, error_pct, other_regime. */
 void compare_row_json(json_writer *w, const compare_row *r);

@@ -9,10 +9,13 @@
 #include "core/pattern.h"
 #include "core/units.h"
 
-regime_gate regime_gate_of(double ref, double tol_pct, double budget)
+regime_gate regime_gate_of(const run_opts *base, double ref, double tol_pct, double budget)
 {
-    return (regime_gate){.ref = ref > 0 ? ref : 0, .tol_pct = tol_pct, .budget = budget,
-                         .last = NAN};
+    bool on = ref > 0 && budget > 0 && !base->be->join;
+    regime_gate g = {.probe = regime_probe_opts(base), .ref = on ? ref : 0, .tol_pct = tol_pct,
+                     .budget = budget, .last = NAN};
+    g.probe.iters = REGIME_PROBE_ITERS;
+    return g;
 }
 
 bool regime_within(const regime_gate *g, double t)
@@ -32,12 +35,10 @@ run_opts regime_probe_opts(const run_opts *base)
     return ro;
 }
 
-int regime_probe(regime_gate *g, const run_opts *base, run_env *env)
+int regime_probe(regime_gate *g, run_env *env)
 {
-    run_opts ro = regime_probe_opts(base);
-    ro.iters = REGIME_PROBE_ITERS;
     run_row row;
-    int status = run_size(&ro, env, 8, NULL, false, &row);
+    int status = run_size(&g->probe, env, REGIME_PROBE_BYTES, NULL, false, &row);
     if (status)
         return status;
     g->probes++;
@@ -55,7 +56,7 @@ static void pause_for(double s)
     nanosleep(&ts, NULL);
 }
 
-int regime_enter(regime_gate *g, const run_opts *base, run_env *env)
+int regime_enter(regime_gate *g, run_env *env)
 {
     if (g->ref == 0) {
         g->in = true;
@@ -63,7 +64,7 @@ int regime_enter(regime_gate *g, const run_opts *base, run_env *env)
     }
     if (g->in && cli_now() - g->last_at < REGIME_FRESH)
         return 0;
-    int rc = regime_probe(g, base, env);
+    int rc = regime_probe(g, env);
     while (!rc && !g->in && g->budget > 0) {
         double pause = g->budget < REGIME_PAUSE ? g->budget : REGIME_PAUSE;
         double t0 = cli_now();
@@ -71,23 +72,22 @@ int regime_enter(regime_gate *g, const run_opts *base, run_env *env)
         double took = cli_now() - t0;
         g->budget -= took;
         g->waited += took;
-        rc = regime_probe(g, base, env);
+        rc = regime_probe(g, env);
     }
     return rc;
 }
 
-int regime_measure(regime_gate *g, const run_opts *base, run_env *env, regime_run_fn *fn,
-                   void *arg, bool *outside)
+int regime_measure(regime_gate *g, run_env *env, regime_run_fn *fn, void *arg, bool *outside)
 {
     *outside = false;
     if (g->ref == 0)
         return fn(arg);
     for (int k = 1;; k++) {
-        int rc = regime_enter(g, base, env);
+        int rc = regime_enter(g, env);
         if (rc)
             return rc;
         bool before = g->in;
-        if ((rc = fn(arg)) || (rc = regime_probe(g, base, env)))
+        if ((rc = fn(arg)) || (rc = regime_probe(g, env)))
             return rc;
         if (before && g->in)
             return 0;

@@ -37,6 +37,7 @@
  * calibrated (up to 12.5 % apart), while the other regime is 3.5 x
  * slower. */
 #define REGIME_TOL_PCT 20.0
+#define REGIME_PROBE_BYTES 8
 #define REGIME_PROBE_ITERS 200
 #define REGIME_FRESH 1.0          /* seconds a probe that read the regime stands for */
 #define REGIME_PAUSE 0.25         /* seconds between two probes that read another */
@@ -45,6 +46,7 @@
                                     the 2-core VM lasts about a minute */
 
 typedef struct regime_gate {
+    run_opts probe; /* the probe's run (regime_probe_opts) */
     double ref;     /* seconds: the regime's 8 B one-way time; 0: no gate */
     double tol_pct; /* a probe further than this from ref, %, reads another regime */
     double budget;  /* seconds of waiting left */
@@ -58,9 +60,13 @@ typedef struct regime_gate {
     bool in;        /* the last probe read the regime */
 } regime_gate;
 
-/* The gate for the regime whose 8 B one-way time is ref seconds (0: no
- * gate), tol_pct wide, with budget seconds of waiting. */
-regime_gate regime_gate_of(double ref, double tol_pct, double budget);
+/* The gate for the regime whose 8 B one-way time is ref seconds, tol_pct
+ * wide, with budget seconds of waiting, its probes run as base's
+ * (regime_probe_opts; base's --cache the reference's own).  No gate (ref
+ * 0: runs are taken as they come) for ref or budget 0, or under a
+ * backend that joins a job (mpi), whose processes must all take the same
+ * branches. */
+regime_gate regime_gate_of(const run_opts *base, double ref, double tol_pct, double budget);
 
 /* Whether a probe of t seconds reads g's regime.  Cannot fail. */
 bool regime_within(const regime_gate *g, double t);
@@ -72,12 +78,12 @@ run_opts regime_probe_opts(const run_opts *base);
 
 /* One probe into g->last and g->in.  0, or the run's status (run_size's:
  * a CL_E*, already reported). */
-int regime_probe(regime_gate *g, const run_opts *base, run_env *env);
+int regime_probe(regime_gate *g, run_env *env);
 
 /* Returns once a probe reads g's regime (at once when the last one did,
  * under REGIME_FRESH seconds ago) or g's budget is spent (g->in false).
  * 0, or a probe's status. */
-int regime_enter(regime_gate *g, const run_opts *base, run_env *env);
+int regime_enter(regime_gate *g, run_env *env);
 
 /* A run (fn(arg): 0 or its status) measured in g's regime: entered
  * (regime_enter), run, and probed after; measured again while a probe
@@ -85,8 +91,7 @@ int regime_enter(regime_gate *g, const run_opts *base, run_env *env);
  * g's budget lasts, then kept with *outside set.  With no reference, fn
  * once.  0, or fn's or a probe's status. */
 typedef int regime_run_fn(void *arg);
-int regime_measure(regime_gate *g, const run_opts *base, run_env *env, regime_run_fn *fn,
-                   void *arg, bool *outside);
+int regime_measure(regime_gate *g, run_env *env, regime_run_fn *fn, void *arg, bool *outside);
 
 /* --regime-wait TIME: 0 (no gate: runs are taken as they come) or how
  * long a command may wait for the regime, up to an hour.  0, or

@@ -47,6 +47,12 @@ static int fake_run_size(const run_opts *o, run_env *env, uint64_t bytes, rec_lo
 
 static const backend_info fake_backend = {.name = "fake", .run_size = fake_run_size};
 
+static int fake_join(int ranks, uint64_t *eager_limit, int argc, char **argv)
+{
+    (void)ranks, (void)eager_limit, (void)argc, (void)argv;
+    return -1;
+}
+
 static int pattern_run(void *arg)
 {
     (void)arg;
@@ -63,18 +69,16 @@ static void start(const double *probes, int n)
     fake_now = 100;
 }
 
-static run_opts base(void)
-{
-    return (run_opts){.be = &fake_backend, .backend = "fake", .ranks = 8, .iters = 7};
-}
+/* A command's options: the gate's probes take its backend, not its ranks
+ * or iterations. */
+static const run_opts opts = {.be = &fake_backend, .backend = "fake", .ranks = 8, .iters = 7};
 
 /* One regime_measure of the scripted pattern through g: whether the run
  * was kept from another regime. */
 static bool measure(regime_gate *g)
 {
-    run_opts o = base();
     bool outside;
-    assert_int_equal(regime_measure(g, &o, NULL, pattern_run, NULL, &outside), 0);
+    assert_int_equal(regime_measure(g, NULL, pattern_run, NULL, &outside), 0);
     return outside;
 }
 
@@ -83,22 +87,32 @@ static bool measure(regime_gate *g)
 static void test_within(void **state)
 {
     (void)state;
-    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 10);
     assert_true(regime_within(&g, 100e-9));
     assert_true(regime_within(&g, 119e-9));
     assert_false(regime_within(&g, 121e-9));
     assert_true(regime_within(&g, 81e-9));
     assert_false(regime_within(&g, 79e-9));
     assert_false(regime_within(&g, NAN));
-    regime_gate none = regime_gate_of(0, 20, 10);
-    assert_true(none.ref == 0);
+    /* No gate without a reference, without a wait, or in an MPI job. */
+    assert_true(regime_gate_of(&opts, 0, 20, 10).ref == 0);
+    assert_true(regime_gate_of(&opts, 100e-9, 20, 0).ref == 0);
+    backend_info joining = fake_backend;
+    joining.join = fake_join;
+    run_opts mpi = opts;
+    mpi.be = &joining;
+    assert_true(regime_gate_of(&mpi, 100e-9, 20, 10).ref == 0);
+    /* The probe is a 2-rank ping-pong of its own, whatever the command's. */
+    assert_string_equal(g.probe.pattern->name, "pingpong");
+    assert_int_equal(g.probe.ranks, 2);
+    assert_int_equal(g.probe.iters, REGIME_PROBE_ITERS);
 }
 
 static void test_no_reference_no_probe(void **state)
 {
     (void)state;
     start(NULL, 0);
-    regime_gate g = regime_gate_of(0, 20, 10);
+    regime_gate g = regime_gate_of(&opts, 0, 20, 10);
     bool outside = measure(&g);
     assert_int_equal(runs, 1);
     assert_int_equal(g.probes, 0);
@@ -110,7 +124,7 @@ static void test_in_regime_once(void **state)
     (void)state;
     const double p[] = {100e-9, 110e-9};
     start(p, 2);
-    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 10);
     bool outside = measure(&g);
     assert_int_equal(runs, 1);
     assert_int_equal(g.probes, 2); /* before and after */
@@ -124,7 +138,7 @@ static void test_fresh_probe_stands_for_the_next_run(void **state)
     (void)state;
     const double p[] = {100e-9, 100e-9, 100e-9};
     start(p, 3);
-    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 10);
     bool outside = measure(&g);
     /* The probe after the first run, half a second old, is fresh. */
     outside = measure(&g);
@@ -139,7 +153,7 @@ static void test_other_regime_after_measures_again(void **state)
     /* in, run, out (slow spell during the run), in, run, in */
     const double p[] = {100e-9, 300e-9, 100e-9, 100e-9};
     start(p, 4);
-    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 10);
     bool outside = measure(&g);
     assert_int_equal(runs, 2);
     assert_int_equal(g.remeasured, 1);
@@ -154,7 +168,7 @@ static void test_waits_for_the_regime(void **state)
     /* out, out (waited), in: run, in */
     const double p[] = {400e-9, 400e-9, 100e-9, 100e-9};
     start(p, 4);
-    regime_gate g = regime_gate_of(100e-9, 20, 10);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 10);
     bool outside = measure(&g);
     assert_int_equal(runs, 1);
     assert_int_equal(g.probes, 4);
@@ -171,7 +185,7 @@ static void test_budget_spent_keeps_and_marks(void **state)
     for (int i = 0; i < 64; i++)
         p[i] = 400e-9;
     start(p, 64);
-    regime_gate g = regime_gate_of(100e-9, 20, 1.0);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 1.0);
     bool outside = measure(&g);
     /* Waited out the budget (two pauses), ran, found the other regime
      * after, and with no budget left kept the run. */
@@ -194,7 +208,7 @@ static void test_tries_at_most(void **state)
     /* Every probe before a run reads the regime, every one after does not. */
     const double p[] = {100e-9, 300e-9, 100e-9, 300e-9, 100e-9, 300e-9};
     start(p, 6);
-    regime_gate g = regime_gate_of(100e-9, 20, 1000);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 1000);
     bool outside = measure(&g);
     assert_int_equal(runs, REGIME_TRIES);
     assert_int_equal(g.remeasured, REGIME_TRIES - 1);
