@@ -63,9 +63,10 @@ static int commlab_once(const ref_paths *p, const char *name, const char *algo, 
     char ks[16], bs[32], out[1024];
     snprintf(ks, sizeof ks, "%d", k);
     snprintf(bs, sizeof bs, "%ld", bytes);
+    /* Reducing free: SimGrid's ranks only communicate (no gamma there). */
     char *argv[] = {"commlab", "run", (char *)name, "-n", ks, "--bytes", bs, "--no-payload",
-                    "--tier", "infiniband", "--csv", algo ? "--algo" : NULL, (char *)algo,
-                    NULL};
+                    "--tier", "infiniband", "--reduce-bandwidth", "inf", "--csv",
+                    algo ? "--algo" : NULL, (char *)algo, NULL};
     r->wall = bench_process(p->exe, argv, out, sizeof out, &r->peak_kib);
     const char *row = strchr(out, '\n');
     /* bytes,iters,time_median_s,... */

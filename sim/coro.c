@@ -81,6 +81,7 @@ struct sim_stacks {
                          and the next one's guard page when guarded */
     size_t count;     /* number of stacks */
     size_t page;      /* page size, bytes */
+    bool guarded;     /* a guard page below every stack (else below stack 0) */
     size_t yielded;   /* bytes from the top of a stack down to the saved
                          stack pointer of the last coroutine to switch back:
                          where the next one to resume likely stands */
@@ -120,6 +121,7 @@ int sim_stacks_create(sim_stacks **out, size_t count, size_t stack_bytes)
     if (s == NULL)
         return CL_ENOMEM;
     s->page = page;
+    s->guarded = guarded;
     s->bytes = bytes;
     s->stride = stride;
     s->count = count;
@@ -372,8 +374,12 @@ int sim_coro_resume(sim_sched *s, sim_coro *co)
     s->current = NULL;
     co->stacks->yielded = (size_t)(stack_low(co) + co->stacks->bytes - (char *)co->sp);
     /* One branch on the way back, taken only when something went wrong:
-     * the canary, or a coroutine that never came back by itself. */
-    if (!canary_intact(co) | (co->state == SIM_CORO_ABANDONED)) {
+     * the canary, or a coroutine that never came back by itself.  Under a
+     * guard page the canary is not read: a frame that ran into it either
+     * went on into the guard page, which faulted, or stopped inside its own
+     * stack, where it harmed nothing (sim/coro.h). */
+    bool broken = !co->stacks->guarded && !canary_intact(co);
+    if (broken | (co->state == SIM_CORO_ABANDONED)) {
 #if CORO_ASAN
         /* Its frames never returned: their redzones stay poisoned, where
          * the next user of this memory would trip on them. */
@@ -452,7 +458,8 @@ void sim_stacks_prefetch(const sim_stacks *s, size_t index)
     const char *end = from > span ? top - from + span : top;
     for (const char *p = top - from; p < end; p += 64)
         __builtin_prefetch(p);
-    __builtin_prefetch(low); /* the canary */
+    if (!s->guarded)
+        __builtin_prefetch(low); /* the canary, read when it switches back */
 }
 
 void sim_coro_release(sim_coro *co)
