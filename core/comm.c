@@ -492,6 +492,7 @@ void cl_printf(cl_comm *c, const char *fmt, ...)
 {
     if (!c->world->printing)
         return;
+    double t0 = c->ops->now(c);
     const char *outer = call_enter(c, "cl_printf");
     char text[512];
     va_list ap;
@@ -516,6 +517,7 @@ void cl_printf(cl_comm *c, const char *fmt, ...)
             c->ops->print(c, line);
     }
     call_leave(c, outer, 0);
+    c->world->printed += c->ops->now(c) - t0;
 }
 
 int cl_fail(cl_comm *c, const char *fmt, ...)

@@ -116,6 +116,8 @@ struct cl_comm {
     unsigned long long sent; /* bytes posted to send on it (cl_sent_bytes) */
     bool payload;        /* buffers are real (not --no-payload) */
     bool printing;       /* cl_printf prints (see core/run.h) */
+    double printed;      /* world: seconds this rank spent in cl_printf in the
+                            running iteration, taken off its end (core/run.h) */
     struct run_lines *held; /* world: where cl_printf's lines wait for the run's
                                median iteration (core/run.h); NULL: printed at once */
     bool checking;       /* cl_fill/cl_verify act (see cl_checking) */
