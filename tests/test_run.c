@@ -3,13 +3,15 @@
  * the barrier at different times are timed each on its own clock.  The
  * measured side of the same definition is real_cases.h's
  * test_iteration_definition, run on shm, tcp and rdma.  What a pattern
- * prints comes from the median iteration. */
+ * prints comes from the median iteration, and the time it spent printing
+ * is counted apart. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commlab.h"
+#include "core/comm.h"
 #include "core/record.h"
 #include "core/run.h"
 #include "sim/engine.h"
@@ -216,6 +218,43 @@ static void test_checked_iterations(void **state)
     checks_of(1, true, true, "cccc");
 }
 
+/* A clock that moves one second at every reading, and a printer that
+ * keeps the last line. */
+static double ticking_now(const cl_comm *c)
+{
+    (void)c;
+    static double t;
+    return t += 1.0;
+}
+
+static char printed_line[64];
+
+static void keep_line(cl_comm *c, const char *line)
+{
+    (void)c;
+    snprintf(printed_line, sizeof printed_line, "%s", line);
+}
+
+/* cl_printf adds the time between its two clock readings to the world's
+ * printed seconds (core/run.c takes them off the rank's end), and only
+ * where it prints at all. */
+static void test_printf_time_counted(void **state)
+{
+    (void)state;
+    comm_ops ops = {.now = ticking_now, .print = keep_line};
+    cl_comm c = {.ops = &ops, .printing = true};
+    c.world = &c;
+    cl_printf(&c, "hop %d", 1);
+    assert_string_equal(printed_line, "hop 1");
+    assert_true(c.printed == 1.0);
+    cl_printf(&c, "hop %d", 2);
+    assert_true(c.printed == 2.0);
+    c.printing = false;
+    cl_printf(&c, "hop %d", 3);
+    assert_string_equal(printed_line, "hop 2");
+    assert_true(c.printed == 2.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_median_iter_many),
         cmocka_unit_test(test_sim_prints_median),
         cmocka_unit_test(test_checked_iterations),
+        cmocka_unit_test(test_printf_time_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
