@@ -47,8 +47,9 @@ const char cmd_calibrate_usage[] =
     "                           model's (default 64KiB)\n"
     "      --quick              1 B..4 MiB by factors of 2, about 0.05 s a size: ten\n"
     "                           seconds or so instead of a minute\n"
-    "      --strict             refuse a segment no measurement fits (exit 4,\n"
-    "                           nothing written) instead of keeping it with a warning\n"
+    "      --strict             refuse a segment no measurement fits, or runs of\n"
+    "                           which more than a tenth were kept from another regime\n"
+    "                           (exit 4, nothing written), instead of a warning\n"
     "      --bind WHERE         core (the default) or none\n"
     "      --listen ADDR        tcp: the numeric address ranks listen on\n"
     "      --netlab RATE        tcp, root only: measure between two network\n"
@@ -91,11 +92,12 @@ const char cmd_calibrate_usage[] =
     "probes again (within --regime-wait in all), and a run whose probe after it\n"
     "read another regime is measured again, 3 times at most; a last line counts\n"
     "the probes, the wait and the runs measured again or kept from another\n"
-    "regime.  The streaming windows and the exchange run once a size.  A\n"
+    "regime, and a warning says when more than a tenth were kept (the model then\n"
+    "mixes two machines).  The streaming windows and the exchange run once a size.  A\n"
     "progress bar goes to stderr when it is a terminal.\n"
     "\n"
     "exit status: 0 ok, 2 bad usage, 4 a rank or transport failed, or (--strict)\n"
-    "a segment could not be fitted (nothing written)\n"
+    "a segment could not be fitted or the runs mixed regimes (nothing written)\n"
     "\n"
     "examples:\n"
     "  commlab calibrate --backend shm\n"
@@ -108,6 +110,28 @@ enum {
     OPT_EAGER = 256, OPT_QUICK, OPT_STRICT, OPT_BIND, OPT_LISTEN, OPT_PROVIDER, OPT_NETLAB, OPT_CSV,
     OPT_JSON, OPT_CACHE, OPT_REGIME_WAIT
 };
+
+/* A calibration whose gate kept many runs from another regime fits a line
+ * through two machines: said, and under --strict refused (nothing
+ * written). */
+static int mixed_regimes(const calib_opts *o, const regime_gate *g)
+{
+    char ref[UNITS_BUF];
+    units_time_digits(ref, g->ref, 4);
+    if (o->strict) {
+        cli_error("calibrate: %d of %d runs were kept from another regime than the "
+                  "reference's (8 B at %s): the machine did not hold one regime within "
+                  "--regime-wait; nothing written (--strict; calibrate again when it is "
+                  "steadier, or with a longer --regime-wait)", g->kept_outside, g->runs, ref);
+        return CLI_EXIT_FAILED;
+    }
+    fprintf(stderr, "commlab: calibrate: warning: %d of %d runs were kept from another regime "
+                    "than the reference's (8 B at %s): the machine did not hold one regime "
+                    "within --regime-wait, and the model mixes two machines (calibrate again "
+                    "when it is steadier, or with a longer --regime-wait; --strict refuses "
+                    "such a model)\n", g->kept_outside, g->runs, ref);
+    return CLI_EXIT_OK;
+}
 
 /* ---- output ---- */
 
@@ -491,6 +515,8 @@ int cmd_calibrate(int argc, char **argv)
     o.lab = lab.nl;
     calib_result r;
     rc = calibrate_measure(&o, &r);
+    if (rc == CLI_EXIT_OK && regime_mixed(&r.gate))
+        rc = mixed_regimes(&o, &r.gate);
     if (rc == CLI_EXIT_OK && calibrate_reduce(r.m.reduce_bandwidth))
         rc = cli_error("out of memory measuring the reduction");
     int lab_rc = run_lab_close(&lab);

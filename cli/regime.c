@@ -82,6 +82,7 @@ int regime_measure(regime_gate *g, run_env *env, regime_run_fn *fn, void *arg, b
     *outside = false;
     if (g->ref == 0)
         return fn(arg);
+    g->runs++;
     for (int k = 1;; k++) {
         int rc = regime_enter(g, env);
         if (rc)
@@ -128,6 +129,11 @@ int regime_default_wait(double *out)
     return v && *v ? parse_wait("COMMLAB_REGIME_WAIT", v, out) : 0;
 }
 
+bool regime_mixed(const regime_gate *g)
+{
+    return g->kept_outside > 0 && 100.0 * g->kept_outside > REGIME_MIXED_PCT * g->runs;
+}
+
 void regime_print(FILE *f, const regime_gate *g, const char *prefix)
 {
     if (g->probes == 0)
@@ -135,9 +141,9 @@ void regime_print(FILE *f, const regime_gate *g, const char *prefix)
     char ref[UNITS_BUF];
     fprintf(f, "%seach run between 8 B probes within %.0f %% of the reference's %s: %d "
                "probes (%d read another regime), waited %.1f s, %d runs measured again, %d "
-               "kept from another regime\n",
+               "of %d kept from another regime\n",
             prefix, g->tol_pct, units_time_digits(ref, g->ref, 4), g->probes, g->outside,
-            g->waited, g->remeasured, g->kept_outside);
+            g->waited, g->remeasured, g->kept_outside, g->runs);
 }
 
 void regime_json(json_writer *w, const regime_gate *g)
@@ -151,6 +157,7 @@ void regime_json(json_writer *w, const regime_gate *g)
     json_kv_uint(w, "probes", (uint64_t)g->probes);
     json_kv_uint(w, "probes_outside", (uint64_t)g->outside);
     json_kv_number(w, "waited_s", g->waited);
+    json_kv_uint(w, "runs", (uint64_t)g->runs);
     json_kv_uint(w, "remeasured", (uint64_t)g->remeasured);
     json_kv_uint(w, "kept_outside", (uint64_t)g->kept_outside);
     json_end_object(w);

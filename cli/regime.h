@@ -44,6 +44,8 @@
 #define REGIME_TRIES 3            /* measurements of a run, in all */
 #define REGIME_WAIT_DEFAULT 60.0 /* seconds of waiting a command may spend: a regime of
                                     the 2-core VM lasts about a minute */
+#define REGIME_MIXED_PCT 10.0    /* runs kept from another regime, % of all, above which
+                                    a calibration says it mixes two machines */
 
 typedef struct regime_gate {
     run_opts probe; /* the probe's run (regime_probe_opts) */
@@ -53,6 +55,7 @@ typedef struct regime_gate {
     double waited;  /* seconds waited so far */
     int probes;     /* probes run */
     int outside;    /* probes that read another regime */
+    int runs;       /* runs measured through the gate, each once or more */
     int remeasured; /* runs measured again because a probe after them read another */
     int kept_outside; /* runs kept although a probe around them read another */
     double last;    /* seconds: the last probe's 8 B one-way median */
@@ -101,6 +104,10 @@ int regime_parse_wait(const char *text, double *out);
  * (the test suites set 0: a machine loaded by design is not to be waited
  * for), else REGIME_WAIT_DEFAULT.  0, or CLI_EXIT_USAGE after saying why. */
 int regime_default_wait(double *out);
+
+/* Whether more than REGIME_MIXED_PCT % of g's runs were kept from
+ * another regime: what was measured mixes two machines.  Cannot fail. */
+bool regime_mixed(const regime_gate *g);
 
 /* The one line that says what g did ("regime: ..."), or nothing for a
  * gate that never probed. */

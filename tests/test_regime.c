@@ -202,6 +202,32 @@ static void test_budget_spent_keeps_and_marks(void **state)
     assert_int_equal(g.kept_outside, 2);
 }
 
+/* Runs are counted, each once however often it is measured; more than a
+ * tenth of them kept from another regime makes a mixed measurement
+ * (calibrate warns, --strict refuses). */
+static void test_mixed_regimes(void **state)
+{
+    (void)state;
+    double p[64];
+    for (int i = 0; i < 64; i++)
+        p[i] = 100e-9;
+    start(p, 64);
+    regime_gate g = regime_gate_of(&opts, 100e-9, 20, 60);
+    for (int k = 0; k < 3; k++)
+        assert_false(measure(&g));
+    assert_int_equal(g.runs, 3);
+    assert_int_equal(runs, 3);
+    g.runs = 10;
+    g.kept_outside = 1;
+    assert_false(regime_mixed(&g)); /* a tenth: not more */
+    g.kept_outside = 2;
+    assert_true(regime_mixed(&g));
+    regime_gate none = regime_gate_of(&opts, 0, 20, 60);
+    (void)measure(&none);
+    assert_int_equal(none.runs, 0);
+    assert_false(regime_mixed(&none));
+}
+
 static void test_tries_at_most(void **state)
 {
     (void)state;
@@ -250,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_waits_for_the_regime),
         cmocka_unit_test(test_budget_spent_keeps_and_marks),
         cmocka_unit_test(test_tries_at_most),
+        cmocka_unit_test(test_mixed_regimes),
         cmocka_unit_test(test_parse_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

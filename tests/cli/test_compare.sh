@@ -81,6 +81,7 @@ if grep -q '"regime": {' "$out"; then bad "compare said what a gate that was off
 run 0 compare pingpong --model "$q" --sizes 8,64KiB -i 3 --regime-wait 1s --json
 json "compare --regime-wait"; has "$out" '"regime": {'; has "$out" '"probes": '
 has "$out" '"tolerance_pct": '; has "$out" '"kept_outside": '; has "$out" '"other_regime": '
+has "$out" '"runs": 2'
 run 0 compare pingpong --model "$q" --sizes 8 -i 3 --regime-wait 500ms
 has "$out" "regime: each run between 8 B probes within "
 fi
