@@ -27,7 +27,9 @@ const char cmd_compare_usage[] =
     "size the modeled time, the measured median [min-max] and the model's error,\n"
     "100 (modeled - measured) / measured %.  Both sides run the same pattern,\n"
     "ranks, sizes and eager limit (the machine file's).  A FILE.c is your own\n"
-    "pattern, compiled and loaded as `commlab run FILE.c` does.\n"
+    "pattern, compiled and loaded as `commlab run FILE.c` does.  What the pattern\n"
+    "prints (cl_printf) is left out, as both sides would print it at every size:\n"
+    "`commlab run` shows it.\n"
     "\n"
     "  -b, --backend NAME       shm (the default), tcp, rdma or mpi (mpi: the\n"
     "                           command starts itself under mpirun on -n\n"
@@ -467,6 +469,13 @@ int cmd_compare(int argc, char **argv)
     compare_session s = {0};
     compare_row *rows = NULL;
     double *err = NULL;
+    /* The pattern's own lines (a relay's value, a pipeline's bubble) would
+     * print twice a size, model and measurement, above the table: `run`
+     * shows them. */
+    if (!(o->lines = fopen("/dev/null", "w"))) {
+        rc = cli_error("cannot open /dev/null: %s", strerror(errno));
+        goto out;
+    }
     if ((rc = compare_open(&co, &s)))
         goto out;
     rows = calloc((size_t)co.repeat * o->nsizes, sizeof *rows);
@@ -507,6 +516,8 @@ int cmd_compare(int argc, char **argv)
         rc = save_csv(&co, &s, show, nshow);
 out:
     rc = compare_close(&s, rc);
+    if (o->lines)
+        fclose(o->lines);
     free(rows);
     free(err);
     free(o->sizes);

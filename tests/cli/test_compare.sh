@@ -167,6 +167,10 @@ if [ "$(grep -c '"error_pct"' "$out")" -eq 3 ]; then ok; else bad "compare --jso
 run 0 compare pingpong --model "$m" --bytes 4KiB -i 3
 has "$out" "modeled"; has "$out" "measured (median)"; has "$out" "median |error|"
 run 0 compare ring -n 2 --model "$m" --sizes 8,128KiB -i 3
+# the pattern's own lines stay out of the table's way (run shows them)
+run 0 compare relay --model "$m" --sizes 8,16 -i 3; has "$out" "median |error|"
+if grep -q "the value after" "$out" "$err"; then bad "compare printed the relay's line"; else ok; fi
+run 0 run relay --model "$m" --sizes 8; has "$out" "rank 1: the value after 1 hops is 10"
 run 0 compare pipeline -n 2 --model "$m" --sizes 8,128KiB -i 3 --compute 10us
 run 0 compare pingpong --backend tcp --model "$m" --sizes 8,128KiB -i 3 --csv
 has "$out" "pingpong,tcp,2,131072,"
