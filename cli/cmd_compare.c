@@ -469,13 +469,6 @@ int cmd_compare(int argc, char **argv)
     compare_session s = {0};
     compare_row *rows = NULL;
     double *err = NULL;
-    /* The pattern's own lines (a relay's value, a pipeline's bubble) would
-     * print twice a size, model and measurement, above the table: `run`
-     * shows them. */
-    if (!(o->lines = fopen("/dev/null", "w"))) {
-        rc = cli_error("cannot open /dev/null: %s", strerror(errno));
-        goto out;
-    }
     if ((rc = compare_open(&co, &s)))
         goto out;
     rows = calloc((size_t)co.repeat * o->nsizes, sizeof *rows);
@@ -516,8 +509,6 @@ int cmd_compare(int argc, char **argv)
         rc = save_csv(&co, &s, show, nshow);
 out:
     rc = compare_close(&s, rc);
-    if (o->lines)
-        fclose(o->lines);
     free(rows);
     free(err);
     free(o->sizes);

@@ -3,6 +3,7 @@
  * modeled, every size measured. */
 #include "cli/compare.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +339,11 @@ int compare_open(compare_opts *co, compare_session *s)
     run_opts *o = &co->run;
     cl_diag d = {{0}};
     int rc;
+    if (!o->lines) {
+        if (!(s->lines = fopen("/dev/null", "w")))
+            return cli_error("cannot open /dev/null: %s", strerror(errno));
+        o->lines = s->lines;
+    }
     /* One netlab for every run: calibration, probes and measurements
      * (the caller's, when it opened one into s). */
     if (o->real.netlab && !s->lab.nl &&
@@ -376,5 +382,8 @@ int compare_close(compare_session *s, int rc)
     int lab_rc = run_lab_close(&s->lab);
     row_sim_net_destroy(s->net);
     s->net = NULL;
+    if (s->lines)
+        fclose(s->lines);
+    s->lines = NULL;
     return rc == CLI_EXIT_OK ? lab_rc : rc;
 }

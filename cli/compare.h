@@ -71,9 +71,13 @@ typedef struct compare_session {
     compare_drift dr;  /* the reference probe */
     regime_gate gate;  /* its 8 B figure's regime, every measured size run in it */
     bool mismatch;     /* the model's --cache is not the measurement's (mixed_cache) */
+    FILE *lines;       /* /dev/null, opened by this session for co->run.lines */
 } compare_session;
 
-/* Opens co's session into s: the netlab (ports: co->run.ranks, at least
+/* Opens co's session into s: where the patterns' own lines go
+ * (co->run.lines, when the caller set none: /dev/null, as the runs of a
+ * comparison would print them twice a size, model and measurement; valid
+ * until compare_close), the netlab (ports: co->run.ranks, at least
  * 2; or the one the caller opened into s->lab), the machine file (calibrating first when missing or asked), the
  * check of its --cache mode against co->run.cache, the simulator's mesh,
  * co->run.eager_limit from the file, co->m, the drift's calibrated side.

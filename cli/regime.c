@@ -131,7 +131,7 @@ int regime_default_wait(double *out)
 
 bool regime_mixed(const regime_gate *g)
 {
-    return g->kept_outside > 0 && 100.0 * g->kept_outside > REGIME_MIXED_PCT * g->runs;
+    return 100.0 * g->kept_outside > REGIME_MIXED_PCT * g->runs;
 }
 
 void regime_print(FILE *f, const regime_gate *g, const char *prefix)

@@ -110,7 +110,7 @@ typedef struct run_opts {
                                nobody asked to read) */
     FILE *lines;            /* not NULL: where a run's pattern lines (cl_printf) go
                                instead, its errors staying where they were
-                               (validate: dozens of runs whose lines nobody reads) */
+                               (compare's session: runs whose lines nobody reads) */
     run_sim_opts sim;       /* the model's own options */
     run_real_opts real;     /* the measured backends' own */
 } run_opts;

@@ -38,8 +38,8 @@
  * compare` sets like against like.  A rank's time in cl_printf in the
  * iteration is taken off its end: formatting a line is not the pattern's
  * communication, and the simulator's virtual clock does not move while it
- * prints (relay's last rank prints after its receive: 8 B measured 680-980
- * ns counting the print, 270-340 ns without it).  A rank that prints
+ * prints (relay's last rank prints after its receive: 8 B on shm measured
+ * 680-860 ns counting the print, 460-690 ns without it, runs in turn).  A rank that prints
  * before it sends still delays the ranks waiting for it.
  */
 #ifndef CL_RUN_H

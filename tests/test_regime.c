@@ -69,6 +69,15 @@ static void start(const double *probes, int n)
     fake_now = 100;
 }
 
+/* Every probe of the script reads t. */
+static void start_all(double t)
+{
+    double p[64];
+    for (int i = 0; i < 64; i++)
+        p[i] = t;
+    start(p, 64);
+}
+
 /* A command's options: the gate's probes take its backend, not its ranks
  * or iterations. */
 static const run_opts opts = {.be = &fake_backend, .backend = "fake", .ranks = 8, .iters = 7};
@@ -181,10 +190,7 @@ static void test_waits_for_the_regime(void **state)
 static void test_budget_spent_keeps_and_marks(void **state)
 {
     (void)state;
-    double p[64];
-    for (int i = 0; i < 64; i++)
-        p[i] = 400e-9;
-    start(p, 64);
+    start_all(400e-9);
     regime_gate g = regime_gate_of(&opts, 100e-9, 20, 1.0);
     bool outside = measure(&g);
     /* Waited out the budget (two pauses), ran, found the other regime
@@ -208,10 +214,7 @@ static void test_budget_spent_keeps_and_marks(void **state)
 static void test_mixed_regimes(void **state)
 {
     (void)state;
-    double p[64];
-    for (int i = 0; i < 64; i++)
-        p[i] = 100e-9;
-    start(p, 64);
+    start_all(100e-9);
     regime_gate g = regime_gate_of(&opts, 100e-9, 20, 60);
     for (int k = 0; k < 3; k++)
         assert_false(measure(&g));
@@ -237,6 +240,7 @@ static void test_tries_at_most(void **state)
     regime_gate g = regime_gate_of(&opts, 100e-9, 20, 1000);
     bool outside = measure(&g);
     assert_int_equal(runs, REGIME_TRIES);
+    assert_int_equal(g.runs, 1); /* one run, however often measured */
     assert_int_equal(g.remeasured, REGIME_TRIES - 1);
     assert_true(outside);
 }
