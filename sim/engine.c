@@ -151,9 +151,37 @@ static void handle(sim_engine *e, const sim_event *ev)
  * less time than a line from memory, while with few ranks (1,000: stacks
  * not cold, sim_stacks_cold) everything a step touches is still cached and
  * the look-ahead's extra read of the queue is pure cost. */
+/* Every line of the object at p, of size bytes, to be written. */
+static inline void prefetch_lines(const void *p, size_t size)
+{
+    for (size_t at = 0; at < size; at += 64)
+        __builtin_prefetch((const char *)p + at, 1);
+}
+
+/* Flows ending one after another (every flow of a contended all-to-all
+ * ends within a few instants): the message two events ahead, and the two
+ * requests of the one after the next, whose message was fetched an event
+ * ago.  Without it each flow's end waited on three lines from memory:
+ * engine__flow_end was 7.6 % of a 1,024-rank all-to-all, 1.1 % with it. */
+static void prefetch_flow_ends(sim_engine *e)
+{
+    const sim_event *soon = sim_queue_soon(e->q, 2);
+    if (soon && soon->type == EV_FLOW_END)
+        prefetch_lines(soon->ptr, sizeof(sim_msg));
+    if ((soon = sim_queue_soon(e->q, 1)) && soon->type == EV_FLOW_END) {
+        const sim_msg *m = soon->ptr;
+        if (m->sreq)
+            prefetch_lines(m->sreq, sizeof(sim_req));
+        if (m->rreq)
+            prefetch_lines(m->rreq, sizeof(sim_req));
+    }
+}
+
 static void prefetch_soon(sim_engine *e)
 {
     const sim_event *next = sim_queue_peek(e->q), *soon;
+    if (next && next->type == EV_FLOW_END)
+        prefetch_flow_ends(e);
     if (e->lookahead && (soon = sim_queue_soon(e->q, e->lookahead)))
         next = soon;
     if (next && next->type == EV_WAKE) {
