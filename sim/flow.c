@@ -38,6 +38,9 @@
  * 1.1e-12 in an all-to-all of 1,024 ranks, and in general a resource with
  * k flows fixed elsewhere carries ~k^2 ulps. */
 #define SNAP 1e-9
+/* How many flows ahead a solve fetches the one it will read: a line from
+ * memory takes about as long as this many flows' work. */
+#define AHEAD 8
 
 /* ---- hash table ---- */
 
@@ -102,9 +105,9 @@ static void tab_delete(sim_flow_sys *s, int64_t id)
 
 /* ---- pools ---- */
 
-/* Room for `more` new resources and one more flow in every array a solve
- * uses.  CL_ENOMEM: nothing visible changed. */
-static int reserve(sim_flow_sys *s, uint32_t more)
+/* Room for `more` new resources and one more flow of nres hops in every
+ * array a solve uses.  CL_ENOMEM: nothing visible changed. */
+static int reserve(sim_flow_sys *s, uint32_t more, int nres)
 {
     if (tab_reserve(s, more))
         return CL_ENOMEM;
@@ -116,17 +119,31 @@ static int reserve(sim_flow_sys *s, uint32_t more)
         if (!r)
             return CL_ENOMEM;
         s->res = r;
-        uint32_t *a[3] = {s->seeds, s->cres, s->heap};
-        for (int k = 0; k < 3; k++) {
+        uint32_t *a[4] = {s->seeds, s->cres, s->heap, s->cpos};
+        for (int k = 0; k < 4; k++) {
             uint32_t *p = realloc(a[k], cap * sizeof(*p));
             if (!p) {
-                s->seeds = a[0], s->cres = a[1], s->heap = a[2];
+                s->seeds = a[0], s->cres = a[1], s->heap = a[2], s->cpos = a[3];
                 return CL_ENOMEM;
             }
             a[k] = p;
         }
-        s->seeds = a[0], s->cres = a[1], s->heap = a[2];
+        s->seeds = a[0], s->cres = a[1], s->heap = a[2], s->cpos = a[3];
+        size_t *c = realloc(s->cstart, ((size_t)cap + 1) * sizeof(*c));
+        if (!c)
+            return CL_ENOMEM;
+        s->cstart = c;
         s->res_cap = cap;
+    }
+    if (s->hops + (size_t)nres > s->cadj_cap) {
+        size_t cap = s->cadj_cap ? 2 * s->cadj_cap : 512;
+        while (s->hops + (size_t)nres > cap)
+            cap *= 2;
+        sim_flow **p = realloc(s->cadj, cap * sizeof(*p));
+        if (!p)
+            return CL_ENOMEM;
+        s->cadj = p;
+        s->cadj_cap = cap;
     }
     if (s->active + 1 > s->cflow_cap) {
         size_t cap = s->cflow_cap ? 2 * s->cflow_cap : 256;
@@ -227,6 +244,9 @@ void sim_flow_destroy(sim_flow_sys *s)
     free(s->cres);
     free(s->heap);
     free(s->cflow);
+    free(s->cpos);
+    free(s->cstart);
+    free(s->cadj);
     free(s);
 }
 
@@ -286,17 +306,23 @@ static void advance(sim_flow *f, double now)
     f->t = now;
 }
 
-/* Collects the component of resource `seed` into cres/cflow. */
+/* Collects the component of resource `seed` into cres/cflow, and each of
+ * its resources' flows into cadj (cpos, cstart): fill then reads them
+ * from an array it can fetch ahead of itself, not by chasing the hop
+ * lists a second time (each hop a line from memory in a large solve). */
 static void walk(sim_flow_sys *s, uint32_t seed, uint32_t *nr, size_t *nf)
 {
     uint64_t ep = ++s->epoch;
     uint32_t r_n = 0;
-    size_t f_n = 0;
+    size_t f_n = 0, a_n = 0;
     s->res[seed].mark = ep;
     s->cres[r_n++] = seed;
     for (uint32_t i = 0; i < r_n; i++) {
+        s->cpos[s->cres[i]] = i;
+        s->cstart[i] = a_n;
         for (hop *h = s->res[s->cres[i]].head; h; h = h->next) {
             sim_flow *f = flow__of(h);
+            s->cadj[a_n++] = f;
             if (f->mark == ep)
                 continue;
             f->mark = ep;
@@ -310,6 +336,7 @@ static void walk(sim_flow_sys *s, uint32_t seed, uint32_t *nr, size_t *nf)
             }
         }
     }
+    s->cstart[r_n] = a_n;
     *nr = r_n;
     *nf = f_n;
 }
@@ -333,6 +360,8 @@ static void set_rate(sim_flow_sys *s, sim_flow *f, double rate, double now)
 static void fill(sim_flow_sys *s, uint32_t nr, size_t nf, double now)
 {
     for (size_t i = 0; i < nf; i++) {
+        if (i + AHEAD < nf)
+            __builtin_prefetch(s->cflow[i + AHEAD], 1);
         advance(s->cflow[i], now);
         s->cflow[i]->fixed = false;
     }
@@ -358,8 +387,14 @@ static void fill(sim_flow_sys *s, uint32_t nr, size_t nf, double now)
             share = level;
         else
             level = share;
-        for (hop *h = r->head; h; h = h->next) {
-            sim_flow *f = flow__of(h);
+        sim_flow *const *flows = s->cadj + s->cstart[s->cpos[idx]];
+        size_t count = s->cstart[s->cpos[idx] + 1] - s->cstart[s->cpos[idx]];
+        for (size_t j = 0; j < count; j++) {
+            if (j + AHEAD < count) { /* its fields, then its first hops */
+                __builtin_prefetch(flows[j + AHEAD], 1);
+                __builtin_prefetch((const char *)flows[j + AHEAD] + 64, 1);
+            }
+            sim_flow *f = flows[j];
             if (f->fixed)
                 continue;
             f->fixed = true;
@@ -454,7 +489,7 @@ static int start(sim_flow_sys *s, double since, double now, const int64_t *res_i
     }
     if (since < now && !alone)
         return CL_EINVAL; /* sim_flow_adopt: only onto idle resources */
-    if (reserve(s, fresh))
+    if (reserve(s, fresh, nres))
         return CL_ENOMEM;
     sim_flow *f = flow_alloc(s, nres);
     if (!f)
@@ -482,6 +517,7 @@ static int start(sim_flow_sys *s, double since, double now, const int64_t *res_i
         rate = fmin(rate, r->cap);
     }
     s->active++;
+    s->hops += (size_t)nres;
     s->stats.starts++;
     *out = f;
     if (alone) {
@@ -535,6 +571,7 @@ void sim_flow_finish(sim_flow_sys *s, double now, sim_flow *f)
         }
     }
     s->active--;
+    s->hops -= f->nres;
     s->stats.finishes++;
     if (alone)
         s->stats.fast_finishes++;

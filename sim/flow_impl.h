@@ -88,8 +88,15 @@ struct sim_flow_sys {
     uint32_t nseeds;
     uint32_t *cres;   /* solve: the component's resources; capacity res_cap */
     uint32_t *heap;   /* solve: resources by (share, id); capacity res_cap */
+    uint32_t *cpos;   /* solve: a resource's place in cres, by pool index;
+                         capacity res_cap */
+    size_t *cstart;   /* solve: where cres[i]'s flows start in cadj (and
+                         cstart[i + 1] where they end); capacity res_cap + 1 */
     sim_flow **cflow; /* solve: the component's flows */
     size_t cflow_cap;
+    sim_flow **cadj;  /* solve: each resource's flows, in its list's order */
+    size_t cadj_cap;
+    size_t hops;      /* hops of the flows in use (cadj's most) */
     uint64_t epoch;   /* walk counter */
     double last_now;  /* latest now seen */
     bool batching;

@@ -78,7 +78,7 @@ int sim_flow_check(const sim_flow_sys *s)
     if (s->batching || s->nseeds)
         return bad("called inside a batch (%u seeds queued)", s->nseeds);
     uint32_t used = 0;
-    size_t flows = 0;
+    size_t flows = 0, hops = 0;
     for (uint32_t idx = 0; idx < s->res_hw; idx++) {
         const res *r = &s->res[idx];
         if (!r->used)
@@ -90,6 +90,7 @@ int sim_flow_check(const sim_flow_sys *s)
         if (!r->nflows)
             return bad("resource %lld in use with no flow", (long long)r->id);
         uint32_t n = 0;
+        hops += r->nflows;
         for (hop *h = r->head; h; h = h->next, n++) {
             sim_flow *f = flow__of(h);
             if (h->res != idx || h->i >= f->nres || (h->next && h->next->prev != h) ||
@@ -112,6 +113,9 @@ int sim_flow_check(const sim_flow_sys *s)
                    s->tab_len);
     if (flows != s->active)
         return bad("%zu flows listed, %zu active", flows, s->active);
+    if (hops != s->hops || hops > s->cadj_cap)
+        return bad("%zu hops listed, %zu counted, room for %zu in a solve", hops, s->hops,
+                   s->cadj_cap);
     for (uint32_t idx = 0; idx < s->res_hw; idx++) {
         const res *r = &s->res[idx];
         if (!r->used)
