@@ -41,6 +41,8 @@
 /* How many flows ahead a solve fetches the one it will read: a line from
  * memory takes about as long as this many flows' work. */
 #define AHEAD 8
+/* How many resources' lists a solve's walk chases at once (walk). */
+#define WALKERS 8
 
 /* ---- hash table ---- */
 
@@ -306,34 +308,61 @@ static void advance(sim_flow *f, double now)
     f->t = now;
 }
 
+/* Resource idx joins the component walk() collects: its place in cres,
+ * and its stretch of cadj (as many places as it has flows). */
+static void walk_found(sim_flow_sys *s, uint32_t idx, uint32_t *r_n, size_t *a_n)
+{
+    s->cpos[idx] = *r_n;
+    s->cstart[*r_n] = *a_n;
+    s->cres[(*r_n)++] = idx;
+    *a_n += s->res[idx].nflows;
+}
+
 /* Collects the component of resource `seed` into cres/cflow, and each of
- * its resources' flows into cadj (cpos, cstart): fill then reads them
- * from an array it can fetch ahead of itself, not by chasing the hop
- * lists a second time (each hop a line from memory in a large solve). */
+ * its resources' flows into cadj (cpos, cstart), in the order of the
+ * resource's list: fill then reads them from an array it can fetch ahead
+ * of itself.  The lists are chased WALKERS at a time, a hop of each in
+ * turn: in a large solve each hop is a line from memory, and a list's
+ * next hop is known only once its hop is read, so one list at a time
+ * waited on every line in turn. */
 static void walk(sim_flow_sys *s, uint32_t seed, uint32_t *nr, size_t *nf)
 {
     uint64_t ep = ++s->epoch;
-    uint32_t r_n = 0;
-    size_t f_n = 0, a_n = 0;
+    uint32_t r_n = 0, next = 0; /* resources found; the next one to chase */
+    size_t f_n = 0, a_n = 0;    /* flows found; cadj's places given out */
+    struct {
+        hop *h;    /* the next hop of its list */
+        size_t at; /* where its flow goes in cadj */
+    } w[WALKERS];
+    int busy = 0;
     s->res[seed].mark = ep;
-    s->cres[r_n++] = seed;
-    for (uint32_t i = 0; i < r_n; i++) {
-        s->cpos[s->cres[i]] = i;
-        s->cstart[i] = a_n;
-        for (hop *h = s->res[s->cres[i]].head; h; h = h->next) {
+    walk_found(s, seed, &r_n, &a_n);
+    for (;;) {
+        for (; busy < WALKERS && next < r_n; next++, busy++) {
+            w[busy].h = s->res[s->cres[next]].head; /* a resource found has a flow */
+            w[busy].at = s->cstart[next];
+        }
+        if (!busy)
+            break;
+        for (int k = 0; k < busy;) {
+            hop *h = w[k].h;
             sim_flow *f = flow__of(h);
-            s->cadj[a_n++] = f;
-            if (f->mark == ep)
-                continue;
-            f->mark = ep;
-            s->cflow[f_n++] = f;
-            for (int k = 0; k < f->nres; k++) {
-                res *q = &s->res[f->hop[k].res];
-                if (q->mark != ep) {
-                    q->mark = ep;
-                    s->cres[r_n++] = f->hop[k].res;
+            s->cadj[w[k].at++] = f;
+            if (f->mark != ep) {
+                f->mark = ep;
+                s->cflow[f_n++] = f;
+                for (int i = 0; i < f->nres; i++) {
+                    uint32_t q = f->hop[i].res;
+                    if (s->res[q].mark != ep) {
+                        s->res[q].mark = ep;
+                        walk_found(s, q, &r_n, &a_n);
+                    }
                 }
             }
+            if ((w[k].h = h->next))
+                k++;
+            else
+                w[k] = w[--busy]; /* its list is done */
         }
     }
     s->cstart[r_n] = a_n;
