@@ -137,20 +137,6 @@ static void handle(sim_engine *e, const sim_event *ev)
  * requests fit the cache), and fetching them is only more work a step. */
 #define REQS_COLD_ABOVE 32768
 
-/* Called after each pop: a rank about to run is likely cold, so fetch its
- * stack (without reading the rank, sim_stacks_prefetch) and its state's
- * hot lines (sim_rank's first fields) while this event runs.  Which rank:
- * with few, the next event's; with many (e->lookahead), whose lines come
- * from memory in longer than one event takes, the rank two events after
- * the next in the queue's sorted run (in lockstep; the next one's was
- * fetched two events ago).  Above REQS_COLD_ABOVE ranks also the requests
- * that the rank of the event after the next waits for: its state and stack
- * were fetched one event ago, so reading its wait set no longer misses.
- * Looking ahead pays only where those lines come from memory: the next
- * event's rank, fetched one event ahead, arrives late once an event takes
- * less time than a line from memory, while with few ranks (1,000: stacks
- * not cold, sim_stacks_cold) everything a step touches is still cached and
- * the look-ahead's extra read of the queue is pure cost. */
 /* Every line of the object at p, of size bytes, to be written. */
 static inline void prefetch_lines(const void *p, size_t size)
 {
@@ -177,6 +163,21 @@ static void prefetch_flow_ends(sim_engine *e)
     }
 }
 
+/* Called after each pop: a rank about to run is likely cold, so fetch its
+ * stack (without reading the rank, sim_stacks_prefetch) and its state's
+ * hot lines (sim_rank's first fields) while this event runs.  Which rank:
+ * with few, the next event's; with many (e->lookahead), whose lines come
+ * from memory in longer than one event takes, the rank two events after
+ * the next in the queue's sorted run (in lockstep; the next one's was
+ * fetched two events ago).  Above REQS_COLD_ABOVE ranks also the requests
+ * that the rank of the event after the next waits for: its state and stack
+ * were fetched one event ago, so reading its wait set no longer misses.
+ * Looking ahead pays only where those lines come from memory: the next
+ * event's rank, fetched one event ahead, arrives late once an event takes
+ * less time than a line from memory, while with few ranks (1,000: stacks
+ * not cold, sim_stacks_cold) everything a step touches is still cached and
+ * the look-ahead's extra read of the queue is pure cost.  When the next
+ * event ends a flow, prefetch_flow_ends too. */
 static void prefetch_soon(sim_engine *e)
 {
     const sim_event *next = sim_queue_peek(e->q), *soon;
