@@ -38,10 +38,11 @@
  * 1.1e-12 in an all-to-all of 1,024 ranks, and in general a resource with
  * k flows fixed elsewhere carries ~k^2 ulps. */
 #define SNAP 1e-9
-/* How many flows ahead a solve fetches the one it will read: a line from
- * memory takes about as long as this many flows' work. */
+/* How many flows ahead a solve's fill fetches the one it will read, and
+ * how many resources' lists its walk chases at once.  Eight lines in
+ * flight at a time; only 8 was measured (README, the contended
+ * reference), neither is tuned. */
 #define AHEAD 8
-/* How many resources' lists a solve's walk chases at once (walk). */
 #define WALKERS 8
 
 /* ---- hash table ---- */
