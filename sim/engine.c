@@ -12,6 +12,7 @@
 #include "core/debug.h"
 #include "core/match.h"
 #include "sim/engine_impl.h"
+#include "sim/slab.h"
 
 /* ---- failure ---- */
 
@@ -43,6 +44,25 @@ uint32_t engine__record_add(sim_engine *e, rec_op op, int rank, int peer, int ta
 }
 
 /* Out of line: engine__resolve inlines only the check for records. */
+bool engine__pool_grow(sim_engine *e, free_item **list, size_t size)
+{
+    size_t *last = &e->slab_items[list == &e->free_reqs ? 0 : 1];
+    size_t n = sim_slab_next(*last, size, sizeof(slab)), bytes = sizeof(slab) + n * size;
+    slab *s = sim_slab_map(bytes);
+    if (!s)
+        return false;
+    *last = n;
+    s->next = e->slabs;
+    s->bytes = bytes;
+    e->slabs = s;
+    for (size_t i = 0; i < n; i++) {
+        free_item *f = (free_item *)((char *)s->items + i * size);
+        f->next = *list;
+        *list = f;
+    }
+    return true;
+}
+
 void engine__resolve_record(sim_engine *e, sim_req *r, double t)
 {
     if (r->rec)
@@ -311,7 +331,7 @@ static void engine_release(sim_engine *e)
     while (e->slabs) {
         slab *s = e->slabs;
         e->slabs = s->next;
-        free(s);
+        sim_slab_unmap(s, s->bytes);
     }
     if (e->ranks)
         for (int i = 0; i < e->n; i++) {

@@ -143,11 +143,13 @@ _Static_assert(offsetof(sim_rank, wake_gen) + sizeof(uint64_t) <= 64,
  * refused[], core/comm.h). */
 #define RANK_COMM_HOT offsetof(cl_comm, refused)
 
-/* Requests and messages come from slabs so a step of a big run does not
- * call malloc; the slabs are freed with the engine.  Items start on a cache
- * line: a 128-byte sim_req then spans two lines, not three. */
+/* Requests and messages come from slabs (sim/slab.h) so a step of a big
+ * run does not call malloc; the slabs are freed with the engine.  Items
+ * start on a cache line: a 128-byte sim_req then spans two lines, not
+ * three. */
 typedef struct slab {
     struct slab *next;
+    size_t bytes; /* its mapping's */
     _Alignas(64) unsigned char items[];
 } slab;
 
@@ -178,6 +180,7 @@ struct sim_engine {
     struct free_item *free_reqs; /* pools of sim_req and sim_msg */
     struct free_item *free_msgs;
     slab *slabs;
+    size_t slab_items[2]; /* the last slab's objects, requests and messages */
     sim_blocks_pool blocks; /* the ranks' cl_alloc blocks (sim/blocks.h) */
     double *iter_time;  /* n * iters: each rank's own time per timed iteration */
     uint64_t next_msg;
@@ -212,23 +215,17 @@ typedef struct free_item {
     struct free_item *next;
 } free_item;
 
+/* Fills *list with a new slab of `size`-byte objects (engine.c); false
+ * when out of memory. */
+bool engine__pool_grow(sim_engine *e, free_item **list, size_t size);
+
 /* An object of `size` bytes from the free list, uninitialized (its user
- * writes every field: req_init, msg_init, adopt); a new slab of 256
- * when the list is empty.  NULL when out of memory. */
+ * writes every field: req_init, msg_init, adopt); a new slab when the list
+ * is empty.  NULL when out of memory. */
 static inline void *engine__pool_take(sim_engine *e, free_item **list, size_t size)
 {
-    if (!*list) {
-        slab *s = aligned_alloc(64, sizeof *s + size * 256);
-        if (!s)
-            return NULL;
-        s->next = e->slabs;
-        e->slabs = s;
-        for (size_t i = 0; i < 256; i++) {
-            free_item *f = (free_item *)((char *)s->items + i * size);
-            f->next = *list;
-            *list = f;
-        }
-    }
+    if (!*list && !engine__pool_grow(e, list, size))
+        return NULL;
     free_item *f = *list;
     *list = f->next;
     return f;

@@ -30,8 +30,8 @@
 
 #include "commlab.h"
 #include "sim/flow_impl.h"
+#include "sim/slab.h"
 
-#define SLAB_FLOWS 256
 /* A share within SNAP (relative) of the filling level joins it.  Shares
  * that are equal in exact arithmetic differ by the rounding of the
  * subtractions before them, which grows with the flows fixed: measured
@@ -195,14 +195,16 @@ static size_t flow_size(int nres)
 static sim_flow *flow_alloc(sim_flow_sys *s, int nres)
 {
     if (!s->free[nres]) {
-        size_t sz = flow_size(nres);
-        slab *sl = malloc(sizeof(slab) + SLAB_FLOWS * sz);
+        size_t sz = flow_size(nres), n = sim_slab_next(s->slab_flows[nres], sz, sizeof(slab));
+        slab *sl = sim_slab_map(sizeof(slab) + n * sz);
         if (!sl)
             return NULL;
+        s->slab_flows[nres] = n;
         sl->next = s->slabs;
+        sl->bytes = sizeof(slab) + n * sz;
         s->slabs = sl;
         char *p = (char *)(sl + 1);
-        for (int i = SLAB_FLOWS - 1; i >= 0; i--) {
+        for (size_t i = n; i-- > 0;) {
             sim_flow *f = (sim_flow *)(p + (size_t)i * sz);
             f->u.next_free = s->free[nres];
             s->free[nres] = f;
@@ -239,7 +241,7 @@ void sim_flow_destroy(sim_flow_sys *s)
         return;
     for (slab *sl = s->slabs, *next; sl; sl = next) {
         next = sl->next;
-        free(sl);
+        sim_slab_unmap(sl, sl->bytes);
     }
     free(s->tab);
     free(s->res);

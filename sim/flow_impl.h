@@ -66,7 +66,7 @@ typedef struct slot {
 
 typedef struct slab {
     struct slab *next;
-    double pad; /* keeps the flows after it 16-byte aligned */
+    size_t bytes; /* its mapping's (sim/slab.h); keeps the flows after it 16-byte aligned */
 } slab;
 
 struct sim_flow_sys {
@@ -82,6 +82,7 @@ struct sim_flow_sys {
     uint32_t res_used; /* resources in use (with keep_idle: ever used) */
     bool keep_idle;    /* idle resources stay in the table (sim_flow_keep_idle) */
     sim_flow *free[SIM_FLOW_MAX_ROUTE + 1]; /* pooled flows by route length */
+    size_t slab_flows[SIM_FLOW_MAX_ROUTE + 1]; /* by route length: the last slab's */
     slab *slabs;
     size_t active;    /* flows in use */
     uint32_t *seeds;  /* dirty resources; capacity res_cap */

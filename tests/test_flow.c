@@ -258,6 +258,49 @@ static void test_batch_finish(void **state)
     assert_true(finish_three(true) == finish_three(false));
 }
 
+/* More flows at once than several slabs hold (sim/slab.h: 256, then 512,
+ * 1,024, ... flows of a route length), of two route lengths, started and
+ * finished in batches twice, the second time from the pooled flows: every
+ * flow is its own (the checks), each has its end, and all finish at the
+ * latest. */
+#define MANY 4000
+
+static double many_flows(sim_flow_sys *s, sim_flow **f, double t)
+{
+    sim_flow_batch_begin(s, t);
+    for (int i = 0; i < MANY; i++) {
+        int64_t res[2] = {UP(i % 64), DN(64 + i / 64 % 64)};
+        double cap[2] = {B, B};
+        int nres = i % 4 == 0 ? 1 : 2;
+        assert_int_equal(sim_flow_start(s, t, res + 2 - nres, cap, nres, N, NULL, &f[i]), 0);
+    }
+    sim_flow_batch_end(s);
+    assert_int_equal(sim_flow_check(s), 0);
+    assert_int_equal(sim_flow_active(s), MANY);
+    double last = t;
+    for (int i = 0; i < MANY; i++) {
+        assert_true(sim_flow_end(f[i]) > t && sim_flow_end(f[i]) < INFINITY);
+        if (sim_flow_end(f[i]) > last)
+            last = sim_flow_end(f[i]);
+    }
+    sim_flow_batch_begin(s, last);
+    for (int i = 0; i < MANY; i++)
+        sim_flow_finish(s, last, f[i]);
+    sim_flow_batch_end(s);
+    assert_int_equal(sim_flow_check(s), 0);
+    assert_int_equal(sim_flow_active(s), 0);
+    return last;
+}
+
+static void test_many_slabs(void **state)
+{
+    (void)state;
+    sim_flow *f[MANY];
+    sim_flow_sys *s = mk(&(moves){0});
+    many_flows(s, f, many_flows(s, f, 0));
+    sim_flow_destroy(s);
+}
+
 /* A (0 -> 1) alone from t = 0 at rate B; B' (2 -> 1) joins 1.down at
  * t1 = n/(2B).  A has n/2 left and now runs at B/2: it ends at
  * t1 + (n/2)/(B/2) = n/(2B) + n/B = 3n/(2B).  B' runs at B/2 until then,
@@ -637,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random_reference),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_many_slabs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
