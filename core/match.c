@@ -376,6 +376,30 @@ static match_link *indexed_receive(match_queues *m, const match_link *msg)
     return recv;
 }
 
+void match_prefetch(const match_queues *m, bool arrive, int src, int tag, uint32_t ctx,
+                    int step)
+{
+    const struct match_index *ix = m->ix;
+    if (step == 0 || !ix) {
+        if (ix)
+            __builtin_prefetch(ix);
+        return;
+    }
+    uint32_t list = arrive ? MATCH_POSTED : MATCH_UNEXPECTED;
+    ix_entry *const *slot = &ix->slot[ix_hash(ix, list, src, tag, ctx)];
+    if (step == 1) {
+        __builtin_prefetch(slot);
+        return;
+    }
+    const ix_entry *e = *slot;
+    if (!e)
+        return;
+    if (step == 2)
+        __builtin_prefetch(e);
+    else
+        __builtin_prefetch(e->link);
+}
+
 /* match_post_recv (recv) and match_arrive once the queues are indexed:
  * out of line, so the scans of short queues stay as lean as they were. */
 __attribute__((noinline)) static match_link *indexed(match_queues *m, match_link *l, bool recv)

@@ -117,6 +117,16 @@ match_link *match_arrive(match_queues *m, match_link *msg);
  * queued on another match_queues is a caller bug. */
 bool match_remove(match_queues *m, match_link *l);
 
+/* Speculation: fetches toward the lines a lookup of a key would read, one
+ * step of the chain at a time: step 0 the index, 1 the key's slot, 2 its
+ * chain's first entry, 3 that entry's link.  Each step reads only what
+ * the step before fetched, so a caller that guesses its next keys calls
+ * step 3 for the next, 2 for the one after, and so on.  arrive: the key of
+ * a message (the posted receives are searched), else of a receive.  A
+ * guess that is wrong costs the fetches; nothing changes. */
+void match_prefetch(const match_queues *m, bool arrive, int src, int tag, uint32_t ctx,
+                    int step);
+
 /* ---- inspection ---- */
 
 /* Number of posted receives / unexpected messages queued.  Cannot fail. */

@@ -279,7 +279,11 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
         err = sim_stacks_create(&e->stacks, (size_t)j->nranks, o->stack_bytes);
     e->ranks = calloc((size_t)j->nranks, sizeof *e->ranks);
     e->iter_time = calloc((size_t)j->nranks * (size_t)j->iters, sizeof(double));
-    if (err || !e->ranks || !e->iter_time || run_result_init(res, j->iters))
+    if (j->nranks > GUESS_FROM && (e->guess = malloc((size_t)j->nranks * sizeof *e->guess)))
+        for (int i = 0; i < j->nranks; i++)
+            e->guess[i] = (sim_guess){.peer = {-1, -1}};
+    if (err || !e->ranks || !e->iter_time || (j->nranks > GUESS_FROM && !e->guess) ||
+        run_result_init(res, j->iters))
         return diag_set(&res->diag, CL_ENOMEM, "out of memory setting up %d ranks", j->nranks);
     sim_links_init(&e->links);
     sim_blocks_pool_init(&e->blocks);
@@ -346,6 +350,7 @@ static void engine_release(sim_engine *e)
     sim_queue_destroy(e->q);
     sim_stacks_destroy(e->stacks);
     free(e->ranks);
+    free(e->guess);
     free(e->iter_time);
 }
 

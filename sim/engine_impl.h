@@ -139,6 +139,15 @@ typedef struct sim_rank {
 _Static_assert(offsetof(sim_rank, wake_gen) + sizeof(uint64_t) <= 64,
                "resuming a rank reads one line of it");
 
+/* Where a rank's posts went last, for guessing where its next ones go
+ * (guess_matches, engine_proto.c): by [0] receives, [1] sends, the last
+ * post's peer (-1: none) and the step from the one before.  Apart from
+ * sim_rank, whose size is whole lines. */
+#define GUESS_FROM 64 /* ranks: below, every queue is short and cached */
+typedef struct sim_guess {
+    int32_t peer[2], stride[2];
+} sim_guess;
+
 /* The bytes of a rank's cl_comm that every call reads (its fields before
  * refused[], core/comm.h). */
 #define RANK_COMM_HOT offsetof(cl_comm, refused)
@@ -157,6 +166,7 @@ struct sim_engine {
     const sim_opts *o;
     const run_job *job;  /* &o->job */
     sim_rank *ranks;
+    struct sim_guess *guess; /* by rank, above GUESS_FROM ranks (engine_proto.c) */
     sim_queue *q;
     sim_stacks *stacks;
     sim_links links;     /* --sharing none: when each pair's link is free */

@@ -236,6 +236,36 @@ static inline int eager_alone(sim_engine *e, sim_req *s, sim_msg *m, const void 
     return 0;
 }
 
+/* A rank posting to peers a fixed step apart (an all-to-all's loop) will
+ * most likely post to the next ones too, with the same tag and ctx: the
+ * lookups those posts will make are fetched ahead, a step of each chain
+ * per post (core/match.h, match_prefetch), so that by the time a post
+ * comes its lines are in the cache.  Sends look up the peer's posted
+ * receives, GUESS_AHEAD posts ahead from the peer's queues on; receives
+ * their own rank's unexpected messages, whose queues are in the cache. */
+#define GUESS_AHEAD 5
+
+static void guess_matches(sim_engine *e, int me, bool send, int peer, int tag, uint32_t ctx)
+{
+    sim_guess *g = &e->guess[me];
+    int32_t stride = peer - g->peer[send];
+    g->peer[send] = peer;
+    if (stride == 0 || stride != g->stride[send] || peer < 0) {
+        g->stride[send] = stride;
+        return;
+    }
+    for (int k = 1; k <= (send ? GUESS_AHEAD : GUESS_AHEAD - 2); k++) {
+        int64_t next = ((int64_t)peer + (int64_t)k * stride) % e->n;
+        if (next < 0)
+            next += e->n;
+        const match_queues *mq = &e->ranks[send ? next : me].mq;
+        if (k == GUESS_AHEAD)
+            __builtin_prefetch(mq);
+        else
+            match_prefetch(mq, send, send ? me : (int)next, tag, ctx, GUESS_AHEAD - 1 - k);
+    }
+}
+
 int engine__isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, uint32_t ctx,
                   cl_request **out)
 {
@@ -244,6 +274,8 @@ int engine__isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, u
     if (e->aborting)
         return CL_EPEER;
     int src = (int)(me - e->ranks);
+    if (e->guess && me->mq.ix)
+        guess_matches(e, src, true, dst, tag, ctx);
     sim_req *s = engine__req_new(e);
     sim_msg *m = engine__msg_new(e);
     if (!s || !m) {
@@ -289,6 +321,8 @@ int engine__irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_
     sim_engine *e = me->eng;
     if (e->aborting)
         return CL_EPEER;
+    if (e->guess && me->mq.ix)
+        guess_matches(e, (int)(me - e->ranks), false, src, tag, ctx);
     sim_req *r = engine__req_new(e);
     if (!r)
         return CL_ENOMEM;
