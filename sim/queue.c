@@ -168,6 +168,16 @@ static int run_reserve(run *u)
     size_t cap = u->cap ? u->cap * 2 : MIN_CAP;
     if (cap > SIZE_MAX / sizeof(sim_event))
         return CL_ENOMEM;
+    if (u->head == 0) {
+        /* In order already: realloc, which moves a big ring's pages
+         * (mremap) rather than copying and faulting them in again. */
+        sim_event *r = realloc(u->ev, cap * sizeof(*r));
+        if (r == NULL)
+            return CL_ENOMEM;
+        u->ev = r;
+        u->cap = cap;
+        return 0;
+    }
     sim_event *r = malloc(cap * sizeof(*r));
     if (r == NULL)
         return CL_ENOMEM;
