@@ -43,7 +43,8 @@ uint32_t engine__record_add(sim_engine *e, rec_op op, int rank, int peer, int ta
     return log->n > n && log->n <= UINT32_MAX ? (uint32_t)log->n : 0;
 }
 
-/* Out of line: engine__resolve inlines only the check for records. */
+/* Slabs double from sim/slab.h's first size to a MiB, requests and
+ * messages each on their own. */
 bool engine__pool_grow(sim_engine *e, free_item **list, size_t size)
 {
     size_t *last = &e->slab_items[list == &e->free_reqs ? 0 : 1];
@@ -63,6 +64,7 @@ bool engine__pool_grow(sim_engine *e, free_item **list, size_t size)
     return true;
 }
 
+/* Out of line: engine__resolve inlines only the check for records. */
 void engine__resolve_record(sim_engine *e, sim_req *r, double t)
 {
     if (r->rec)

@@ -258,8 +258,9 @@ static void guess_matches(sim_engine *e, int me, bool send, int peer, int tag, u
         g->stride[send] = stride;
         return;
     }
-    /* Step 3 for the post GUESS_APART ahead... step 0 further on, and
-     * before it the peer's queues themselves. */
+    /* Step 3 for the next post, step 2 for the one GUESS_APART after it,
+     * ... step 0, and GUESS_APART further on the peer's queues themselves
+     * (a receive's are its own). */
     for (int step = 3; step >= (send ? -1 : 1); step--) {
         int64_t k = 1 + (int64_t)(3 - step) * GUESS_APART;
         int64_t next = ((int64_t)peer + k * stride) % e->n;
