@@ -146,38 +146,36 @@ size_t sim_queue_len(const sim_queue *q)
 
 /* ---- growth: on failure nothing is changed ---- */
 
+/* Twice the events at *ev (MIN_CAP for none), in order: realloc, which
+ * moves a big block's pages (mremap) rather than copying them and
+ * faulting them in again. */
+static int events_double(sim_event **ev, size_t *cap)
+{
+    size_t n = *cap ? *cap * 2 : MIN_CAP;
+    if (n > SIZE_MAX / sizeof(sim_event))
+        return CL_ENOMEM;
+    sim_event *p = realloc(*ev, n * sizeof(*p));
+    if (p == NULL)
+        return CL_ENOMEM;
+    *ev = p;
+    *cap = n;
+    return 0;
+}
+
 static int heap_reserve(sim_queue *q)
 {
-    if (q->heap_len < q->heap_cap)
-        return 0;
-    size_t cap = q->heap_cap ? q->heap_cap * 2 : MIN_CAP;
-    if (cap > SIZE_MAX / sizeof(sim_event))
-        return CL_ENOMEM;
-    sim_event *h = realloc(q->heap, cap * sizeof(*h));
-    if (h == NULL)
-        return CL_ENOMEM;
-    q->heap = h;
-    q->heap_cap = cap;
-    return 0;
+    return q->heap_len < q->heap_cap ? 0 : events_double(&q->heap, &q->heap_cap);
 }
 
 static int run_reserve(run *u)
 {
     if (u->len < u->cap)
         return 0;
-    size_t cap = u->cap ? u->cap * 2 : MIN_CAP;
+    if (u->head == 0) /* in order already */
+        return events_double(&u->ev, &u->cap);
+    size_t cap = u->cap * 2;
     if (cap > SIZE_MAX / sizeof(sim_event))
         return CL_ENOMEM;
-    if (u->head == 0) {
-        /* In order already: realloc, which moves a big ring's pages
-         * (mremap) rather than copying and faulting them in again. */
-        sim_event *r = realloc(u->ev, cap * sizeof(*r));
-        if (r == NULL)
-            return CL_ENOMEM;
-        u->ev = r;
-        u->cap = cap;
-        return 0;
-    }
     sim_event *r = malloc(cap * sizeof(*r));
     if (r == NULL)
         return CL_ENOMEM;
