@@ -12,7 +12,6 @@
 #include "core/debug.h"
 #include "core/match.h"
 #include "sim/engine_impl.h"
-#include "sim/slab.h"
 
 /* ---- failure ---- */
 
@@ -41,27 +40,6 @@ uint32_t engine__record_add(sim_engine *e, rec_op op, int rank, int peer, int ta
     if (rec_log_add(log, &r))
         engine__fail(e, CL_ENOMEM, "out of memory keeping records");
     return log->n > n && log->n <= UINT32_MAX ? (uint32_t)log->n : 0;
-}
-
-/* Slabs double from sim/slab.h's first size to a MiB, requests and
- * messages each on their own. */
-bool engine__pool_grow(sim_engine *e, free_item **list, size_t size)
-{
-    size_t *last = &e->slab_items[list == &e->free_reqs ? 0 : 1];
-    size_t n = sim_slab_next(*last, size, sizeof(slab)), bytes = sizeof(slab) + n * size;
-    slab *s = sim_slab_map(bytes);
-    if (!s)
-        return false;
-    *last = n;
-    s->next = e->slabs;
-    s->bytes = bytes;
-    e->slabs = s;
-    for (size_t i = 0; i < n; i++) {
-        free_item *f = (free_item *)((char *)s->items + i * size);
-        f->next = *list;
-        *list = f;
-    }
-    return true;
 }
 
 /* Out of line: engine__resolve inlines only the check for records. */
@@ -276,6 +254,8 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
 {
     const run_job *j = &o->job;
     e->q = NULL;
+    sim_pool_init(&e->reqs, sizeof(sim_req));
+    sim_pool_init(&e->msgs, sizeof(sim_msg));
     int err = sim_queue_create(&e->q);
     if (!err)
         err = sim_stacks_create(&e->stacks, (size_t)j->nranks, o->stack_bytes);
@@ -334,11 +314,8 @@ static void engine_release(sim_engine *e)
             }
             match_queues_release(mq);
         }
-    while (e->slabs) {
-        slab *s = e->slabs;
-        e->slabs = s->next;
-        sim_slab_unmap(s, s->bytes);
-    }
+    sim_pool_release(&e->reqs);
+    sim_pool_release(&e->msgs);
     if (e->ranks)
         for (int i = 0; i < e->n; i++) {
             /* a rank stopped where it stood kept its own */

@@ -22,7 +22,7 @@
  * (engine__flow_end, from the event loop).
  *
  * Every object below belongs to the engine: requests and messages live in
- * its slabs (engine.c frees them with it), ranks in its array.
+ * its pools (engine.c frees them with it), ranks in its array.
  */
 #ifndef SIM_ENGINE_IMPL_H
 #define SIM_ENGINE_IMPL_H
@@ -42,6 +42,7 @@
 #include "sim/flow.h"
 #include "sim/links.h"
 #include "sim/queue.h"
+#include "sim/slab.h"
 
 enum {
     EV_WAKE,       /* resume rank */
@@ -152,16 +153,6 @@ typedef struct sim_guess {
  * refused[], core/comm.h). */
 #define RANK_COMM_HOT offsetof(cl_comm, refused)
 
-/* Requests and messages come from slabs (sim/slab.h) so a step of a big
- * run does not call malloc; the slabs are freed with the engine.  Items
- * start on a cache line: a 128-byte sim_req then spans two lines, not
- * three. */
-typedef struct slab {
-    struct slab *next;
-    size_t bytes; /* its mapping's */
-    _Alignas(64) unsigned char items[];
-} slab;
-
 struct sim_engine {
     const sim_opts *o;
     const run_job *job;  /* &o->job */
@@ -187,10 +178,9 @@ struct sim_engine {
     run_result *res;
     sim_stats stats;
     double now;
-    struct free_item *free_reqs; /* pools of sim_req and sim_msg */
-    struct free_item *free_msgs;
-    slab *slabs;
-    size_t slab_items[2]; /* the last slab's objects, requests and messages */
+    /* Requests and messages come from pools (sim/slab.h), so a step of a
+     * big run does not call malloc; they are freed with the engine. */
+    sim_pool reqs, msgs;
     sim_blocks_pool blocks; /* the ranks' cl_alloc blocks (sim/blocks.h) */
     double *iter_time;  /* n * iters: each rank's own time per timed iteration */
     uint64_t next_msg;
@@ -220,54 +210,26 @@ void engine__resolve_record(sim_engine *e, sim_req *r, double t);
 
 /* ---- pools ---- */
 
-/* A free object's first bytes hold the free-list link. */
-typedef struct free_item {
-    struct free_item *next;
-} free_item;
-
-/* Fills *list with a new slab of `size`-byte objects (engine.c); false
- * when out of memory. */
-bool engine__pool_grow(sim_engine *e, free_item **list, size_t size);
-
-/* An object of `size` bytes from the free list, uninitialized (its user
- * writes every field: req_init, msg_init, adopt); a new slab when the list
- * is empty.  NULL when out of memory. */
-static inline void *engine__pool_take(sim_engine *e, free_item **list, size_t size)
-{
-    if (!*list && !engine__pool_grow(e, list, size))
-        return NULL;
-    free_item *f = *list;
-    *list = f->next;
-    return f;
-}
-
-static inline void engine__pool_give(free_item **list, void *obj)
-{
-    free_item *f = obj;
-    f->next = *list;
-    *list = f;
-}
-
 static inline sim_req *engine__req_new(sim_engine *e)
 {
-    return engine__pool_take(e, &e->free_reqs, sizeof(sim_req));
+    return sim_pool_take(&e->reqs);
 }
 
 static inline void engine__req_free(sim_engine *e, sim_req *r)
 {
-    engine__pool_give(&e->free_reqs, r);
+    sim_pool_give(&e->reqs, r);
 }
 
 static inline sim_msg *engine__msg_new(sim_engine *e)
 {
-    return engine__pool_take(e, &e->free_msgs, sizeof(sim_msg));
+    return sim_pool_take(&e->msgs);
 }
 
 static inline void engine__msg_free(sim_engine *e, sim_msg *m)
 {
     if (m->data) /* rare: an eager payload that waited; no call into libc otherwise */
         free(m->data);
-    engine__pool_give(&e->free_msgs, m);
+    sim_pool_give(&e->msgs, m);
 }
 
 static inline sim_req *engine__req_of(match_link *l)

@@ -290,7 +290,7 @@ int engine__isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, u
         if (s)
             engine__req_free(e, s);
         if (m)
-            engine__pool_give(&e->free_msgs, m); /* not initialized: no payload to free */
+            sim_pool_give(&e->msgs, m); /* not initialized: no payload to free */
         return CL_ENOMEM;
     }
     req_init(e, s, src, dst, tag, ctx, NULL, bytes, true);

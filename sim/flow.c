@@ -8,7 +8,7 @@
  * allocation holding its route as an array of hops; each hop sits in its
  * resource's doubly linked list, so a resource knows its flows without any
  * allocation and a flow leaves every list in O(route).  Flows come from
- * slabs, one free list per route length.
+ * pools (sim/slab.h), one per route length.
  *
  * Solving.  Changed resources are "dirty" and queued as seeds; a solve
  * walks from a seed over resources and flows (epoch marks, no clearing),
@@ -30,7 +30,6 @@
 
 #include "commlab.h"
 #include "sim/flow_impl.h"
-#include "sim/slab.h"
 
 /* A share within SNAP (relative) of the filling level joins it.  Shares
  * that are equal in exact arithmetic differ by the rounding of the
@@ -192,35 +191,6 @@ static size_t flow_size(int nres)
     return sizeof(sim_flow) + (size_t)nres * sizeof(hop);
 }
 
-static sim_flow *flow_alloc(sim_flow_sys *s, int nres)
-{
-    if (!s->free[nres]) {
-        size_t sz = flow_size(nres), n = sim_slab_next(s->slab_flows[nres], sz, sizeof(slab));
-        slab *sl = sim_slab_map(sizeof(slab) + n * sz);
-        if (!sl)
-            return NULL;
-        s->slab_flows[nres] = n;
-        sl->next = s->slabs;
-        sl->bytes = sizeof(slab) + n * sz;
-        s->slabs = sl;
-        char *p = (char *)(sl + 1);
-        for (size_t i = n; i-- > 0;) {
-            sim_flow *f = (sim_flow *)(p + (size_t)i * sz);
-            f->u.next_free = s->free[nres];
-            s->free[nres] = f;
-        }
-    }
-    sim_flow *f = s->free[nres];
-    s->free[nres] = f->u.next_free;
-    return f;
-}
-
-static void flow_free(sim_flow_sys *s, sim_flow *f)
-{
-    f->u.next_free = s->free[f->nres];
-    s->free[f->nres] = f;
-}
-
 /* ---- lifecycle ---- */
 
 int sim_flow_create(sim_flow_sys **out, sim_flow_moved_fn *moved, void *ctx)
@@ -231,6 +201,8 @@ int sim_flow_create(sim_flow_sys **out, sim_flow_moved_fn *moved, void *ctx)
     s->moved = moved;
     s->ctx = ctx;
     s->res_free = NONE;
+    for (int n = 1; n <= SIM_FLOW_MAX_ROUTE; n++)
+        sim_pool_init(&s->flows[n], flow_size(n));
     *out = s;
     return 0;
 }
@@ -239,10 +211,8 @@ void sim_flow_destroy(sim_flow_sys *s)
 {
     if (!s)
         return;
-    for (slab *sl = s->slabs, *next; sl; sl = next) {
-        next = sl->next;
-        sim_slab_unmap(sl, sl->bytes);
-    }
+    for (int n = 1; n <= SIM_FLOW_MAX_ROUTE; n++)
+        sim_pool_release(&s->flows[n]);
     free(s->tab);
     free(s->res);
     free(s->seeds);
@@ -523,12 +493,12 @@ static int start(sim_flow_sys *s, double since, double now, const int64_t *res_i
         return CL_EINVAL; /* sim_flow_adopt: only onto idle resources */
     if (reserve(s, fresh, nres))
         return CL_ENOMEM;
-    sim_flow *f = flow_alloc(s, nres);
+    sim_flow *f = sim_pool_take(&s->flows[nres]);
     if (!f)
         return CL_ENOMEM;
     /* Nothing can fail from here on. */
     s->last_now = now;
-    *f = (sim_flow){.u.owner = owner, .work = work, .work0 = work, .t = since,
+    *f = (sim_flow){.owner = owner, .work = work, .work0 = work, .t = since,
                     .end = INFINITY, .mark = 0, .nres = (uint8_t)nres};
     double rate = INFINITY;
     for (int i = 0; i < nres; i++) {
@@ -607,7 +577,7 @@ void sim_flow_finish(sim_flow_sys *s, double now, sim_flow *f)
     s->stats.finishes++;
     if (alone)
         s->stats.fast_finishes++;
-    flow_free(s, f);
+    sim_pool_give(&s->flows[f->nres], f);
     if (!s->batching)
         flush(s, now);
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "sim/flow.h"
+#include "sim/slab.h"
 
 #define NONE UINT32_MAX
 #define DONE 1e-9      /* work left below this fraction of the flow's work is none */
@@ -30,10 +31,7 @@ typedef struct hop {
 } hop;
 
 struct sim_flow {
-    union {
-        void *owner;        /* caller's, while active */
-        sim_flow *next_free; /* free list, while pooled */
-    } u;
+    void *owner;   /* caller's */
     double work;   /* bytes left at t */
     double work0;  /* bytes at start */
     double t;      /* seconds: when work and rate were last applied */
@@ -64,11 +62,6 @@ typedef struct slot {
     uint32_t idx; /* NONE: empty */
 } slot;
 
-typedef struct slab {
-    struct slab *next;
-    size_t bytes; /* its mapping's (sim/slab.h); keeps the flows after it 16-byte aligned */
-} slab;
-
 struct sim_flow_sys {
     sim_flow_moved_fn *moved;
     void *ctx;
@@ -81,9 +74,7 @@ struct sim_flow_sys {
     uint32_t res_free; /* first free pool slot below res_hw, or NONE */
     uint32_t res_used; /* resources in use (with keep_idle: ever used) */
     bool keep_idle;    /* idle resources stay in the table (sim_flow_keep_idle) */
-    sim_flow *free[SIM_FLOW_MAX_ROUTE + 1]; /* pooled flows by route length */
-    size_t slab_flows[SIM_FLOW_MAX_ROUTE + 1]; /* by route length: the last slab's */
-    slab *slabs;
+    sim_pool flows[SIM_FLOW_MAX_ROUTE + 1]; /* by route length (sim/slab.h) */
     size_t active;    /* flows in use */
     uint32_t *seeds;  /* dirty resources; capacity res_cap */
     uint32_t nseeds;

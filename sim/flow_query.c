@@ -29,7 +29,7 @@ double sim_flow_remaining(const sim_flow *f, double now)
 
 void *sim_flow_owner(const sim_flow *f)
 {
-    return f->u.owner;
+    return f->owner;
 }
 
 size_t sim_flow_active(const sim_flow_sys *s)

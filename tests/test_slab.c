@@ -1,5 +1,6 @@
 /* test_slab.c - the simulator's pool memory (sim/slab.h): how slabs grow,
- * and that a slab's memory is zeroed and writable end to end. */
+ * that a slab's memory is zeroed and writable end to end, and the pools
+ * made of them. */
 #include <stdint.h>
 #include <string.h>
 
@@ -44,11 +45,55 @@ static void test_map(void **state)
     sim_slab_unmap(p, bytes);
 }
 
+/* 2,000 objects of 100 bytes: more than a first slab's 256 and its
+ * second's 512, each its own, lowest address first within a slab, every
+ * slab's first on a cache line; one given back is the next one out. */
+static void test_pool(void **state)
+{
+    (void)state;
+    enum { MANY = 2000, SIZE = 100 };
+    static unsigned char *got[MANY];
+    sim_pool p;
+    sim_pool_init(&p, SIZE);
+    for (size_t i = 0; i < MANY; i++) {
+        got[i] = sim_pool_take(&p);
+        assert_non_null(got[i]);
+        memset(got[i], (int)(i & 0xff), SIZE);
+        if (i == 0 || got[i] != got[i - 1] + SIZE) /* a new slab */
+            assert_int_equal((uintptr_t)got[i] % 64, 0);
+    }
+    assert_ptr_equal(got[255], got[0] + 255 * SIZE);  /* the first slab, in order */
+    assert_ptr_not_equal(got[256], got[255] + SIZE); /* then a slab of its own */
+    for (size_t i = 0; i < MANY; i++)
+        for (size_t k = 0; k < SIZE; k++)
+            if (got[i][k] != (unsigned char)(i & 0xff))
+                fail_msg("object %zu byte %zu was overwritten", i, k);
+    sim_pool_give(&p, got[7]);
+    sim_pool_give(&p, got[1500]);
+    assert_ptr_equal(sim_pool_take(&p), got[1500]);
+    assert_ptr_equal(sim_pool_take(&p), got[7]);
+    sim_pool_release(&p);
+    assert_null(p.slabs);
+    assert_null(p.free);
+    /* Released, the pool starts again from a first slab. */
+    unsigned char *again = sim_pool_take(&p);
+    assert_non_null(again);
+    assert_int_equal(p.last, SIM_SLAB_FIRST);
+    sim_pool_release(&p);
+    /* An object smaller than the free list's link holds it anyway. */
+    sim_pool_init(&p, 1);
+    assert_int_equal(p.size, sizeof(void *));
+    void *a = sim_pool_take(&p), *b = sim_pool_take(&p);
+    assert_int_equal((char *)b - (char *)a, (long)sizeof(void *));
+    sim_pool_release(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_map),
+        cmocka_unit_test(test_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
