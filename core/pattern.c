@@ -15,22 +15,24 @@ cl_pattern_fn overlap, relay_chunked, blocking_ring, training_step;
 enum { BCAST, REDUCE, GATHER, SCATTER, ALLGATHER, REDSCAT, ALLREDUCE, ALLTOALL, BARRIER };
 
 static const collective_info colls[] = {
-    [BCAST] = {"broadcast", "rank 0's n bytes end on every rank", "binomial", BUS_ONE},
+    [BCAST] = {"broadcast", "rank 0's n bytes end on every rank", "binomial", BUS_ONE, false},
     [REDUCE] = {"reduce", "the reduction (--op) of every rank's n bytes ends on rank 0",
                 "binomial", BUS_ONE, true},
-    [GATHER] = {"gather", "every rank's block of n ends on rank 0", "binomial", BUS_SHARE},
-    [SCATTER] = {"scatter", "rank 0's n bytes end a block on each rank", "binomial", BUS_SHARE},
+    [GATHER] = {"gather", "every rank's block of n ends on rank 0", "binomial", BUS_SHARE,
+                false},
+    [SCATTER] = {"scatter", "rank 0's n bytes end a block on each rank", "binomial",
+                 BUS_SHARE, false},
     [ALLGATHER] = {"allgather", "every rank's block of n ends on every rank", "ring",
-                   BUS_SHARE},
+                   BUS_SHARE, false},
     [REDSCAT] = {"reducescatter",
                  "rank r ends with block r of the reduction of every rank's n bytes", "ring",
                  BUS_SHARE, true},
     [ALLREDUCE] = {"allreduce", "every rank ends with the reduction of every rank's n bytes",
                    "ring", BUS_ALLREDUCE, true},
     [ALLTOALL] = {"alltoall", "block d of rank r's n bytes ends on rank d, for every r and d",
-                  "pairwise", BUS_SHARE},
+                  "pairwise", BUS_SHARE, false},
     [BARRIER] = {"barrier", "no rank leaves before every rank has arrived", "dissemination",
-                 BUS_NONE},
+                 BUS_NONE, false},
 };
 
 /* A pattern that is not a collective, on 2 ranks or more. */
