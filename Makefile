@@ -3,7 +3,8 @@
 #   make            build build/commlab (installs missing packages first)
 #   make test       unit tests (cmocka), CLI tests (some also on the CLI built
 #                   with sanitizers), then the unit tests again under
-#                   AddressSanitizer + UndefinedBehaviorSanitizer
+#                   AddressSanitizer + UndefinedBehaviorSanitizer, and every
+#                   fuzz target built and run once over its seeds
 #   make demo       build and run the main job
 #   make bench      benchmarks (print figures, assert nothing)
 #   make fuzz       every libFuzzer target of tests/fuzz/ (clang, ASan+UBSan)
@@ -138,6 +139,7 @@ $(BUILD)/tests-san/%: tests/%.c $(BUILD)/libcommlab-san.a
 # first, and never makes anything out of date).
 test: $(BUILD)/commlab $(TESTS) $(TOOLS) $(TESTS_SAN) $(BUILD)/commlab-san
 	@sh tests/run.sh $(BUILD) $(TESTS) -- $(TESTS_SAN)
+	@sh tests/fuzz/run.sh $(BUILD) 0
 
 demo: all
 	@sh cli/demo.sh $(BUILD)/commlab
@@ -201,6 +203,11 @@ $(BUILD)/fuzz/seed_wire: tests/fuzz/seed_wire.c $(BUILD)/libcommlab.a
 
 fuzz: $(FUZZ_BIN) $(BUILD)/fuzz/seed_wire
 	@sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
+
+# `make test` builds the fuzz targets too and runs each once over its
+# seeds (nothing mutated, the same inputs every time), so none stops
+# building or crashing on the inputs it starts from unseen.
+test: $(FUZZ_BIN) $(BUILD)/fuzz/seed_wire
 
 # What is shipped: the tracked files of configs, chapters, plots and
 # include; never this host's machine files (configs/machines/*.yaml, written

@@ -5,7 +5,8 @@
 # prints per target the executions and whether it crashed.  Inputs that
 # found something new stay in BUILD/fuzz/corpus/TARGET for the next run;
 # a crash's input is written to BUILD/fuzz/crashes/TARGET/.  Exits 1 when
-# any target crashed.
+# any target crashed.  SECONDS 0 runs each target once over the seeds
+# alone and mutates nothing: the same inputs every time (`make test`).
 build=$1
 seconds=$2
 # libfabric's PSM provider library, when loaded, writes a backtrace file
@@ -28,13 +29,19 @@ for src in tests/fuzz/fuzz_*.c; do
     bin=$fz/fuzz_$t
     mkdir -p "$fz/corpus/$t" "$fz/crashes/$t"
     log=$fz/$t.log
-    "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 -artifact_prefix="$fz/crashes/$t/" \
-        "$fz/corpus/$t" "$seeds/$t" >"$log" 2>&1
+    if [ "$seconds" -eq 0 ]; then
+        how="(its seeds, once)"
+        set -- -runs=0 "$seeds/$t"
+    else
+        how="in ${seconds}s"
+        set -- -max_total_time="$seconds" "$fz/corpus/$t" "$seeds/$t"
+    fi
+    "$bin" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+        -artifact_prefix="$fz/crashes/$t/" "$@" >"$log" 2>&1
     rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     if [ "$rc" -eq 0 ]; then
-        echo "fuzz $t: ${runs:-?} executions in ${seconds}s, no crash"
+        echo "fuzz $t: ${runs:-?} executions $how, no crash"
     else
         crashed=1
         echo "fuzz $t: CRASH after ${runs:-?} executions (exit $rc); input in $fz/crashes/$t/, log $log"
