@@ -35,9 +35,9 @@ size_t sim_slab_next(size_t n, size_t size, size_t header);
 /* A pool of objects of one size (the engine's requests and messages, the
  * solver's flows of one route length), in slabs that are freed together.
  * A slab's objects start on a cache line (so each 128-byte request spans
- * two lines, not three) and come out lowest address first.  A pooled object's first
- * pointer's worth of bytes links the free list; an object taken is
- * uninitialized, its user writes every field. */
+ * two lines, not three) and come out lowest address first.  A pooled
+ * object's first pointer's worth of bytes links the free list; an object
+ * taken is uninitialized, its user writes every field. */
 typedef struct sim_slab sim_slab;
 typedef struct sim_pool {
     void *free;       /* the free list, through each object's first bytes */
