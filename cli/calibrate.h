@@ -4,7 +4,9 @@
  * exists yet.
  *
  * The method: first the reference probe (calibrate_probe: 8 B and 1 MiB),
- * the regime the machine is in, kept in the file.  Then for each size the
+ * the regime the machine is in, kept in the file; taken again, up to
+ * CALIB_REF_TRIES times, while the gate's probes right after it say it
+ * caught a passing regime (regime_confirm).  Then for each size the
  * pingpong pattern runs measured through real_run() (2 ranks bound to
  * cores, 2 warm-up iterations), in interleaved rounds: every size once a
  * round, CALIB_ROUNDS rounds (CALIB_ROUNDS_QUICK with --quick), so that a
@@ -73,6 +75,8 @@
 #define CALIB_REF_SMALL REGIME_PROBE_BYTES /* bytes: latency, and the gate's probe */
 #define CALIB_REF_LARGE (1u << 20)    /* bytes: bandwidth */
 #define CALIB_PROBE_ROUNDS 3          /* rounds of the probe */
+#define CALIB_REF_TRIES 3             /* reference probes at most, while the gate's probes
+                                         after one say it read a passing regime */
 #define CALIB_REDUCE_BYTES (8u << 20) /* bytes a reduction measured sums */
 #define CALIB_REDUCE_REPS 7           /* its timed repetitions: the median is kept */
 
@@ -111,6 +115,9 @@ typedef struct calib_result {
     calib_point *points; /* n points in increasing size, malloc'd */
     size_t n;
     regime_gate gate;    /* what the regime gate did */
+    double passing[CALIB_REF_TRIES]; /* seconds: the 8 B of each reference probe taken
+                                        again because it read a passing regime */
+    int npassing;
     fit_result fit;      /* segments over points' medians */
     fit_result duplex;   /* segments over the exchanges' medians */
     machine m;           /* the model, ready to save */

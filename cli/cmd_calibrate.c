@@ -84,17 +84,20 @@ const char cmd_calibrate_usage[] =
     "noise; calibrate again when the machine is quieter).  --strict refuses\n"
     "instead (exit 4, nothing written).  First a reference probe (8 B and 1 MiB\n"
     "ping-pong) is measured and written to the file: the regime the machine was\n"
-    "in, which compare checks.  Every run after it is measured in that regime: a\n"
-    "shared virtual machine moves between regimes (one 3 x slower, for a minute at\n"
-    "a time), and a fit through runs of both is a line through two machines.  So\n"
-    "each run sits between two 8 B probes within 20 % of the reference's 8 B\n"
-    "figure: while a probe reads another regime calibrate waits 0.25 s and\n"
-    "probes again (within --regime-wait in all), and a run whose probe after it\n"
-    "read another regime is measured again, 3 times at most; a last line counts\n"
-    "the probes, the wait and the runs measured again or kept from another\n"
-    "regime, and a warning says when more than a tenth were kept (the model then\n"
-    "mixes two machines).  The streaming windows and the exchange run once a size.  A\n"
-    "progress bar goes to stderr when it is a terminal.\n"
+    "in, which compare checks; when most of the five 8 B probes right after it\n"
+    "read another regime, it caught a passing one and is taken again (3 times at\n"
+    "most; the summary gives what those read).  Every run after it is measured\n"
+    "in that regime: a shared virtual machine moves between regimes (one 3 x\n"
+    "slower, for a minute at a time), and a fit through runs of both is a line\n"
+    "through two machines.  So each run sits between two 8 B probes within 20 %\n"
+    "of the reference's 8 B figure: while a probe reads another regime calibrate\n"
+    "waits 0.25 s and probes again (within --regime-wait in all), and a run\n"
+    "whose probe after it read another regime is measured again, 3 times at\n"
+    "most; a last line counts the probes, the wait and the runs measured again\n"
+    "or kept from another regime, and a warning says when more than a tenth were\n"
+    "kept (the model then mixes two machines).  The streaming windows and the\n"
+    "exchange go in interleaved rounds too.  A progress bar goes to stderr when\n"
+    "it is a terminal.\n"
     "\n"
     "exit status: 0 ok, 2 bad usage, 4 a rank or transport failed, or (--strict)\n"
     "a segment could not be fitted or the runs mixed regimes (nothing written)\n"
@@ -263,6 +266,13 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
     for (size_t i = 0; i < r->m.nref; i++)
         printf("%s %s ping-pong %s one way", i ? "," : "",
                units_size_str(a, r->m.ref[i].bytes), units_time_digits(b, r->m.ref[i].time, 4));
+    if (r->npassing) {
+        printf("\n(taken %d times: 8 B read", r->npassing + 1);
+        for (int i = 0; i < r->npassing; i++)
+            printf("%s %s", i ? " and" : "", units_time_digits(a, r->passing[i], 4));
+        printf(" first, in a passing regime: most of the %d probes after %s read another)",
+               REGIME_CONFIRM, r->npassing > 1 ? "each" : "it");
+    }
     printf("\n\ngap: each further message of a back-to-back stream adds gap + n / gap "
            "bandwidth (up to %u MiB)\n\n", CALIB_STREAM_TOP >> 20);
     printf("duplex: an exchange, both ranks sending to and receiving from the other at once\n\n");
@@ -353,6 +363,11 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
         json_kv_number(&w, "time_s", r->m.ref[i].time);
         json_end_object(&w);
     }
+    json_end_array(&w);
+    json_key(&w, "reference_passing_s"); /* 8 B probes taken again */
+    json_begin_array(&w);
+    for (int i = 0; i < r->npassing; i++)
+        json_number(&w, r->passing[i]);
     json_end_array(&w);
     regime_json(&w, &r->gate);
     json_key(&w, "results");

@@ -49,6 +49,22 @@ int regime_probe(regime_gate *g, run_env *env)
     return 0;
 }
 
+int regime_confirm(regime_gate *g, run_env *env, bool *prevails)
+{
+    *prevails = true;
+    if (g->ref == 0)
+        return 0;
+    int in = 0;
+    for (int i = 0; i < REGIME_CONFIRM; i++) {
+        int rc = regime_probe(g, env);
+        if (rc)
+            return rc;
+        in += g->in;
+    }
+    *prevails = 2 * in > REGIME_CONFIRM;
+    return 0;
+}
+
 static void pause_for(double s)
 {
     struct timespec ts = {.tv_sec = (time_t)s};

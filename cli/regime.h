@@ -46,6 +46,8 @@
                                     the 2-core VM lasts about a minute */
 #define REGIME_MIXED_PCT 10.0    /* runs kept from another regime, % of all, above which
                                     a calibration says it mixes two machines */
+#define REGIME_CONFIRM 5         /* probes that check a new reference is the machine's
+                                    prevailing regime (regime_confirm) */
 
 typedef struct regime_gate {
     run_opts probe; /* the probe's run (regime_probe_opts) */
@@ -82,6 +84,17 @@ run_opts regime_probe_opts(const run_opts *base);
 /* One probe into g->last and g->in.  0, or the run's status (run_size's:
  * a CL_E*, already reported). */
 int regime_probe(regime_gate *g, run_env *env);
+
+/* Whether g's reference is the regime the machine is in now rather than a
+ * passing one: REGIME_CONFIRM probes right after it, *prevails when most of
+ * them read it.  A reference taken in a passing spell makes the gate spend
+ * its whole budget waiting for that spell to come back, measuring only in
+ * the moments it does (on the 2-core VM a calibration's first probe read
+ * 8 B at 398 ns where every probe after it read 112 ns: its sizes up to 8 B
+ * were measured at 398 ns, the rest at 112).  The probes count as the
+ * gate's.  With no reference, *prevails and no probe.  0, or a probe's
+ * status. */
+int regime_confirm(regime_gate *g, run_env *env, bool *prevails);
 
 /* Returns once a probe reads g's regime (at once when the last one did,
  * under REGIME_FRESH seconds ago) or g's budget is spent (g->in false).

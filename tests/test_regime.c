@@ -245,6 +245,47 @@ static void test_tries_at_most(void **state)
     assert_true(outside);
 }
 
+/* A reference is confirmed by REGIME_CONFIRM probes after it: most of
+ * them must read it.  The 2-core VM's case: a first probe at 398 ns, every
+ * one after it at 112. */
+static void test_confirm_reference(void **state)
+{
+    (void)state;
+    assert_int_equal(REGIME_CONFIRM, 5); /* the scripts below are five probes */
+    const double passing[] = {112e-9, 112e-9, 398e-9, 115e-9, 110e-9};
+    start(passing, 5);
+    regime_gate g = regime_gate_of(&opts, 398e-9, 20, 60);
+    bool prevails = true;
+    assert_int_equal(regime_confirm(&g, NULL, &prevails), 0);
+    assert_false(prevails);
+    assert_int_equal(g.probes, 5);
+    assert_int_equal(g.outside, 4);
+    assert_true(g.waited == 0); /* confirming waits for nothing */
+
+    /* Three of five read it: it prevails. */
+    const double most[] = {100e-9, 300e-9, 105e-9, 300e-9, 95e-9};
+    start(most, 5);
+    g = regime_gate_of(&opts, 100e-9, 20, 60);
+    assert_int_equal(regime_confirm(&g, NULL, &prevails), 0);
+    assert_true(prevails);
+    assert_int_equal(g.outside, 2);
+
+    /* Two of five do not. */
+    const double few[] = {100e-9, 300e-9, 300e-9, 105e-9, 300e-9};
+    start(few, 5);
+    g = regime_gate_of(&opts, 100e-9, 20, 60);
+    assert_int_equal(regime_confirm(&g, NULL, &prevails), 0);
+    assert_false(prevails);
+
+    /* No gate: nothing to confirm, no probe. */
+    start(NULL, 0);
+    g = regime_gate_of(&opts, 0, 20, 60);
+    prevails = false;
+    assert_int_equal(regime_confirm(&g, NULL, &prevails), 0);
+    assert_true(prevails);
+    assert_int_equal(g.probes, 0);
+}
+
 static void test_parse_wait(void **state)
 {
     (void)state;
@@ -281,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_budget_spent_keeps_and_marks),
         cmocka_unit_test(test_tries_at_most),
         cmocka_unit_test(test_mixed_regimes),
+        cmocka_unit_test(test_confirm_reference),
         cmocka_unit_test(test_parse_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
