@@ -2,6 +2,7 @@
 #include "real/pages.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@ void pages_populate(void *addr, size_t len)
 
 void pages_warm_heap(void)
 {
+    mallopt(M_TRIM_THRESHOLD, PAGES_TRIM);
+    mallopt(M_MMAP_THRESHOLD, PAGES_MMAP);
     void *warm = malloc(PAGES_HEAP);
     if (!warm)
         return;
