@@ -333,10 +333,14 @@ int tcp__progress(tcp_rank *t, int timeout_ms)
     if (k < 0 && errno != EINTR)
         xfer_fatal(&t->x, CL_EIO, "epoll_wait: %s", strerror(errno));
     int handled = 0;
+    bool accept = false;
+    /* New connections are taken after the batch's other events: taking
+     * one may shut out the oldest incoming handshake (hs_incoming), whose
+     * memory a later event of this batch would still point to. */
     for (int i = 0; i < k; i++) {
         tcp_ev *e = ev[i].data.ptr;
         if (e->type == TCP_EV_LISTEN) {
-            tcp__accept(t);
+            accept = true;
         } else if (e->type == TCP_EV_HANDSHAKE) {
             tcp__hs_event(t, e, ev[i].events);
         } else {
@@ -347,6 +351,8 @@ int tcp__progress(tcp_rank *t, int timeout_ms)
                 handled += peer_read(t, p);
         }
     }
+    if (accept)
+        tcp__accept(t);
     if (t->hs)
         tcp__hs_expire(t);
     return t->x.failed ? t->x.failed : handled;
