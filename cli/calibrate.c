@@ -51,28 +51,52 @@ static size_t plan_sizes(bool quick, uint64_t eager, uint64_t *v)
     return n;
 }
 
-/* The streaming window: rank 0 isends a->microbatches messages of a->bytes
- * back to back from one buffer; rank 1 takes them one at a time with
- * blocking receives into one buffer, as the course's patterns do (a
- * pipeline stage, a relay), so messages that arrive before their receive
- * pay the transport's unexpected-message path as they do there; then it
- * answers with one empty message, so rank 0's clock spans the whole
- * stream.  Not a course pattern: it checks no data. */
+/* Rank 0's side of the streaming windows: a->microbatches messages of
+ * a->bytes isent back to back from one buffer, then the answer. */
+static int window_send(cl_comm *c, const cl_args *a, unsigned char *buf, unsigned char *ack)
+{
+    cl_request *req[CALIB_POSTED_WINDOW];
+    for (int i = 0; i < a->microbatches; i++)
+        CL_TRY(cl_isend(c, buf, a->bytes, 1, 0, &req[i]));
+    CL_TRY(cl_waitall(c, a->microbatches, req, NULL));
+    return cl_recv(c, ack, 0, 1, 1, NULL);
+}
+
+/* The streaming window: rank 0 sends (window_send); rank 1 takes the
+ * messages one at a time with blocking receives into one buffer, as the
+ * course's patterns do (a pipeline stage, a relay), so messages that
+ * arrive before their receive pay the transport's unexpected-message path
+ * as they do there; then it answers with one empty message, so rank 0's
+ * clock spans the whole stream.  Not a course pattern: it checks no
+ * data. */
 static int window(cl_comm *c, const cl_args *a)
 {
     int rank = cl_rank(c), w = a->microbatches;
-    cl_request *req[CALIB_WINDOW];
     if (rank > 1 || w < 1 || w > CALIB_WINDOW)
         return 0;
     unsigned char *ack = cl_alloc(c, 1), *buf = cl_alloc(c, a->bytes);
-    if (rank == 0) {
-        for (int i = 0; i < w; i++)
-            CL_TRY(cl_isend(c, buf, a->bytes, 1, 0, &req[i]));
-        CL_TRY(cl_waitall(c, w, req, NULL));
-        return cl_recv(c, ack, 0, 1, 1, NULL);
-    }
+    if (rank == 0)
+        return window_send(c, a, buf, ack);
     for (int i = 0; i < w; i++)
         CL_TRY(cl_recv(c, buf, a->bytes, 0, 0, NULL));
+    return cl_send(c, ack, 0, 0, 1);
+}
+
+/* The same window with every receive posted first (irecv, then one
+ * waitall), as chunked does: each message finds its receive and lands in
+ * its buffer at once, which is what the posted gap measures. */
+static int window_posted(cl_comm *c, const cl_args *a)
+{
+    int rank = cl_rank(c), w = a->microbatches;
+    if (rank > 1 || w < 1 || w > CALIB_POSTED_WINDOW)
+        return 0;
+    unsigned char *ack = cl_alloc(c, 1), *buf = cl_alloc(c, a->bytes);
+    if (rank == 0)
+        return window_send(c, a, buf, ack);
+    cl_request *req[CALIB_POSTED_WINDOW];
+    for (int i = 0; i < w; i++)
+        CL_TRY(cl_irecv(c, buf, a->bytes, 0, 0, &req[i]));
+    CL_TRY(cl_waitall(c, w, req, NULL));
     return cl_send(c, ack, 0, 0, 1);
 }
 
@@ -80,6 +104,12 @@ static const pattern_info window_pattern = {
     .name = "calibrate-window", .fn = window,
     .summary = "a window of back-to-back messages and one answer", .min_ranks = 2,
     .time_divisor = 1,
+};
+
+static const pattern_info window_posted_pattern = {
+    .name = "calibrate-window-posted", .fn = window_posted,
+    .summary = "a window of back-to-back messages into receives posted first, and one answer",
+    .min_ranks = 2, .time_divisor = 1,
 };
 
 /* One calibration under way: the runs' options, where they ran, and the
@@ -233,14 +263,28 @@ static int measure_points(calib_ctx *c, calib_result *r, const size_t *idx, size
     return rc;
 }
 
-/* The gap's two windows (1 and CALIB_WINDOW messages) at every point up to
+/* Whether point p is streamed (its windows measured), and with its
+ * receives posted first too (eager sizes: a rendezvous message waits for
+ * its receive either way). */
+static bool streamed(const calib_point *p)
+{
+    return p->bytes <= CALIB_STREAM_TOP;
+}
+
+static bool streamed_posted(const calib_point *p, uint64_t eager_limit)
+{
+    return streamed(p) && p->bytes <= eager_limit;
+}
+
+/* The gap's windows (1 and CALIB_WINDOW messages, and CALIB_WINDOW into
+ * receives posted first up to the eager limit) at every point up to
  * CALIB_STREAM_TOP and the exchange's span at every point, in rounds like
  * the ping-pong, each about half a ping-pong size's budget.  Sets each
- * point's t1 and tw (NAN above CALIB_STREAM_TOP) and x. */
+ * point's t1, tw and tp (NAN where not streamed) and x. */
 static int measure_streams(calib_ctx *c, calib_result *r)
 {
-    calib_task *task = calloc(3 * r->n, sizeof *task);
-    cl_stats *win = calloc(2 * r->n, sizeof *win);
+    calib_task *task = calloc(4 * r->n, sizeof *task);
+    cl_stats *win = calloc(3 * r->n, sizeof *win);
     int rc = CLI_EXIT_OK;
     if (!task || !win) {
         free(task);
@@ -250,12 +294,15 @@ static int measure_streams(calib_ctx *c, calib_result *r)
     size_t k = 0;
     for (size_t i = 0; i < r->n; i++) {
         calib_point *p = &r->points[i];
-        for (int w = 0; w < 2 && p->bytes <= CALIB_STREAM_TOP; w++) {
-            int msgs = w ? CALIB_WINDOW : 1;
+        for (int w = 0; w < 3 && streamed(p); w++) {
+            if (w == 2 && !streamed_posted(p, c->o->eager_limit))
+                break;
+            int msgs = w == 2 ? CALIB_POSTED_WINDOW : w ? CALIB_WINDOW : 1;
             /* msgs one way, the answer back */
-            task[k++] = (calib_task){.pattern = &window_pattern, .window = msgs,
-                                     .bytes = p->bytes, .guess = (msgs + 1) * p->t.median,
-                                     .per_iter = 1, .share = 0.5, .out = &win[2 * i + w]};
+            task[k++] = (calib_task){.pattern = w == 2 ? &window_posted_pattern : &window_pattern,
+                                     .window = msgs, .bytes = p->bytes,
+                                     .guess = (msgs + 1) * p->t.median, .per_iter = 1,
+                                     .share = 0.5, .out = &win[3 * i + (size_t)w]};
         }
         /* an exchange: one way each, at once */
         task[k++] = (calib_task){.pattern = pattern_find("exchange"), .bytes = p->bytes,
@@ -265,10 +312,10 @@ static int measure_streams(calib_ctx *c, calib_result *r)
     rc = measure_tasks(c, task, k);
     for (size_t i = 0; i < r->n && !rc; i++) {
         calib_point *p = &r->points[i];
-        bool streamed = p->bytes <= CALIB_STREAM_TOP;
-        p->t1 = streamed ? win[2 * i].median : NAN;
-        p->tw = streamed ? win[2 * i + 1].median : NAN;
-        p->gap = NAN;
+        p->t1 = streamed(p) ? win[3 * i].median : NAN;
+        p->tw = streamed(p) ? win[3 * i + 1].median : NAN;
+        p->tp = streamed_posted(p, c->o->eager_limit) ? win[3 * i + 2].median : NAN;
+        p->gap = p->posted_gap = NAN;
     }
     free(task);
     free(win);
@@ -285,32 +332,44 @@ static size_t segments_of(const calib_result *r, const fit_result *f, machine_se
             .upto = r->points[g->first + g->n - 1].bytes, .alpha = g->alpha,
             .bandwidth = fit_bandwidth(g->beta), .r2 = g->r2,
             .max_residual_pct = 100 * g->max_residual, .gap = NAN,
-            .gap_bandwidth = INFINITY,
+            .gap_bandwidth = INFINITY, .posted_gap = NAN, .posted_gap_bandwidth = INFINITY,
         };
     }
     return f->n;
 }
 
-/* Segment f's gap (core/fit's fit_gap over its points' windows) into s,
- * and each point's gap; none when no point of it has a positive one. */
+/* Segment f's gaps into s (core/fit's fit_gap_line over its points'),
+ * and each point's: the posted gap pg = (T(posted window) - T(window of
+ * 1)) / (P - 1) where the point has one; the gap from the window of
+ * blocking receives, whose first message finds its receive posted (so is
+ * spaced by pg, as the simulator spaces it) and the other W - 2 do not:
+ * (T(window) - T(window of 1) - pg) / (W - 2), or (T(window) - T(window of
+ * 1)) / (W - 1) without pg.  A segment gets each gap only where some of
+ * its points have a positive one, and a posted gap only with a gap. */
 static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *s)
 {
-    double x[FIT_MAX_POINTS], t1[FIT_MAX_POINTS], tw[FIT_MAX_POINTS], gaps[FIT_MAX_POINTS];
+    double x[FIT_MAX_POINTS], gaps[FIT_MAX_POINTS], posted[FIT_MAX_POINTS];
+    const int w = CALIB_WINDOW;
     for (size_t i = 0; i < f->n; i++) {
-        const calib_point *p = &r->points[f->first + i];
+        calib_point *p = &r->points[f->first + i];
         x[i] = (double)p->bytes;
-        t1[i] = p->t1;
-        tw[i] = p->tw;
+        posted[i] = (p->tp - p->t1) / (CALIB_POSTED_WINDOW - 1);
+        gaps[i] = isfinite(posted[i]) ? (p->tw - p->t1 - posted[i]) / (w - 2)
+                                      : (p->tw - p->t1) / (w - 1);
+        p->gap = isfinite(gaps[i]) ? gaps[i] : NAN;
+        p->posted_gap = isfinite(posted[i]) ? posted[i] : NAN;
     }
     fit_segment g;
-    s->gap = NAN;
-    s->gap_bandwidth = INFINITY;
-    if (fit_gap(x, t1, tw, f->n, CALIB_WINDOW, gaps, &g) > 0) {
+    s->gap = s->posted_gap = NAN;
+    s->gap_bandwidth = s->posted_gap_bandwidth = INFINITY;
+    if (fit_gap_line(x, gaps, f->n, &g) > 0) {
         s->gap = g.alpha;
         s->gap_bandwidth = fit_bandwidth(g.beta);
+        if (fit_gap_line(x, posted, f->n, &g) > 0) {
+            s->posted_gap = g.alpha;
+            s->posted_gap_bandwidth = fit_bandwidth(g.beta);
+        }
     }
-    for (size_t i = 0; i < f->n; i++)
-        r->points[f->first + i].gap = gaps[i];
 }
 
 static void segment_range(char *buf, size_t len, const calib_result *r, const fit_segment *f)
@@ -446,11 +505,13 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     r->points = calloc(n, sizeof *r->points);
     if (!r->points)
         return cli_error("out of memory");
-    size_t streamed = 0, idx[128];
+    size_t windows = 0, idx[128];
     for (size_t i = 0; i < n; i++) {
-        streamed += sizes[i] <= CALIB_STREAM_TOP;
+        calib_point *p = &r->points[i];
+        *p = (calib_point){.bytes = sizes[i], .t1 = NAN, .tw = NAN, .tp = NAN, .gap = NAN,
+                           .posted_gap = NAN};
+        windows += streamed(p) ? 2u + streamed_posted(p, o->eager_limit) : 0u;
         idx[i] = i;
-        r->points[i] = (calib_point){.bytes = sizes[i], .t1 = NAN, .tw = NAN, .gap = NAN};
     }
     r->n = n;
     calib_ctx c = {
@@ -460,7 +521,7 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
                .real.listen = o->listen, .real.provider = o->provider, .real.netlab = o->netlab,
                .real.lab = o->lab, .real.deadlock_timeout = 5.0, .timeout = RUN_TIMEOUT_DEFAULT,
                .real.cache = o->cache},
-        .steps = (2 * n + 2 * streamed) * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS),
+        .steps = (2 * n + windows) * (size_t)(o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS),
     };
     /* The regime: the reference probe first (its runs are not on the bar),
      * taken again while the probes after it say it caught a passing one. */
@@ -512,11 +573,11 @@ int calibrate_measure(const calib_opts *o, calib_result *r)
     int rounds = o->quick ? CALIB_ROUNDS_QUICK : CALIB_ROUNDS;
     snprintf(m->method, sizeof m->method,
              "pingpong, 2 ranks%s: one-way = half the round trip, median of %d rounds' "
-             "medians (every run once a round); piecewise fit, relative residuals; "
-             "gap = (T(window of %d) - T(window of 1)) / %d up to %u MiB; "
-             "duplex: an exchange's span%s",
-             o->bind ? " bound to cores" : "", rounds, CALIB_WINDOW, CALIB_WINDOW - 1,
-             CALIB_STREAM_TOP >> 20, o->quick ? " (--quick)" : "");
+             "medians; piecewise fit, relative residuals; gaps: windows of %d and 1 up "
+             "to %u MiB, posted: %d into receives posted first; duplex: an exchange's "
+             "span%s",
+             o->bind ? " bound to cores" : "", rounds, CALIB_WINDOW, CALIB_STREAM_TOP >> 20,
+             CALIB_POSTED_WINDOW, o->quick ? " (--quick)" : "");
     m->nseg = segments_of(r, &r->fit, m->seg);
     for (size_t s = 0; s < r->fit.n; s++)
         segment_gap(r, &r->fit.seg[s], &m->seg[s]);

@@ -24,15 +24,23 @@
  * a slow spell's, and it is kept, with a warning).  The segments become a machine
  * (core/machine.h) whose segment i ends at its last measured size.
  *
- * Then the gap: for each size up to CALIB_STREAM_TOP, a window pattern
- * (rank 0 isends CALIB_WINDOW messages back to back, rank 1 receives them
- * all and answers with one empty message) runs with a window of 1 and of
- * CALIB_WINDOW; the difference of the two medians over CALIB_WINDOW - 1 is
- * the time each further message of a stream adds, LogGP's g + n G (the
- * latency and the answer cancel out).  These runs and the exchange's below
- * go in interleaved rounds too, each with half a ping-pong size's budget.  Per ping-pong segment, a line
- * fitted to those gaps (core/fit) becomes the segment's gap and
- * gap_bandwidth; a segment above CALIB_STREAM_TOP has none.
+ * Then the gaps: for each size up to CALIB_STREAM_TOP, a window pattern
+ * (rank 0 isends W = CALIB_WINDOW messages back to back, rank 1 receives
+ * them all with blocking receives and answers with one empty message) runs
+ * with a window of 1 and of W, and up to the eager limit a third time with
+ * P = CALIB_POSTED_WINDOW messages into receives rank 1 posted first.  The
+ * posted window's median less the window of 1's, over P - 1, is the time
+ * each further message adds when its receive is posted, LogGP's g + n G
+ * (the latency and the answer cancel out): the posted gap.  In the blocking window the
+ * first message finds its receive posted and the other W - 2 do not, so
+ * (T(W) - T(1) - posted gap) / (W - 2) is the gap of a message that takes
+ * the unexpected path; without a posted window, (T(W) - T(1)) / (W - 1).
+ * These runs and the exchange's below go in interleaved rounds too, each
+ * with half a ping-pong size's budget.  Per ping-pong segment, a line
+ * fitted to each kind of gap (core/fit) becomes the segment's gap and
+ * gap_bandwidth, and posted_gap and posted_gap_bandwidth (core/machine.h);
+ * a segment above CALIB_STREAM_TOP has none, above the eager limit no
+ * posted one.
  *
  * Last the exchange (chapter 02's pattern): at every size both ranks post
  * a receive from the other, send to it, and wait for both; the span is the
@@ -64,6 +72,11 @@
  * eager messages up to 48 KiB fits one shm ring (256 KiB): a longer window
  * measures the ring's flow control, which few patterns meet. */
 #define CALIB_WINDOW 4                /* messages of the streaming window */
+/* 8: chunked's and relay-chunked's default pieces.  The first further
+ * messages of a stream into posted receives cost less than the later ones
+ * (on shm at 8 B: 15 ns the second, about 40 each from the fifth), so the
+ * posted window is as long as the streams it models. */
+#define CALIB_POSTED_WINDOW 8         /* messages of the posted window */
 #define CALIB_STREAM_TOP (4u << 20)   /* bytes: the largest size streamed */
 #define CALIB_ROUNDS 5                /* rounds of the ping-pong's sizes */
 #define CALIB_ROUNDS_QUICK 3          /* ... with --quick */
@@ -106,8 +119,12 @@ typedef struct calib_point {
                     and max over every iteration */
     double t1, tw; /* seconds: median of the window of 1 and of CALIB_WINDOW
                       messages; NAN: not streamed (above CALIB_STREAM_TOP) */
-    double gap;    /* seconds each further message of a stream adds (fit_gap);
-                      NAN: not streamed */
+    double tp;     /* seconds: median of the window of CALIB_POSTED_WINDOW into
+                      receives posted first; NAN: not streamed or above the eager
+                      limit */
+    double gap;    /* seconds each further message of a stream adds, its receive
+                      not posted; NAN: not streamed */
+    double posted_gap; /* the same, its receive posted first; NAN: no tp */
     cl_stats x;    /* seconds: the exchange's span over its iterations */
 } calib_point;
 

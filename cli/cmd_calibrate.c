@@ -23,7 +23,11 @@ const char cmd_calibrate_usage[] =
     "measures the gap: how much each further message of a stream adds (LogGP's\n"
     "g + n G), from windows of 1 and 4 back-to-back messages up to 4 MiB, and\n"
     "fits it per segment; the simulator spaces a rank's back-to-back messages\n"
-    "on a link by it.  Last it measures an exchange (chapter 02's pattern: both\n"
+    "on a link by it.  Up to the eager limit it measures a window of 8 with its\n"
+    "receives posted first (chunked's pieces): the posted gap, which spaces a message\n"
+    "whose receive was posted by the instant it was sent (the window of\n"
+    "blocking receives then gives the gap of the messages that find none, the\n"
+    "unexpected path).  Last it measures an exchange (chapter 02's pattern: both\n"
     "ranks send to and receive from the other at once) at every size and fits\n"
     "its time the same way: the duplex segments, which price a message that\n"
     "moves while one of its ranks moves another the opposite way.\n"
@@ -212,14 +216,27 @@ static void print_notes(const fit_result *fit, const machine_segment *gaps)
                100 * worst);
 }
 
+/* A gap and its bandwidth as two cells, "-" for none. */
+static void add_gap(table *t, double gap, double bandwidth)
+{
+    char a[UNITS_BUF], b[UNITS_BUF];
+    if (isnan(gap)) {
+        table_add(t, "-");
+        table_add(t, "-");
+        return;
+    }
+    table_add(t, "%s", units_time_digits(a, gap, 4));
+    table_add(t, "%s", isinf(bandwidth) ? "inf" : units_bandwidth_str(b, bandwidth));
+}
+
 /* The fit's segments as a table; with gaps (the ping-pong's) the gap
  * columns too. */
 static void print_segments(const calib_result *r, const fit_result *fit, bool gaps)
 {
     const char *h[] = {"segment", "points", "alpha", "bandwidth", "R^2", "max residual",
-                       "rms residual", "gap", "gap bandwidth"};
+                       "rms residual", "gap", "gap bandwidth", "posted gap", "posted bw"};
     table t;
-    if (table_init(&t, gaps ? 9 : 7, h))
+    if (table_init(&t, gaps ? 11 : 7, h))
         return;
     for (size_t s = 0; s < fit->n; s++) {
         const fit_segment *f = &fit->seg[s];
@@ -236,14 +253,8 @@ static void print_segments(const calib_result *r, const fit_result *fit, bool ga
         if (!gaps)
             continue;
         const machine_segment *m = &r->m.seg[s];
-        if (isnan(m->gap)) {
-            table_add(&t, "-");
-            table_add(&t, "-");
-        } else {
-            table_add(&t, "%s", units_time_digits(al, m->gap, 4));
-            table_add(&t, "%s", isinf(m->gap_bandwidth)
-                                    ? "inf" : units_bandwidth_str(bw, m->gap_bandwidth));
-        }
+        add_gap(&t, m->gap, m->gap_bandwidth);
+        add_gap(&t, m->posted_gap, m->posted_gap_bandwidth);
     }
     table_print(&t, stdout, 0);
     table_release(&t);
@@ -274,7 +285,8 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
                REGIME_CONFIRM, r->npassing > 1 ? "each" : "it");
     }
     printf("\n\ngap: each further message of a back-to-back stream adds gap + n / gap "
-           "bandwidth (up to %u MiB)\n\n", CALIB_STREAM_TOP >> 20);
+           "bandwidth (up to %u MiB);\nposted gap: the same when its receive was posted "
+           "first (eager sizes)\n\n", CALIB_STREAM_TOP >> 20);
     printf("duplex: an exchange, both ranks sending to and receiving from the other at once\n\n");
     print_segments(r, &r->duplex, false);
     printf("\nreduce (one rank sums two buffers of %u MiB, the simulator's gamma):",
@@ -285,6 +297,19 @@ static void print_text(const calib_opts *o, const calib_result *r, const char *p
     printf("\n\n");
     regime_print(stdout, &r->gate, "regime: ");
     printf("model written to %s\n", path);
+}
+
+/* A gap and its bandwidth under their keys, nothing for none. */
+static void json_gap(json_writer *w, const char *key, const char *bw_key, double gap,
+                     double bandwidth)
+{
+    if (isnan(gap))
+        return;
+    json_kv_number(w, key, gap);
+    if (isinf(bandwidth))
+        json_kv_string(w, bw_key, "inf");
+    else
+        json_kv_number(w, bw_key, bandwidth);
 }
 
 /* A fit's segments as a JSON array under key. */
@@ -309,12 +334,10 @@ static void json_segments(json_writer *w, const char *key, const calib_result *r
         json_kv_number(w, "max_residual_pct", 100 * f->max_residual);
         json_kv_number(w, "rms_residual_pct", 100 * f->rms_residual);
         const machine_segment *m = &r->m.seg[s];
-        if (gaps && !isnan(m->gap)) {
-            json_kv_number(w, "gap_s", m->gap);
-            if (isinf(m->gap_bandwidth))
-                json_kv_string(w, "gap_bandwidth_Bps", "inf");
-            else
-                json_kv_number(w, "gap_bandwidth_Bps", m->gap_bandwidth);
+        if (gaps) {
+            json_gap(w, "gap_s", "gap_bandwidth_Bps", m->gap, m->gap_bandwidth);
+            json_gap(w, "posted_gap_s", "posted_gap_bandwidth_Bps", m->posted_gap,
+                     m->posted_gap_bandwidth);
         }
         json_end_object(w);
     }
@@ -384,6 +407,8 @@ static void print_json(const calib_opts *o, const calib_result *r, const char *p
         json_kv_number(&w, "error_pct", compare_error_pct(&row));
         if (!isnan(p->gap))
             json_kv_number(&w, "gap_s", p->gap);
+        if (!isnan(p->posted_gap))
+            json_kv_number(&w, "posted_gap_s", p->posted_gap);
         json_stats(&w, "exchange_s", &p->x);
         double dx;
         if (machine_duplex_time(&r->m, p->bytes, &dx))

@@ -204,22 +204,16 @@ const fit_segment *fit_segment_of(const fit_result *r, size_t i)
     return &r->seg[r->n - 1];
 }
 
-size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, int window,
-               double *gaps, fit_segment *out)
+size_t fit_gap_line(const double *x, const double *gaps, size_t n, fit_segment *out)
 {
     double gx[FIT_MAX_POINTS], gy[FIT_MAX_POINTS];
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        double g = window >= 2 ? (tw[i] - t1[i]) / (window - 1) : NAN;
-        if (!isfinite(g))
-            g = NAN;
-        if (gaps)
-            gaps[i] = g;
-        if (g > 0 && isfinite(x[i]) && x[i] >= 0 && k < FIT_MAX_POINTS) {
+    for (size_t i = 0; i < n; i++)
+        if (gaps[i] > 0 && isfinite(gaps[i]) && isfinite(x[i]) && x[i] >= 0 &&
+            k < FIT_MAX_POINTS) {
             gx[k] = x[i];
-            gy[k++] = g;
+            gy[k++] = gaps[i];
         }
-    }
     if (k == 0)
         return 0;
     fit_segment s = {0};
@@ -229,6 +223,22 @@ size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, in
         line(gx, gy, k, &s);
     *out = s;
     return k;
+}
+
+size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, int window,
+               double *gaps, fit_segment *out)
+{
+    double g[FIT_MAX_POINTS];
+    for (size_t i = 0; i < n; i++) {
+        double gi = window >= 2 ? (tw[i] - t1[i]) / (window - 1) : NAN;
+        if (!isfinite(gi))
+            gi = NAN;
+        if (gaps)
+            gaps[i] = gi;
+        if (i < FIT_MAX_POINTS)
+            g[i] = gi;
+    }
+    return fit_gap_line(x, g, n < FIT_MAX_POINTS ? n : FIT_MAX_POINTS, out);
 }
 
 bool fit_segment_usable(const fit_segment *s)

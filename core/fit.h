@@ -88,6 +88,9 @@ int fit_piecewise(const double *x, const double *y, size_t n, const double *brea
  * when none is, or window < 2.  Cannot fail otherwise; gaps may be NULL. */
 size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, int window,
                double *gaps, fit_segment *out);
+/* fit_gap's line over gaps already worked out: gaps[i] the time each
+ * further message of x[i] bytes adds, used where > 0 and finite. */
+size_t fit_gap_line(const double *x, const double *gaps, size_t n, fit_segment *out);
 
 /* Whether a segment is fit to be written into a model: its alpha and beta
  * are finite (a bandwidth of 0 never is) and its line either explains the

@@ -57,20 +57,43 @@ static int bandwidth_or_inf(cfg_doc *c, yaml_node_t *v, const char *key, double 
     return cfg_bandwidth(c, v, key, out, d);
 }
 
+/* The optional pair gap_key, bw_key of node into *gap (NAN: absent) and
+ * *bw (INFINITY: absent); bw_key without gap_key is an error. */
+static int load_gap(cfg_doc *c, yaml_node_t *node, const char *gap_key, const char *bw_key,
+                    double *gap, double *bw, cl_diag *d)
+{
+    yaml_node_t *g = NULL, *gb = NULL;
+    int err;
+    *gap = NAN;
+    *bw = INFINITY;
+    if ((err = cfg_get(c, node, gap_key, false, &g, d)) ||
+        (err = cfg_get(c, node, bw_key, false, &gb, d)))
+        return err;
+    if (gb && !g)
+        return cfg_error(c, gb, d, "'%s' needs a '%s' in the same segment", bw_key, gap_key);
+    if ((g && (err = cfg_time(c, g, gap_key, gap, d))) ||
+        (gb && (err = bandwidth_or_inf(c, gb, bw_key, bw, d))))
+        return err;
+    return 0;
+}
+
 /* One segment; `what` names its list ("segments" or "duplex") in errors;
  * duplex segments take no gap. */
 static int load_segment(cfg_doc *c, yaml_node_t *node, const char *what, machine_segment *s,
                         cl_diag *d)
 {
     static const char *const keys[] = {"upto", "alpha", "bandwidth", "r2", "max_residual_pct",
-                                       "gap", "gap_bandwidth", NULL};
+                                       "gap", "gap_bandwidth", "posted_gap",
+                                       "posted_gap_bandwidth", NULL};
     static const char *const duplex_keys[] = {"upto", "alpha", "bandwidth", "r2",
                                               "max_residual_pct", NULL};
     bool gaps = strcmp(what, "segments") == 0;
     char item[32];
     snprintf(item, sizeof item, "%s[]", what);
-    yaml_node_t *v, *g = NULL, *gb = NULL;
+    yaml_node_t *v;
     int err;
+    s->gap = s->posted_gap = NAN;
+    s->gap_bandwidth = s->posted_gap_bandwidth = INFINITY;
     if ((err = cfg_expect_map(c, node, item, d)) ||
         (err = cfg_known_keys(c, node, gaps ? keys : duplex_keys,
                           gaps ? "a segment" : "a duplex segment", d)) ||
@@ -82,16 +105,15 @@ static int load_segment(cfg_doc *c, yaml_node_t *node, const char *what, machine
         (err = bandwidth_or_inf(c, v, "bandwidth", &s->bandwidth, d)) ||
         (err = number_key(c, node, "r2", &s->r2, d)) ||
         (err = number_key(c, node, "max_residual_pct", &s->max_residual_pct, d)) ||
-        (gaps && (err = cfg_get(c, node, "gap", false, &g, d))) ||
-        (gaps && (err = cfg_get(c, node, "gap_bandwidth", false, &gb, d))))
+        (gaps && (err = load_gap(c, node, "gap", "gap_bandwidth", &s->gap, &s->gap_bandwidth,
+                                 d))) ||
+        (gaps && (err = load_gap(c, node, "posted_gap", "posted_gap_bandwidth", &s->posted_gap,
+                                 &s->posted_gap_bandwidth, d))))
         return err;
-    s->gap = NAN;
-    s->gap_bandwidth = INFINITY;
-    if (gb && !g)
-        return cfg_error(c, gb, d, "'gap_bandwidth' needs a 'gap' in the same segment");
-    if ((g && (err = cfg_time(c, g, "gap", &s->gap, d))) ||
-        (gb && (err = bandwidth_or_inf(c, gb, "gap_bandwidth", &s->gap_bandwidth, d))))
-        return err;
+    if (!isnan(s->posted_gap) && isnan(s->gap)) {
+        cfg_get(c, node, "posted_gap", false, &v, d);
+        return cfg_error(c, v, d, "'posted_gap' needs a 'gap' in the same segment");
+    }
     return 0;
 }
 
@@ -265,6 +287,18 @@ static void put_quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* ", KEY: <g>ns, KEY_bandwidth: <bw>" when the segment has that gap. */
+static void write_gap(FILE *f, const char *key, double gap, double bw)
+{
+    if (isnan(gap))
+        return;
+    fprintf(f, ", %s: %.6gns, %s_bandwidth: ", key, gap * 1e9, key);
+    if (isinf(bw))
+        fputs("inf", f);
+    else
+        fprintf(f, "%.6gGB/s", bw / 1e9);
+}
+
 static void write_segments(FILE *f, const char *key, const machine_segment *seg, size_t n)
 {
     fprintf(f, "%s:\n", key);
@@ -280,13 +314,8 @@ static void write_segments(FILE *f, const char *key, const machine_segment *seg,
             fprintf(f, ", r2: %.6f", s->r2);
         if (!isnan(s->max_residual_pct))
             fprintf(f, ", max_residual_pct: %.2f", s->max_residual_pct);
-        if (!isnan(s->gap)) {
-            fprintf(f, ", gap: %.6gns, gap_bandwidth: ", s->gap * 1e9);
-            if (isinf(s->gap_bandwidth))
-                fputs("inf", f);
-            else
-                fprintf(f, "%.6gGB/s", s->gap_bandwidth / 1e9);
-        }
+        write_gap(f, "gap", s->gap, s->gap_bandwidth);
+        write_gap(f, "posted_gap", s->posted_gap, s->posted_gap_bandwidth);
         fputs("}\n", f);
     }
 }
@@ -298,7 +327,9 @@ int machine_write(const machine *m, FILE *f)
           "# alpha + n / bandwidth of the first segment with n <= upto (the last one\n"
           "# above every upto).  r2 and max_residual_pct describe the fit.  Where a\n"
           "# segment has a gap, a rank's back-to-back messages on one link start at\n"
-          "# least gap + n / gap_bandwidth apart (LogGP's g and G).  duplex, where\n"
+          "# least gap + n / gap_bandwidth apart (LogGP's g and G); posted_gap, where\n"
+          "# present, spaces instead the eager messages whose receive was posted by\n"
+          "# the end of the instant they were sent in (no unexpected copy).  duplex, where\n"
           "# present, prices a message that moves while one of its ranks moves\n"
           "# another the opposite way (an exchange).  reference is a short\n"
           "# ping-pong probed when it was calibrated: the regime it was taken in.\n"
@@ -397,6 +428,23 @@ bool machine_gap(const machine *m, uint64_t bytes, double *out)
     return true;
 }
 
+bool machine_posted_gap(const machine *m, uint64_t bytes, double *out)
+{
+    const machine_segment *s = machine_segment_of(m, bytes);
+    if (isnan(s->posted_gap))
+        return machine_gap(m, bytes, out);
+    *out = s->posted_gap + (double)bytes / s->posted_gap_bandwidth;
+    return true;
+}
+
+bool machine_has_posted_gap(const machine *m)
+{
+    for (size_t i = 0; i < m->nseg; i++)
+        if (!isnan(m->seg[i].posted_gap))
+            return true;
+    return false;
+}
+
 bool machine_duplex_time(const machine *m, uint64_t bytes, double *out)
 {
     if (m->nduplex == 0)
@@ -413,6 +461,9 @@ static bool segments_ok(const machine_segment *seg, size_t n, bool gaps)
         if (!(s->alpha >= 0) || !(s->bandwidth > 0) || (i > 0 && s->upto <= seg[i - 1].upto))
             return false;
         if (!isnan(s->gap) && (!gaps || !(s->gap >= 0) || !(s->gap_bandwidth > 0)))
+            return false;
+        if (!isnan(s->posted_gap) && (isnan(s->gap) || !(s->posted_gap >= 0) ||
+                                      !(s->posted_gap_bandwidth > 0)))
             return false;
     }
     return true;

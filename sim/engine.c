@@ -215,9 +215,15 @@ __attribute__((noinline)) static void run_events(sim_engine *e)
         resume(e, &e->ranks[i]);
     sim_event ev;
     for (;;) {
-        /* Flows started or ended at one instant are solved before time
-         * moves on (their ends may come before events already queued). */
+        /* Messages sent or matched at one instant are priced, and flows
+         * started or ended at one instant solved, before time moves on
+         * (their ends may come before events already queued). */
         const sim_event *next;
+        if (e->pending_head && !e->aborting &&
+            (!(next = sim_queue_peek(e->q)) || next->time > e->now)) {
+            engine__price_pending(e);
+            continue;
+        }
         if (e->batch_open && (!(next = sim_queue_peek(e->q)) || next->time > e->batch_time)) {
             e->batch_open = false;
             sim_flow_batch_end(e->flows);
@@ -277,6 +283,7 @@ static int engine_init(sim_engine *e, const sim_opts *o, run_result *res)
         sim_flow_keep_idle(e->flows);
         sim_net_flow_mesh(o->net, &e->mesh_bw, &e->mesh_alpha);
     }
+    e->defer = !e->flows && sim_net_posted_gaps(o->net);
     e->lookahead = sim_stacks_cold(e->stacks) ? 2 : 0;
     e->prefetch_reqs = j->nranks > REQS_COLD_ABOVE;
     sim_sched_init(&e->sched);

@@ -89,8 +89,11 @@ typedef struct sim_req {
 struct sim_msg {
     match_link link;   /* envelope in the receiver's unexpected queue */
     sim_req *sreq;     /* rendezvous: the send waiting for its receive; shared
-                          links: also an eager send, until its bytes are out */
-    sim_req *rreq;     /* shared links: the receive it matched, until it lands */
+                          links and pending: also an eager send, until its bytes
+                          are out or it is priced */
+    sim_req *rreq;     /* shared links and pending: the receive it matched,
+                          until it lands or it is priced */
+    sim_msg *next_pending; /* pending: the next message to price (engine_proto.c) */
     sim_flow *flow;    /* shared links: its bytes in flight (sim/flow.h), or NULL */
     uint64_t gen;      /* shared links: its flow's current end event */
     double alpha;      /* shared links: the route's latency, paid after the bytes */
@@ -105,6 +108,7 @@ struct sim_msg {
     int32_t src, dst;  /* world ranks */
     bool eager;
     bool in_pattern;   /* sent by the pattern, not by the barrier between iterations */
+    bool pending;      /* matched or sent, to be priced when its instant ends */
 };
 
 typedef struct sim_rank {
@@ -168,6 +172,11 @@ struct sim_engine {
      * would land on lines gone cold since the rank last ran. */
     int64_t route_ids[SIM_FLOW_MAX_ROUTE];
     double route_cap[SIM_FLOW_MAX_ROUTE];
+    /* A machine file with posted gaps (sim_net_posted_gaps): messages are
+     * priced when their instant ends, in the order they became priceable
+     * (engine_proto.c, "pricing at the end of the instant"). */
+    bool defer;
+    sim_msg *pending_head, *pending_tail; /* to be priced at this instant's end */
     bool batch_open;     /* flows started or ended at batch_time, not solved yet */
     double batch_time;
     int32_t poll_head, poll_tail; /* ranks deferred to the end of the instant (-1: none) */
@@ -328,6 +337,16 @@ static inline void engine__cost(sim_engine *e, int src, int dst, uint64_t bytes,
     *alpha = a;
 }
 
+/* engine__cost's inject for an eager message whose receive was posted by
+ * the end of its instant (sim_net_posted_gap). */
+static inline double engine__posted_inject(sim_engine *e, int src, int dst, uint64_t bytes)
+{
+    double a, bw;
+    int hops;
+    sim_net_cost(e->o->net, src, dst, bytes, &a, &bw, &hops);
+    return sim_net_posted_gap(e->o->net, bytes, bw);
+}
+
 /* When the bytes of a message ready at `ready` start moving: the link
  * src -> dst carries one message's bytes at a time (sim/links.h).  Out of
  * memory fails the run (and returns ready). */
@@ -365,6 +384,9 @@ int engine__isend(cl_comm *c, const void *buf, size_t bytes, int dst, int tag, u
                   cl_request **out);
 int engine__irecv(cl_comm *c, void *buf, size_t bytes, int src, int tag, uint32_t ctx,
                   cl_request **out);
+/* The instant is over (no event left at e->now): the messages pending
+ * (e->defer) are priced, in order, their requests resolved. */
+void engine__price_pending(sim_engine *e);
 /* The instant is over (no event left at e->now): the ranks that deferred
  * a failed test wake (engine_ops.c, "polling"). */
 void engine__polls_wake(sim_engine *e);

@@ -59,8 +59,52 @@ static void rendezvous_shared(sim_engine *e, sim_req *recv, sim_msg *m, double r
         engine__flow_begin(e, m);
 }
 
-/* Both ends of a rendezvous message are posted: the bytes move now (or
+/* ---- pricing at the end of the instant ----
+ *
+ * A machine file with posted gaps (core/machine.h) spaces an eager message
+ * by its posted gap when its receive was posted by the end of the instant
+ * it was sent in, else by its gap.  At one instant the ranks run one after
+ * another, so a sender that runs first cannot know at its send whether its
+ * receiver will post in the same instant (a chunked transfer's receives
+ * are posted at the instant its sends are).  So on such a file (e->defer)
+ * every message but one to oneself is matched as it comes and priced when
+ * the instant ends: defer_pricing queues it, and engine__price_pending
+ * prices the queue in order, as the messages became priceable (an eager
+ * one at its send, a rendezvous one at its match), so every link and
+ * every duplex window sees them in the order it would without deferring.
+ * Its requests stay unsettled until then (done_at INFINITY): a wait on one
+ * blocks and wakes when it is priced, a test of one fails.  A message
+ * whose receive comes later waits unexpected, priced, as any other. */
+
+static void defer_pricing(sim_engine *e, sim_msg *m)
+{
+    m->pending = true;
+    m->next_pending = NULL;
+    if (e->pending_tail)
+        e->pending_tail->next_pending = m;
+    else
+        e->pending_head = m;
+    e->pending_tail = m;
+}
+
+/* Prices rendezvous message m, its receive recv posted at recv_posted and
+ * its bytes already copied: the bytes move once both ends are posted (or
  * when the link frees up); both requests complete when they have landed. */
+static void rendezvous_price(sim_engine *e, sim_req *recv, sim_msg *m, double recv_posted)
+{
+    double travel, inject, alpha;
+    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+    double start = engine__reserve(e, m->src, m->dst, rendezvous_ready(e, m, recv_posted, alpha),
+                                   inject);
+    travel = engine__travel_time(e, m, start, travel);
+    recv->started = m->sreq->started = start;
+    engine__resolve(e, m->sreq, start + travel);
+    engine__resolve(e, recv, start + travel);
+    engine__msg_free(e, m);
+}
+
+/* Both ends of a rendezvous message are posted: priced now, or when the
+ * instant ends (e->defer). */
 static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double recv_posted)
 {
     double travel, inject, alpha = 0;
@@ -72,16 +116,52 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
         rendezvous_shared(e, recv, m, rendezvous_ready(e, m, recv_posted, alpha));
         return;
     }
-    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
-    double start = engine__reserve(e, m->src, m->dst, rendezvous_ready(e, m, recv_posted, alpha),
-                                   inject);
-    travel = engine__travel_time(e, m, start, travel);
     if (m->sbuf && recv->u.buf && m->bytes)
         memcpy(recv->u.buf, m->sbuf, (size_t)m->bytes);
-    recv->started = m->sreq->started = start;
-    engine__resolve(e, m->sreq, start + travel);
-    engine__resolve(e, recv, start + travel);
-    engine__msg_free(e, m);
+    if (e->defer && m->src != m->dst) {
+        m->rreq = recv;
+        defer_pricing(e, m);
+        return;
+    }
+    rendezvous_price(e, recv, m, recv_posted);
+}
+
+/* Prices eager message m of send s, sent at m->posted, spaced by its
+ * posted gap when its receive (m->rreq) was posted in time: the send
+ * completes once injected, the message lands after its travel, in its
+ * receive or, without one yet, unexpected. */
+static void eager_price(sim_engine *e, sim_req *s, sim_msg *m)
+{
+    double travel, inject, alpha;
+    sim_req *r = m->rreq;
+    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+    if (r)
+        inject = engine__posted_inject(e, m->src, m->dst, m->bytes);
+    double start = engine__reserve(e, m->src, m->dst, m->posted, inject);
+    travel = engine__travel_time(e, m, start, travel);
+    m->started = s->started = start;
+    m->arrival = start + travel;
+    m->sreq = m->rreq = NULL;
+    if (r) {
+        r->started = start;
+        engine__resolve(e, r, m->arrival);
+        engine__msg_free(e, m);
+    }
+    engine__resolve(e, s, start + engine__sooner(inject, travel));
+}
+
+void engine__price_pending(sim_engine *e)
+{
+    sim_msg *m;
+    while ((m = e->pending_head)) {
+        e->pending_head = m->next_pending;
+        m->pending = false;
+        if (m->eager)
+            eager_price(e, m->sreq, m);
+        else
+            rendezvous_price(e, m->rreq, m, m->rreq->posted);
+    }
+    e->pending_tail = NULL;
 }
 
 /* A receive takes an eager message that waited unexpected. */
@@ -91,8 +171,9 @@ static void eager_match(sim_engine *e, sim_req *recv, sim_msg *m)
         memcpy(recv->u.buf, m->data, (size_t)m->bytes);
     recv->started = engine__later(m->started, recv->posted); /* already here: starts when posted */
     m->rreq = recv;
-    if (m->flow) {
-        /* Still in flight: it lands at its flow's end (engine__flow_end). */
+    if (m->flow || m->pending) {
+        /* Still in flight, or not priced yet: it lands at its flow's end
+         * (engine__flow_end), or when its instant ends (eager_price). */
         free(m->data);
         m->data = NULL;
         return;
@@ -184,6 +265,7 @@ static inline void msg_init(sim_engine *e, sim_msg *m, sim_req *s, int src, int 
     m->dst = dst;
     m->eager = bytes <= e->job->eager_limit;
     m->in_pattern = in_pattern;
+    m->pending = false;
 }
 
 /* The eager message m of send s, from buf, over shared links: its
@@ -209,11 +291,34 @@ static inline int eager_shared(sim_engine *e, sim_req *s, sim_msg *m, const void
     return 0;
 }
 
+/* eager_alone's message when the instant's end prices it (e->defer):
+ * matched now, its bytes copied or held, priced by eager_price. */
+static int eager_deferred(sim_engine *e, sim_req *s, sim_msg *m, const void *buf)
+{
+    sim_req *r;
+    int got = eager_arrive(e, m, buf, e->now, &r);
+    if (got < 0) {
+        engine__msg_free(e, m);
+        engine__req_free(e, s);
+        return CL_ENOMEM;
+    }
+    if (got && !r) {
+        engine__msg_free(e, m); /* the run is failing: nothing more to price */
+        return 0;
+    }
+    m->sreq = s;
+    m->rreq = r;
+    defer_pricing(e, m);
+    return 0;
+}
+
 /* The eager message m of send s, from buf, priced alone: the send
  * completes once injected, the message lands after its travel.  0, or
  * CL_ENOMEM with m and s freed. */
 static inline int eager_alone(sim_engine *e, sim_req *s, sim_msg *m, const void *buf)
 {
+    if (e->defer && m->src != m->dst)
+        return eager_deferred(e, s, m, buf);
     sim_req *r;
     double travel, inject, alpha;
     engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);

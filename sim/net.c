@@ -353,6 +353,19 @@ double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth)
     return (double)bytes / bandwidth;
 }
 
+double sim_net_posted_gap(const sim_net *n, uint64_t bytes, double bandwidth)
+{
+    double g;
+    if (n->machine && machine_posted_gap(n->machine, bytes, &g))
+        return g;
+    return (double)bytes / bandwidth;
+}
+
+bool sim_net_posted_gaps(const sim_net *n)
+{
+    return n->machine && machine_has_posted_gap(n->machine);
+}
+
 bool sim_net_duplex(const sim_net *n, uint64_t bytes, double *travel)
 {
     return n->machine && machine_duplex_time(n->machine, bytes, travel);

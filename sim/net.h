@@ -64,7 +64,9 @@
  *    sim_net_cost and sim_net_gap see the segments; sim_net_path and
  *    sim_net_link report the first one (the smallest messages').  A segment
  *    with a gap (LogGP's g + n G, core/machine.h) spaces a rank's
- *    back-to-back messages on a link by it instead of by n / bandwidth.
+ *    back-to-back messages on a link by it instead of by n / bandwidth,
+ *    and its posted gap, where it has one, the eager messages whose
+ *    receive was posted in time (sim_net_posted_gap).
  *    A file with duplex segments prices a message that moves while one of
  *    its ranks moves another the opposite way by those (sim_net_duplex).
  *
@@ -182,6 +184,14 @@ void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
  * engine also completes an eager send this long after it starts, or when
  * its message has arrived if that is sooner. */
 double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth);
+/* The same for an eager message whose receive was posted by the end of the
+ * instant it was sent in: the segment's posted gap where it has one
+ * (core/machine.h), else sim_net_gap. */
+double sim_net_posted_gap(const sim_net *n, uint64_t bytes, double bandwidth);
+/* Whether n is a machine mesh whose file has posted gaps: then the engine
+ * prices each message when the instant it became priceable ends, so that
+ * it knows whether its receive was posted by then. */
+bool sim_net_posted_gaps(const sim_net *n);
 /* The one-way time of a message of bytes that moves while one of its
  * ranks moves another the opposite way, into *travel and true, on a
  * machine mesh whose file has duplex segments; else false (*travel

@@ -302,10 +302,10 @@ static void test_write_read_back(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* Runs fn modeled on a machine mesh of n ranks; returns the reported time
- * of the one iteration (iteration time / divisor). */
-static double modeled_args(const machine *m, cl_pattern_fn *fn, int n, const cl_args *args,
-                           int divisor)
+/* Runs fn modeled on a machine mesh of n ranks; returns the run's status
+ * (0, or how it failed), the time of its one iteration into *t. */
+static int modeled_run(const machine *m, cl_pattern_fn *fn, int n, const cl_args *args,
+                       double *t)
 {
     sim_net *net;
     assert_int_equal(sim_net_create_machine(&net, m, n, NULL), 0);
@@ -314,11 +314,21 @@ static double modeled_args(const machine *m, cl_pattern_fn *fn, int n, const cl_
                   .net = net};
     run_result res;
     assert_int_equal(sim_run(&o, &res, NULL), 0);
-    assert_int_equal(res.status, 0);
-    double t = res.iter_time[0] / divisor;
+    int status = res.status;
+    *t = res.iter_time[0];
     run_result_release(&res);
     sim_net_destroy(net);
-    return t;
+    return status;
+}
+
+/* The reported time of fn's one iteration (iteration time / divisor) on
+ * a run that must succeed. */
+static double modeled_args(const machine *m, cl_pattern_fn *fn, int n, const cl_args *args,
+                           int divisor)
+{
+    double t;
+    assert_int_equal(modeled_run(m, fn, n, args, &t), 0);
+    return t / divisor;
 }
 
 static double modeled(const machine *m, cl_pattern_fn *fn, int n, uint64_t bytes, int divisor)
@@ -417,6 +427,209 @@ static void test_modeled_stream_with_gaps(void **state)
     cl_args c = {.bytes = 8 << 20, .chunk = 1 << 20};
     double T1 = 4e-6 + (1 << 20) / 14e9, g1 = 2e-6 + (1 << 20) / 28e9;
     assert_near(modeled_args(&m, chunked, 2, &c, 1), 7 * g1 + T1, 1e-14);
+}
+
+/* ---- posted gaps ---- */
+
+/* `gapped`'s first two segments with posted gaps (the eager ones; the
+ * rendezvous segment keeps its gap alone). */
+static const char posted[] =
+    "host: node7\n"
+    "backend: shm\n"
+    "eager_limit: 64KiB\n"
+    "segments:\n"
+    "  - {upto: 1KiB, alpha: 300ns, bandwidth: 2GB/s, gap: 100ns, posted_gap: 40ns}\n"
+    "  - {upto: 64KiB, alpha: 1us, bandwidth: 1GB/s, gap: 200ns, gap_bandwidth: 4GB/s,\n"
+    "     posted_gap: 50ns, posted_gap_bandwidth: 8GB/s}\n"
+    "  - {upto: 8MiB, alpha: 4us, bandwidth: 14GB/s, gap: 2us, gap_bandwidth: 28GB/s}\n"
+    "  - {upto: 64MiB, alpha: 90us, bandwidth: 7GB/s}\n";
+
+static void test_posted_gap_load(void **state)
+{
+    (void)state;
+    machine m;
+    load_text(&m, posted);
+    assert_true(machine_check(&m));
+    assert_true(machine_has_posted_gap(&m));
+    double g = -1;
+    assert_true(machine_posted_gap(&m, 8, &g));
+    assert_near(g, 40e-9, 1e-18);
+    assert_true(isinf(m.seg[0].posted_gap_bandwidth)); /* alone: no per-byte part */
+    assert_true(machine_posted_gap(&m, 1025, &g));
+    assert_near(g, 50e-9 + 1025 / 8e9, 1e-18);
+    /* A segment without one: its gap; without either: none. */
+    assert_true(machine_posted_gap(&m, 1 << 20, &g));
+    assert_near(g, 2e-6 + (1 << 20) / 28e9, 1e-18);
+    g = -1;
+    assert_false(machine_posted_gap(&m, 64 << 20, &g));
+    assert_near(g, -1, 0);
+    load_text(&m, gapped);
+    assert_false(machine_has_posted_gap(&m));
+    assert_true(isnan(m.seg[0].posted_gap));
+
+    /* Written and read back. */
+    load_text(&m, posted);
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_non_null(f);
+    assert_int_equal(machine_write(&m, f), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, ", gap: 100ns, gap_bandwidth: inf, posted_gap: 40ns, "
+                                "posted_gap_bandwidth: inf}\n"));
+    machine back;
+    load_text(&back, buf);
+    assert_near(back.seg[1].posted_gap, 50e-9, 1e-18);
+    assert_near(back.seg[1].posted_gap_bandwidth, 8e9, 1e-3);
+    assert_true(isnan(back.seg[2].posted_gap));
+
+    /* Refused: a posted gap without a gap, a rate without its gap, a
+     * negative one (machine_check too). */
+    const char *head = "host: h\nbackend: shm\neager_limit: 64KiB\nsegments:\n";
+    char y[512];
+    snprintf(y, sizeof y, "%s  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, posted_gap: 1ns}\n",
+             head);
+    bad(y, "bad.yaml:5:57: ", "'posted_gap' needs a 'gap' in the same segment");
+    snprintf(y, sizeof y,
+             "%s  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, gap: 1ns, "
+             "posted_gap_bandwidth: 1GB/s}\n", head);
+    bad(y, "bad.yaml:5:", "'posted_gap_bandwidth' needs a 'posted_gap' in the same segment");
+    snprintf(y, sizeof y,
+             "%s  - {upto: 1, alpha: 1us, bandwidth: 1GB/s, gap: 1ns, posted_gap: -1ns}\n",
+             head);
+    bad(y, "bad.yaml:5:", "'posted_gap' must be >= 0, got '-1ns'");
+    m.seg[0].posted_gap = -1e-9;
+    assert_false(machine_check(&m));
+    m.seg[0].posted_gap = 1e-9;
+    m.seg[0].gap = NAN;
+    assert_false(machine_check(&m));
+}
+
+/* Streams of W eager messages of n bytes from rank 0 to rank 1 (isend
+ * back to back, then wait), received three ways; rank 1's time is when
+ * the last message has landed. */
+#define STREAM_W 4
+
+static int stream_send(cl_comm *c, const cl_args *a)
+{
+    cl_request *r[STREAM_W];
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    for (int i = 0; i < STREAM_W; i++)
+        CL_TRY(cl_isend(c, buf, a->bytes, 1, 0, &r[i]));
+    return cl_waitall(c, STREAM_W, r, NULL);
+}
+
+/* Every receive posted first, as chunked does; delayed by a->compute
+ * (posted only after the messages were sent) when it is set. */
+static int stream_posted(cl_comm *c, const cl_args *a)
+{
+    if (cl_rank(c) == 0)
+        return stream_send(c, a);
+    if (a->compute > 0)
+        CL_TRY(cl_compute(c, a->compute));
+    cl_request *r[STREAM_W];
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    for (int i = 0; i < STREAM_W; i++)
+        CL_TRY(cl_irecv(c, buf, a->bytes, 0, 0, &r[i]));
+    return cl_waitall(c, STREAM_W, r, NULL);
+}
+
+/* Blocking receives one after another, as calibrate's window does. */
+static int stream_blocking(cl_comm *c, const cl_args *a)
+{
+    if (cl_rank(c) == 0)
+        return stream_send(c, a);
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    for (int i = 0; i < STREAM_W; i++)
+        CL_TRY(cl_recv(c, buf, a->bytes, 0, 0, NULL));
+    return 0;
+}
+
+/* The engine prices a message when the instant it was sent in ends, so a
+ * receive posted at that instant (after the send: rank 0 runs first)
+ * counts as posted.  With T = T(n), g its gap and p its posted gap:
+ *   - every receive posted first: T + (W - 1) p;
+ *   - blocking receives: the first is posted at once, the rest after the
+ *     message before them landed: T + p + (W - 2) g;
+ *   - receives posted after the sends' instant: T + (W - 1) g after it;
+ *   - rendezvous sizes keep the gap: T + (W - 1) g.
+ * A file whose posted gaps equal its gaps models what one without them
+ * does, and a file without posted gaps is untouched (test above). */
+static void test_modeled_posted_gaps(void **state)
+{
+    (void)state;
+    machine m;
+    load_text(&m, posted);
+    cl_args a = {.bytes = 1025};
+    double T = 1e-6 + 1025 / 1e9, g = 200e-9 + 1025 / 4e9, p = 50e-9 + 1025 / 8e9;
+    assert_near(modeled_args(&m, stream_posted, 2, &a, 1), T + 3 * p, 1e-15);
+    assert_near(modeled_args(&m, stream_blocking, 2, &a, 1), T + p + 2 * g, 1e-15);
+    a.compute = 1e-6;
+    assert_near(modeled_args(&m, stream_posted, 2, &a, 1), T + 3 * g, 1e-15);
+    a.compute = 0;
+    a.bytes = 1 << 20; /* rendezvous */
+    double T1 = 4e-6 + (1 << 20) / 14e9, g1 = 2e-6 + (1 << 20) / 28e9;
+    assert_near(modeled_args(&m, stream_posted, 2, &a, 1), T1 + 3 * g1, 1e-14);
+    /* chunked's 8 pieces of 1 KiB + 1 (eager), all posted at the instant. */
+    cl_args c = {.bytes = 8 * 1025, .chunk = 1025};
+    assert_near(modeled_args(&m, chunked, 2, &c, 1), T + 7 * p, 1e-15);
+
+    /* Posted gaps equal to the gaps: what the file without them gives. */
+    machine same;
+    load_text(&same, posted);
+    for (size_t i = 0; i < same.nseg; i++)
+        if (!isnan(same.seg[i].posted_gap)) {
+            same.seg[i].posted_gap = same.seg[i].gap;
+            same.seg[i].posted_gap_bandwidth = same.seg[i].gap_bandwidth;
+        }
+    machine none;
+    load_text(&none, posted);
+    for (size_t i = 0; i < none.nseg; i++)
+        none.seg[i].posted_gap = NAN;
+    cl_pattern_fn *fns[] = {stream_posted, stream_blocking, chunked, pipeline, pingpong, ring};
+    static const uint64_t sizes[] = {8, 1025, 65536, 65537, 1 << 20};
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            cl_args b = {.bytes = sizes[i], .microbatches = 4};
+            double x = modeled_args(&same, fns[f], 2, &b, 1);
+            double y = modeled_args(&none, fns[f], 2, &b, 1);
+            if (x != y)
+                fail_msg("pattern %zu, %llu bytes: %.17g s with posted gaps equal to the gaps, "
+                         "%.17g without", f, (unsigned long long)sizes[i], x, y);
+        }
+}
+
+/* Rank 1 fails at the instant rank 0's messages are sent, before their
+ * price is known: the run stops with its error, and what the pending
+ * messages held is freed (the sanitized build checks the leak). */
+static int fail_at_once(cl_comm *c, const cl_args *a)
+{
+    if (cl_rank(c) == 0)
+        return stream_send(c, a);
+    return cl_fail(c, "rank 1 gives up");
+}
+
+/* A deadlock is still found with every price waiting for its instant's
+ * end: both ranks send first above the eager limit. */
+static int both_send(cl_comm *c, const cl_args *a)
+{
+    unsigned char *buf = cl_alloc(c, a->bytes);
+    CL_TRY(cl_send(c, buf, a->bytes, 1 - cl_rank(c), 0));
+    return cl_recv(c, buf, a->bytes, 1 - cl_rank(c), 0, NULL);
+}
+
+static void test_posted_failures(void **state)
+{
+    (void)state;
+    machine m;
+    load_text(&m, posted);
+    double t;
+    cl_args a = {.bytes = 512};
+    assert_int_equal(modeled_run(&m, fail_at_once, 2, &a, &t), CL_ECHECK);
+    a.bytes = 1 << 20;
+    assert_int_equal(modeled_run(&m, both_send, 2, &a, &t), CL_EDEADLOCK);
+    a.bytes = 512; /* eager: both sends complete */
+    assert_int_equal(modeled_run(&m, both_send, 2, &a, &t), 0);
+    assert_near(t, 300e-9 + 512 / 2e9, 1e-15);
 }
 
 static void test_duplex_load(void **state)
@@ -555,6 +768,9 @@ int main(void)
         cmocka_unit_test(test_modeled_stream_with_gaps),
         cmocka_unit_test(test_duplex_load),
         cmocka_unit_test(test_modeled_duplex),
+        cmocka_unit_test(test_posted_gap_load),
+        cmocka_unit_test(test_modeled_posted_gaps),
+        cmocka_unit_test(test_posted_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,8 @@ has "$q" "backend: \"shm\""; has "$q" "eager_limit: 65536"; has "$q" "segments:"
 has "$q" "cache: fresh"; has "$out" "(--cache fresh)"
 has "$q" "{upto: 65536, "; has "$q" ", gap: "; has "$q" "gap_bandwidth: "
 has "$out" "gap bandwidth"
+# the posted gap (receives posted first), eager sizes only
+has "$q" ", posted_gap: "; has "$out" "posted gap"; has "$out" "posted bw"
 has "$out" "duplex: an exchange"; has "$q" "duplex:"
 # the regime it was taken in: the reference probe, 8 B and 1 MiB
 has "$out" "reference (the regime it was taken in"; has "$q" "reference:"
@@ -101,6 +103,7 @@ if calibrated "$tmpd/q-tcp.yaml" --backend tcp --quick --json --regime-wait 1s; 
 has "$out" '"regime": {'; has "$out" '"reference_s": '
 has "$out" '"command": "calibrate"'; has "$out" '"alpha_s"'; has "$out" '"r2"'
 has "$out" '"modeled_s"'; has "$out" '"backend": "tcp"'; has "$out" '"gap_s"'
+has "$out" '"posted_gap_s"'
 has "$out" '"duplex_segments"'; has "$out" '"exchange_s"'; has "$out" '"exchange_modeled_s"'
 has "$out" '"reference": ['; has "$out" '"time_s"'; has "$out" '"cache": "fresh"'
 has "$out" '"reduce_bandwidth_Bps": {'
