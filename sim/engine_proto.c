@@ -268,6 +268,26 @@ static inline void msg_init(sim_engine *e, sim_msg *m, sim_req *s, int src, int 
     m->pending = false;
 }
 
+/* The eager message m of send s, from buf, reaches its receiver's queues
+ * now (eager_arrive): 1 with *recv its receive, or NULL when it waits
+ * unexpected; 0 when the receive refused it, so the run is failing (m
+ * freed: nothing more to price); CL_ENOMEM with m and s freed. */
+static inline int eager_arrive_now(sim_engine *e, sim_req *s, sim_msg *m, const void *buf,
+                                   sim_req **recv)
+{
+    int got = eager_arrive(e, m, buf, e->now, recv);
+    if (got < 0) {
+        engine__msg_free(e, m);
+        engine__req_free(e, s);
+        return CL_ENOMEM;
+    }
+    if (got && !*recv) {
+        engine__msg_free(e, m);
+        return 0;
+    }
+    return 1;
+}
+
 /* The eager message m of send s, from buf, over shared links: its
  * receive, if posted, completes when the flow has landed.  0, or
  * CL_ENOMEM with m and s freed. */
@@ -276,18 +296,11 @@ static inline int eager_shared(sim_engine *e, sim_req *s, sim_msg *m, const void
     sim_req *r;
     m->sreq = s;
     m->started = e->now;
-    int got = eager_arrive(e, m, buf, e->now, &r);
-    if (got < 0) {
-        engine__msg_free(e, m);
-        engine__req_free(e, s);
-        return CL_ENOMEM;
-    }
-    if (got && !r) {
-        engine__msg_free(e, m); /* the run is failing: nothing more to price */
-    } else {
-        m->rreq = r;
-        engine__flow_begin(e, m);
-    }
+    int ok = eager_arrive_now(e, s, m, buf, &r);
+    if (ok <= 0)
+        return ok;
+    m->rreq = r;
+    engine__flow_begin(e, m);
     return 0;
 }
 
@@ -296,16 +309,9 @@ static inline int eager_shared(sim_engine *e, sim_req *s, sim_msg *m, const void
 static int eager_deferred(sim_engine *e, sim_req *s, sim_msg *m, const void *buf)
 {
     sim_req *r;
-    int got = eager_arrive(e, m, buf, e->now, &r);
-    if (got < 0) {
-        engine__msg_free(e, m);
-        engine__req_free(e, s);
-        return CL_ENOMEM;
-    }
-    if (got && !r) {
-        engine__msg_free(e, m); /* the run is failing: nothing more to price */
-        return 0;
-    }
+    int ok = eager_arrive_now(e, s, m, buf, &r);
+    if (ok <= 0)
+        return ok;
     m->sreq = s;
     m->rreq = r;
     defer_pricing(e, m);
