@@ -211,6 +211,13 @@ static inline void switch_to_sched(sim_sched *s, sim_coro *co)
     (void)sim__coro_switch(&co->sp, s->sp, NULL);
 }
 
+/* The resuming sched rides along as the transfer, which a coroutine that
+ * starts here takes (sim__coro_boot) and one that yielded ignores. */
+static inline void switch_to_other(sim_sched *s, sim_coro *from, sim_coro *to)
+{
+    (void)sim__coro_switch(&from->sp, to->sp, s);
+}
+
 static _Noreturn void switch_final(sim_sched *s)
 {
     void *dead;
@@ -279,6 +286,13 @@ static inline void switch_to_sched(sim_sched *s, sim_coro *co)
     swapcontext(&b->uc, s->sp);
 }
 
+static inline void switch_to_other(sim_sched *s, sim_coro *from, sim_coro *to)
+{
+    struct uc_block *f = from->sp, *t = to->sp;
+    t->s = s;
+    swapcontext(&f->uc, &t->uc);
+}
+
 static _Noreturn void switch_final(sim_sched *s)
 {
     setcontext(s->sp);
@@ -320,6 +334,11 @@ sim_coro *sim_sched_current(const sim_sched *s)
     return s->current;
 }
 
+sim_coro *sim_sched_last(const sim_sched *s)
+{
+    return s->last;
+}
+
 int sim_coro_init(sim_coro *co, sim_stacks *s, size_t index, sim_coro_fn fn,
                   void *arg)
 {
@@ -340,7 +359,12 @@ int sim_coro_init(sim_coro *co, sim_stacks *s, size_t index, sim_coro_fn fn,
 void sim__coro_main(sim_sched *s, sim_coro *co, sim_coro_fn fn, void *arg)
 {
 #if CORO_ASAN
-    __sanitizer_finish_switch_fiber(NULL, &s->stack_bottom, &s->stack_size);
+    /* The stack switched from is the scheduler's for the first coroutine
+     * to start; a later one may start from a coroutine passing to it. */
+    if (s->stack_bottom)
+        __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+    else
+        __sanitizer_finish_switch_fiber(NULL, &s->stack_bottom, &s->stack_size);
 #endif
     fn(arg);
     co->state = SIM_CORO_DONE;
@@ -358,6 +382,7 @@ int sim_coro_resume(sim_sched *s, sim_coro *co)
     if (s->stop) {
         int err = s->stop;
         s->stop = 0;
+        s->last = NULL;
         return err;
     }
     co->state = SIM_CORO_RUNNING;
@@ -371,6 +396,7 @@ int sim_coro_resume(sim_sched *s, sim_coro *co)
 #if CORO_ASAN
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
+    co = s->last = s->current; /* co, or the last it passed the CPU to */
     s->current = NULL;
     co->stacks->yielded = (size_t)(stack_low(co) + co->stacks->bytes - (char *)co->sp);
     /* One branch on the way back, taken only when something went wrong:
@@ -403,8 +429,32 @@ void sim_coro_yield(sim_sched *s, sim_coro *co)
 #endif
     switch_to_sched(s, co);
 #if CORO_ASAN
-    __sanitizer_finish_switch_fiber(fake, &s->stack_bottom, &s->stack_size);
+    /* Back from the scheduler or from a coroutine passing to this one. */
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
+}
+
+void sim_coro_pass(sim_sched *s, sim_coro *from, sim_coro *to)
+{
+    assert(from->state == SIM_CORO_RUNNING && s->current == from && "pass from a running coro");
+    assert(to->state == SIM_CORO_READY && to != from && "pass to a ready coro");
+    from->state = SIM_CORO_READY;
+    to->state = SIM_CORO_RUNNING;
+    s->current = to;
+    s->resumes++;
+#if CORO_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, stack_low(to), to->stacks->bytes);
+#endif
+    switch_to_other(s, from, to);
+#if CORO_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+bool sim_coro_may_pass(const sim_coro *co)
+{
+    return co->stacks->guarded || canary_intact(co);
 }
 
 bool sim_coro_done(const sim_coro *co)

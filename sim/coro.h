@@ -1,7 +1,10 @@
 /*
  * coro.h - coroutine ranks: each simulated rank runs its pattern function on
  * its own small stack; a scheduler resumes one coroutine at a time and it
- * runs until it yields back (from any call depth) or its function returns.
+ * runs until it yields back (from any call depth) or its function returns,
+ * or hands the CPU straight to another coroutine (sim_coro_pass), which
+ * then runs in its place: one switch where going through the scheduler
+ * takes two.
  *
  * Stacks.  One sim_stacks is ONE anonymous mapping (MAP_NORESERVE) cut into
  * `count` stacks of a fixed size.  Only touched pages cost memory (a rank
@@ -107,6 +110,7 @@ typedef struct sim_coro {
 typedef struct sim_sched {
     void *sp;                 /* scheduler's saved stack pointer */
     sim_coro *current;        /* running coroutine, or NULL */
+    sim_coro *last;           /* the coroutine that switched back last, or NULL */
     uint64_t resumes;         /* sim_coro_resume calls that ran a coroutine */
     volatile sig_atomic_t stop; /* sim_sched_stop's error, 0: none asked */
     int abandoned;            /* sim_sched_abandon's error for the resume */
@@ -124,13 +128,34 @@ void sim_sched_init(sim_sched *s);
 int sim_coro_init(sim_coro *co, sim_stacks *s, size_t index, sim_coro_fn fn,
                   void *arg);
 
-/* Run co, from the scheduler's stack, until it yields or fn returns.  co
- * must be SIM_CORO_READY.  Returns 0; CL_ESTACK if co's canary was found
- * broken on the way back: co is then SIM_CORO_BROKEN and must not run
- * again, and the stack below its own may be corrupted too; the error given
- * to sim_sched_abandon (co is then SIM_CORO_ABANDONED); or the error given
- * to sim_sched_stop, without running co (co stays READY). */
+/* Run co, from the scheduler's stack, until it yields or fn returns, or
+ * until a coroutine it passed the CPU to (sim_coro_pass, from one to the
+ * next) does: sim_sched_last then says which came back, and the states
+ * and errors below are that coroutine's.  co must be SIM_CORO_READY.
+ * Returns 0; CL_ESTACK if the canary of the coroutine coming back was
+ * found broken: it is then SIM_CORO_BROKEN and must not run again, and the
+ * stack below its own may be corrupted too; the error given to
+ * sim_sched_abandon (it is then SIM_CORO_ABANDONED); or the error given
+ * to sim_sched_stop, without running co (co stays READY, and
+ * sim_sched_last is NULL). */
 int sim_coro_resume(sim_sched *s, sim_coro *co);
+
+/* Called on from's stack, at any depth, while s runs from: hand the CPU
+ * straight to `to` (SIM_CORO_READY, another coroutine of s, started
+ * or not), which runs in from's place until it yields, returns or passes
+ * on.  from becomes READY; this returns when s resumes from again or a
+ * coroutine passes back to it.  Only when sim_coro_may_pass(from): its
+ * canary is not checked on the way.  Cannot fail. */
+void sim_coro_pass(sim_sched *s, sim_coro *from, sim_coro *to);
+
+/* Whether co may pass the CPU on (sim_coro_pass): its canary is intact,
+ * or its stack has a guard page of its own.  Otherwise it must yield, so
+ * that the scheduler finds the broken canary. */
+bool sim_coro_may_pass(const sim_coro *co);
+
+/* The coroutine whose switch back to s ended the last sim_coro_resume: the
+ * one resumed or one it passed to; NULL when that resume ran none. */
+sim_coro *sim_sched_last(const sim_sched *s);
 
 /* Called on co's stack, at any depth, while s runs co: switch back to the
  * scheduler; returns when s resumes co again.  Cannot fail. */

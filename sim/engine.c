@@ -102,13 +102,22 @@ static void rank_main(void *arg)
 
 /* ---- the run ---- */
 
+static sim_rank *rank_of(sim_coro *co)
+{
+    return (sim_rank *)(void *)((char *)co - offsetof(sim_rank, co));
+}
+
+/* Runs r until the rank running last (r, or one the CPU was handed to,
+ * engine__block) yields back; a failure is that rank's. */
 static void resume(sim_engine *e, sim_rank *r)
 {
     uint8_t was = r->state;
     r->state = RANK_READY;
     int err = sim_coro_resume(&e->sched, &r->co);
-    if (err)
-        engine__rank_stopped(e, r, was, err);
+    if (err) {
+        sim_coro *back = sim_sched_last(&e->sched);
+        engine__rank_stopped(e, back ? rank_of(back) : r, was, err);
+    }
 }
 
 static void handle(sim_engine *e, const sim_event *ev)
@@ -205,6 +214,43 @@ static void prefetch_soon(sim_engine *e)
     }
 }
 
+/* Event ev just came out of the queue: the clock moves to it, and what
+ * the ranks after it will touch is fetched meanwhile. */
+static inline void took(sim_engine *e, const sim_event *ev)
+{
+    prefetch_soon(e);
+    e->now = ev->time;
+    e->stats.events++;
+}
+
+/* One switch a step instead of two: a rank that blocks runs the next
+ * rank itself when the event loop would do nothing else first: no
+ * message to price, no flow batch to solve, no deferred poll, no failure
+ * or stop, and the next event a live wake-up of another rank (its own
+ * goes through the loop, which resumes it after the switch back).  The
+ * loop's order of events is kept exactly.  Measured on the 1,000-rank
+ * ring (allreduce-ring --no-payload, 1 MiB, infiniband; AMD 2-core VM,
+ * perf stat -r 15, two rounds taking turns): 214-225 ms of CPU to
+ * 171-172.  Not before every rank has started: the loop starts them all
+ * at time 0 first. */
+void engine__block(sim_engine *e, sim_rank *me)
+{
+    const sim_event *next;
+    if (e->passing && !e->pending_head && !e->batch_open && e->poll_head < 0 && !e->aborting &&
+        !e->sched.stop && (next = sim_queue_peek(e->q)) && next->type == EV_WAKE &&
+        next->rank != (uint32_t)(me - e->ranks) &&
+        next->arg == e->ranks[next->rank].wake_gen && sim_coro_may_pass(&me->co)) {
+        sim_event ev;
+        sim_queue_pop(e->q, &ev);
+        took(e, &ev);
+        sim_rank *r = &e->ranks[ev.rank];
+        r->state = RANK_READY;
+        sim_coro_pass(&e->sched, &me->co, &r->co);
+        return;
+    }
+    sim_coro_yield(&e->sched, &me->co);
+}
+
 /* Starts every rank, then handles events until none is left or the run
  * fails.  Out of line so that the loop's registers are allocated for the
  * loop alone: inlined into sim_run, whose set-up and tear-down keep other
@@ -213,6 +259,7 @@ __attribute__((noinline)) static void run_events(sim_engine *e)
 {
     for (int i = 0; i < e->n && !e->aborting; i++)
         resume(e, &e->ranks[i]);
+    e->passing = true;
     sim_event ev;
     for (;;) {
         /* Messages sent or matched at one instant are priced, and flows
@@ -235,9 +282,7 @@ __attribute__((noinline)) static void run_events(sim_engine *e)
         }
         if (e->aborting || !sim_queue_pop(e->q, &ev))
             break;
-        prefetch_soon(e);
-        e->now = ev.time;
-        e->stats.events++;
+        took(e, &ev);
         handle(e, &ev);
     }
 }

@@ -183,6 +183,8 @@ struct sim_engine {
     size_t lookahead;    /* prefetch_soon (engine.c): 0 (the next event's rank) or 2 */
     bool prefetch_reqs;  /* prefetch_soon: also the requests it waits for */
     sim_sched sched;
+    bool passing;        /* ranks may hand the CPU on (engine__block): every
+                            rank has started */
     sim_fault fault;     /* crashes, exit() and the time limit (sim/fault.h) */
     run_result *res;
     sim_stats stats;
@@ -198,6 +200,15 @@ struct sim_engine {
     int ndone;
     bool aborting; /* the run failed: every call fails, ranks unwind */
 };
+
+/* ---- engine.c: the run ---- */
+
+/* Called on me's stack when me blocks (it has set its state and queued
+ * its wake-up, if known): runs the next rank.  When the next event is
+ * another rank's wake-up and nothing else is due first, me hands the CPU
+ * straight to that rank (sim_coro_pass), as the event loop would resume
+ * it; otherwise it yields to the event loop.  Returns when me runs again. */
+void engine__block(sim_engine *e, sim_rank *me);
 
 /* ---- engine.c: failures and records ---- */
 

@@ -44,7 +44,7 @@ static int sim_wait(cl_comm *c, int n, cl_request **reqs, wf_op call)
         me->state = RANK_BLOCKED;
         if (!unknown)
             engine__wake_at(e, until, (int)(me - e->ranks));
-        sim_coro_yield(&e->sched, &me->co);
+        engine__block(e, me);
         me->wait_reqs = NULL;
         if (e->aborting)
             return CL_EPEER;
@@ -171,7 +171,7 @@ static int sim_compute(cl_comm *c, double seconds)
     double start = e->now;
     engine__wake_at(e, e->now + seconds, rank);
     me->state = RANK_COMPUTING;
-    sim_coro_yield(&e->sched, &me->co);
+    engine__block(e, me);
     if (e->aborting)
         return CL_EPEER;
     engine__record(e, REC_COMPUTE, rank, -1, -1, 0, 0, start, start, e->now, true);

@@ -14,7 +14,10 @@
  *     its stack has no stack left to run a handler on).  One that hits
  *     while a rank runs ends that rank where it stands (sim_sched_abandon)
  *     and its sim_coro_resume returns CL_EPEER, or CL_ESTACK when the fault
- *     is the rank running off its stack (sim_coro_overflowed).
+ *     is the rank running off its stack (sim_coro_overflowed).  A rank
+ *     that blocks may pop the next event and hand the CPU to its rank
+ *     itself (the engine's engine__block): a fault in those few lines is
+ *     taken as that rank's, as the rank running.
  *   - exit(), _exit() and _Exit() called while a rank runs do the same
  *     (CL_EPEER).  A student's pattern is a shared object linked with
  *     `-Wl,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=fork`

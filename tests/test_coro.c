@@ -428,6 +428,91 @@ static void test_abandon(void **state)
     sim_stacks_destroy(st);
 }
 
+/* ---- passing the CPU straight on ---- */
+
+/* A relay of three coroutines in a ring: each traces, then hands the CPU
+ * to the next (ctx.next) instead of yielding, c->iters times; the last
+ * pass of coroutine 2 is a yield, and coroutine 0's last step abandons
+ * when c->bad asks it to. */
+typedef struct relay {
+    ctx c;
+    struct relay *next;
+    double x; /* a float kept across the switches */
+} relay;
+
+static void relay_fn(void *arg)
+{
+    relay *r = arg;
+    ctx *c = &r->c;
+    for (int i = 0; i < c->iters; i++) {
+        trace(c, c->id * 10 + i);
+        if (sim_sched_current(c->s) != &c->co || !sim_coro_may_pass(&c->co))
+            c->bad = 1;
+        r->x = r->x * 2 + 1;
+        if (c->id == 2 && i == c->iters - 1)
+            sim_coro_yield(c->s, &c->co);
+        else
+            sim_coro_pass(c->s, &c->co, &r->next->c.co);
+    }
+    trace(c, c->id * 10 + 9);
+    if (c->id == 0 && c->acc)
+        sim_sched_abandon(c->s, CL_EPEER);
+}
+
+/* One resume runs the chain until a coroutine switches back, and
+ * sim_sched_last names it; a coroutine that starts from a pass starts
+ * like one resumed; a resume runs on from where the pass left it; an
+ * abandon after passes is the abandoned one's; a stop runs nothing. */
+static void test_pass(void **state)
+{
+    (void)state;
+    sim_stacks *st = NULL;
+    assert_int_equal(sim_stacks_create(&st, 3, 0), 0);
+    sim_sched s;
+    sim_sched_init(&s);
+    int log[64];
+    size_t n = 0;
+    relay r[3];
+    for (int i = 0; i < 3; i++) {
+        r[i] = (relay){.c = {.s = &s, .id = i, .log = log, .log_len = &n, .iters = 2},
+                       .next = &r[(i + 1) % 3], .x = i};
+        assert_int_equal(sim_coro_init(&r[i].c.co, st, (size_t)i, relay_fn, &r[i]), 0);
+    }
+    /* 0 -> 1 -> 2 -> 0 -> 1 -> 2, which yields. */
+    assert_int_equal(sim_coro_resume(&s, &r[0].c.co), 0);
+    assert_ptr_equal(sim_sched_last(&s), &r[2].c.co);
+    assert_null(sim_sched_current(&s));
+    /* 2 goes on, ends: its end is the switch back. */
+    assert_int_equal(sim_coro_resume(&s, &r[2].c.co), 0);
+    assert_ptr_equal(sim_sched_last(&s), &r[2].c.co);
+    assert_true(sim_coro_done(&r[2].c.co));
+    /* 0 and 1 wait where they passed; 0 ends, abandoning. */
+    r[0].c.acc = 1;
+    assert_int_equal(sim_coro_resume(&s, &r[1].c.co), 0);
+    assert_ptr_equal(sim_sched_last(&s), &r[1].c.co);
+    assert_int_equal(sim_coro_resume(&s, &r[0].c.co), CL_EPEER);
+    assert_ptr_equal(sim_sched_last(&s), &r[0].c.co);
+    const int want[] = {0, 10, 20, 1, 11, 21, 29, 19, 9};
+    assert_int_equal(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n; i++)
+        if (log[i] != want[i])
+            fail_msg("log[%zu] = %d, expected %d", i, log[i], want[i]);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(r[i].c.bad, 0);
+        assert_true(r[i].x == 4 * i + 3); /* x -> 2x + 1, twice */
+    }
+    /* A stop is the next resume's answer: nothing ran, nothing came back. */
+    ctx c = {.s = &s, .id = 1, .iters = 1};
+    sim_coro_release(&r[1].c.co);
+    assert_int_equal(sim_coro_init(&c.co, st, 1, count_fn, &c), 0);
+    sim_sched_stop(&s, CL_ETIMEOUT);
+    assert_int_equal(sim_coro_resume(&s, &c.co), CL_ETIMEOUT);
+    assert_null(sim_sched_last(&s));
+    while (!sim_coro_done(&c.co))
+        assert_int_equal(sim_coro_resume(&s, &c.co), 0);
+    sim_stacks_destroy(st);
+}
+
 static void where_fn(void *arg)
 {
     ctx *c = arg;
@@ -493,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_two_scheds),
         cmocka_unit_test(test_fp_env),
         cmocka_unit_test(test_abandon),
+        cmocka_unit_test(test_pass),
         cmocka_unit_test(test_overflowed),
         cmocka_unit_test(test_bad_args),
     };
