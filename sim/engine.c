@@ -230,9 +230,10 @@ static inline void took(sim_engine *e, const sim_event *ev)
  * goes through the loop, which resumes it after the switch back).  The
  * loop's order of events is kept exactly.  Measured on the 1,000-rank
  * ring (allreduce-ring --no-payload, 1 MiB, infiniband; AMD 2-core VM,
- * perf stat -r 15, two rounds taking turns): 214-225 ms of CPU to
- * 171-172.  Not before every rank has started: the loop starts them all
- * at time 0 first. */
+ * quiet, perf stat -r 10, three rounds taking turns): 204-206 ms of CPU
+ * to 160-163, with 0.6 % more instructions (a switch costs mostly its
+ * mispredicted return).  Not before every rank has started: the loop
+ * starts them all at time 0 first. */
 void engine__block(sim_engine *e, sim_rank *me)
 {
     const sim_event *next;
