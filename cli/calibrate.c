@@ -338,7 +338,7 @@ static size_t segments_of(const calib_result *r, const fit_result *f, machine_se
     return f->n;
 }
 
-/* Segment f's gaps into s (core/fit's fit_gap_line over its points'),
+/* Segment f's gaps into s (core/fit's fit_gap over its points'),
  * and each point's: the posted gap pg = (T(posted window) - T(window of
  * 1)) / (P - 1) where the point has one; the gap from the window of
  * blocking receives, whose first message finds its receive posted (so is
@@ -362,10 +362,10 @@ static void segment_gap(calib_result *r, const fit_segment *f, machine_segment *
     fit_segment g;
     s->gap = s->posted_gap = NAN;
     s->gap_bandwidth = s->posted_gap_bandwidth = INFINITY;
-    if (fit_gap_line(x, gaps, f->n, &g) > 0) {
+    if (fit_gap(x, gaps, f->n, &g) > 0) {
         s->gap = g.alpha;
         s->gap_bandwidth = fit_bandwidth(g.beta);
-        if (fit_gap_line(x, posted, f->n, &g) > 0) {
+        if (fit_gap(x, posted, f->n, &g) > 0) {
             s->posted_gap = g.alpha;
             s->posted_gap_bandwidth = fit_bandwidth(g.beta);
         }

@@ -204,7 +204,7 @@ const fit_segment *fit_segment_of(const fit_result *r, size_t i)
     return &r->seg[r->n - 1];
 }
 
-size_t fit_gap_line(const double *x, const double *gaps, size_t n, fit_segment *out)
+size_t fit_gap(const double *x, const double *gaps, size_t n, fit_segment *out)
 {
     double gx[FIT_MAX_POINTS], gy[FIT_MAX_POINTS];
     size_t k = 0;
@@ -223,22 +223,6 @@ size_t fit_gap_line(const double *x, const double *gaps, size_t n, fit_segment *
         line(gx, gy, k, &s);
     *out = s;
     return k;
-}
-
-size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, int window,
-               double *gaps, fit_segment *out)
-{
-    double g[FIT_MAX_POINTS];
-    for (size_t i = 0; i < n; i++) {
-        double gi = window >= 2 ? (tw[i] - t1[i]) / (window - 1) : NAN;
-        if (!isfinite(gi))
-            gi = NAN;
-        if (gaps)
-            gaps[i] = gi;
-        if (i < FIT_MAX_POINTS)
-            g[i] = gi;
-    }
-    return fit_gap_line(x, g, n < FIT_MAX_POINTS ? n : FIT_MAX_POINTS, out);
 }
 
 bool fit_segment_usable(const fit_segment *s)

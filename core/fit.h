@@ -77,20 +77,14 @@ int fit_line(const double *x, const double *y, size_t n, fit_segment *out, cl_di
 int fit_piecewise(const double *x, const double *y, size_t n, const double *breaks,
                   size_t nbreaks, const fit_opts *o, fit_result *out, cl_diag *d);
 
-/* The gap of a stream (LogGP's g + n G) from windows: t1[i] and tw[i] are
- * the times (seconds) of a window of 1 and of `window` back-to-back
- * messages of x[i] bytes, so each further message adds
- * gap_i = (tw[i] - t1[i]) / (window - 1); gaps[i] receives it (NAN where
- * a time is not finite).  A line is fitted (fit_line) to the points whose
- * gap is > 0 (one at or below zero is noise: the longer window ran no
- * slower) into *out, out->alpha the gap g and out->beta G; with one such
- * point, out is that constant.  Returns the points used; 0 (out unchanged)
- * when none is, or window < 2.  Cannot fail otherwise; gaps may be NULL. */
-size_t fit_gap(const double *x, const double *t1, const double *tw, size_t n, int window,
-               double *gaps, fit_segment *out);
-/* fit_gap's line over gaps already worked out: gaps[i] the time each
- * further message of x[i] bytes adds, used where > 0 and finite. */
-size_t fit_gap_line(const double *x, const double *gaps, size_t n, fit_segment *out);
+/* The gap of a stream (LogGP's g + n G): gaps[i] is the time each further
+ * message of x[i] bytes adds to a back-to-back stream, as calibrate works
+ * it out from its windows (cli/calibrate.h).  A line is fitted (fit_line)
+ * to the points whose gap is > 0 and finite (one at or below zero is
+ * noise: the longer window ran no slower) into *out, out->alpha the gap g
+ * and out->beta G; with one such point, out is that constant.  Returns the
+ * points used; 0 (out unchanged) when none is.  Cannot fail otherwise. */
+size_t fit_gap(const double *x, const double *gaps, size_t n, fit_segment *out);
 
 /* Whether a segment is fit to be written into a model: its alpha and beta
  * are finite (a bandwidth of 0 never is) and its line either explains the

@@ -331,9 +331,10 @@ static inline void engine__resolve(sim_engine *e, sim_req *r, double t)
 
 /* Time for bytes to travel src -> dst once they start moving, and the time
  * to inject them: how long the link stays busy for the next message (bytes
- * over the bottleneck bandwidth, or a calibrated gap, sim/net.h).  Cannot
- * fail. */
-static inline void engine__cost(sim_engine *e, int src, int dst, uint64_t bytes,
+ * over the bottleneck bandwidth, or a calibrated gap, sim/net.h; the
+ * posted gap for an eager message whose receive was posted by the end of
+ * its instant, `posted`).  Cannot fail. */
+static inline void engine__cost(sim_engine *e, int src, int dst, uint64_t bytes, bool posted,
                                 double *travel, double *inject, double *alpha)
 {
     if (src == dst) {
@@ -344,18 +345,9 @@ static inline void engine__cost(sim_engine *e, int src, int dst, uint64_t bytes,
     int hops;
     sim_net_cost(e->o->net, src, dst, bytes, &a, &bw, &hops);
     *travel = a + (double)bytes / bw;
-    *inject = sim_net_gap(e->o->net, bytes, bw);
+    *inject = posted ? sim_net_posted_gap(e->o->net, bytes, bw)
+                     : sim_net_gap(e->o->net, bytes, bw);
     *alpha = a;
-}
-
-/* engine__cost's inject for an eager message whose receive was posted by
- * the end of its instant (sim_net_posted_gap). */
-static inline double engine__posted_inject(sim_engine *e, int src, int dst, uint64_t bytes)
-{
-    double a, bw;
-    int hops;
-    sim_net_cost(e->o->net, src, dst, bytes, &a, &bw, &hops);
-    return sim_net_posted_gap(e->o->net, bytes, bw);
 }
 
 /* When the bytes of a message ready at `ready` start moving: the link

@@ -93,7 +93,7 @@ static void defer_pricing(sim_engine *e, sim_msg *m)
 static void rendezvous_price(sim_engine *e, sim_req *recv, sim_msg *m, double recv_posted)
 {
     double travel, inject, alpha;
-    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+    engine__cost(e, m->src, m->dst, m->bytes, false, &travel, &inject, &alpha);
     double start = engine__reserve(e, m->src, m->dst, rendezvous_ready(e, m, recv_posted, alpha),
                                    inject);
     travel = engine__travel_time(e, m, start, travel);
@@ -112,7 +112,7 @@ static void rendezvous_match(sim_engine *e, sim_req *recv, sim_msg *m, double re
         /* A flow's time is the solver's: of the cost alone only the
          * handshake's alpha counts, so the network is asked only then. */
         if (e->o->handshake)
-            engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+            engine__cost(e, m->src, m->dst, m->bytes, false, &travel, &inject, &alpha);
         rendezvous_shared(e, recv, m, rendezvous_ready(e, m, recv_posted, alpha));
         return;
     }
@@ -134,9 +134,7 @@ static void eager_price(sim_engine *e, sim_req *s, sim_msg *m)
 {
     double travel, inject, alpha;
     sim_req *r = m->rreq;
-    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
-    if (r)
-        inject = engine__posted_inject(e, m->src, m->dst, m->bytes);
+    engine__cost(e, m->src, m->dst, m->bytes, r != NULL, &travel, &inject, &alpha);
     double start = engine__reserve(e, m->src, m->dst, m->posted, inject);
     travel = engine__travel_time(e, m, start, travel);
     m->started = s->started = start;
@@ -327,7 +325,7 @@ static inline int eager_alone(sim_engine *e, sim_req *s, sim_msg *m, const void 
         return eager_deferred(e, s, m, buf);
     sim_req *r;
     double travel, inject, alpha;
-    engine__cost(e, m->src, m->dst, m->bytes, &travel, &inject, &alpha);
+    engine__cost(e, m->src, m->dst, m->bytes, false, &travel, &inject, &alpha);
     double start = engine__reserve(e, m->src, m->dst, e->now, inject);
     travel = engine__travel_time(e, m, start, travel);
     m->started = s->started = start;
