@@ -345,8 +345,7 @@ static inline void engine__cost(sim_engine *e, int src, int dst, uint64_t bytes,
     int hops;
     sim_net_cost(e->o->net, src, dst, bytes, &a, &bw, &hops);
     *travel = a + (double)bytes / bw;
-    *inject = posted ? sim_net_posted_gap(e->o->net, bytes, bw)
-                     : sim_net_gap(e->o->net, bytes, bw);
+    *inject = sim_net_gap(e->o->net, bytes, bw, posted);
     *alpha = a;
 }
 

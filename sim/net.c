@@ -345,18 +345,11 @@ void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
     *hops = 1;
 }
 
-double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth)
+double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth, bool posted)
 {
     double g;
-    if (n->machine && machine_gap(n->machine, bytes, &g))
-        return g;
-    return (double)bytes / bandwidth;
-}
-
-double sim_net_posted_gap(const sim_net *n, uint64_t bytes, double bandwidth)
-{
-    double g;
-    if (n->machine && machine_posted_gap(n->machine, bytes, &g))
+    if (n->machine && (posted ? machine_posted_gap(n->machine, bytes, &g)
+                              : machine_gap(n->machine, bytes, &g)))
         return g;
     return (double)bytes / bandwidth;
 }

@@ -66,7 +66,7 @@
  *    with a gap (LogGP's g + n G, core/machine.h) spaces a rank's
  *    back-to-back messages on a link by it instead of by n / bandwidth,
  *    and its posted gap, where it has one, the eager messages whose
- *    receive was posted in time (sim_net_posted_gap).
+ *    receive was posted in time (sim_net_gap's `posted`).
  *    A file with duplex segments prices a message that moves while one of
  *    its ranks moves another the opposite way by those (sim_net_duplex).
  *
@@ -182,12 +182,10 @@ void sim_net_cost(sim_net *n, int src, int dst, uint64_t bytes, double *alpha,
  * segment's gap(bytes) on a machine mesh whose segment has one, else
  * bytes / bandwidth (a link carries one message's bytes at a time).  The
  * engine also completes an eager send this long after it starts, or when
- * its message has arrived if that is sooner. */
-double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth);
-/* The same for an eager message whose receive was posted by the end of the
- * instant it was sent in: the segment's posted gap where it has one
- * (core/machine.h), else sim_net_gap. */
-double sim_net_posted_gap(const sim_net *n, uint64_t bytes, double bandwidth);
+ * its message has arrived if that is sooner.  `posted`: an eager message
+ * whose receive was posted by the end of the instant it was sent in,
+ * spaced by the segment's posted gap where it has one (core/machine.h). */
+double sim_net_gap(const sim_net *n, uint64_t bytes, double bandwidth, bool posted);
 /* Whether n is a machine mesh whose file has posted gaps: then the engine
  * prices each message when the instant it became priceable ends, so that
  * it knows whether its receive was posted by then. */

@@ -115,7 +115,7 @@ static void test_gap(void **state)
     cl_tier t = {.name = "x", .alpha = 1e-6, .bandwidth = 2e9};
     sim_net *n;
     assert_int_equal(sim_net_create_tier(&n, &t, 2, NULL), 0);
-    assert_true(sim_net_gap(n, 4096, 2e9) == 4096 / 2e9);
+    assert_true(sim_net_gap(n, 4096, 2e9, false) == 4096 / 2e9);
     sim_net_destroy(n);
 
     machine m;
@@ -131,9 +131,9 @@ static void test_gap(void **state)
     double a, bw;
     int hops;
     sim_net_cost(n, 0, 1, 512, &a, &bw, &hops);
-    assert_near(sim_net_gap(n, 512, bw), 120e-9 + 512 / 8e9, 1e-18);
+    assert_near(sim_net_gap(n, 512, bw, false), 120e-9 + 512 / 8e9, 1e-18);
     sim_net_cost(n, 0, 1, 1 << 20, &a, &bw, &hops);
-    assert_near(sim_net_gap(n, 1 << 20, bw), (1 << 20) / 10e9, 1e-18);
+    assert_near(sim_net_gap(n, 1 << 20, bw, false), (1 << 20) / 10e9, 1e-18);
     sim_net_destroy(n);
 }
 
