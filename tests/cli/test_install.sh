@@ -7,6 +7,9 @@
 # (setpriv), so it is skipped without root.  Ends with "N passed, N failed".
 . "$(dirname "$0")/lib.sh"
 case "$cl" in /*) ;; *) cl="$(pwd)/$cl" ;; esac
+# The copy must find its own share folder: a COMMLAB_HOME in the caller's
+# environment (a developer's checkout) would point it elsewhere.
+unset COMMLAB_HOME
 
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
     echo "skipped: needs root and setpriv, to act as user nobody"
