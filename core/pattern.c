@@ -10,7 +10,7 @@ cl_pattern_fn relay, pingpong, ring, exchange, deadlock, pipeline, chunked, inca
     allgather_rd, reducescatter_ring, reducescatter_rh, allreduce_naive, allreduce_ring,
     allreduce_rd, allreduce_rabenseifner, allreduce_tree, allreduce_hierarchical,
     alltoall_linear, alltoall_pairwise, barrier_dissemination, grid;
-cl_pattern_fn overlap, relay_chunked, blocking_ring, training_step;
+cl_pattern_fn overlap, relay_chunked, blocking_ring, training_step, pingpong_stream;
 
 enum { BCAST, REDUCE, GATHER, SCATTER, ALLGATHER, REDSCAT, ALLREDUCE, ALLTOALL, BARRIER };
 
@@ -84,6 +84,11 @@ static const pattern_info table[] = {
      .summary = "P x D ranks: a pipeline send in each replica's group, an all-reduce in each "
                 "stage's data-parallel group of --group D (cl_group)",
      .min_ranks = 2, .time_divisor = 1, .group_divides = true, .makes_groups = true},
+    /* 64: pingpong_stream.c's 32 round trips, each two messages */
+    PATTERN("pingpong-stream", pingpong_stream, "06-measuring",
+            "pingpong 32 round trips an iteration, as bench times it; time is one-way "
+            "(iteration / 64)",
+            64, NULL),
     {.name = "training-step", .fn = training_step, .chapter = "07-training-step",
      .summary = "one training step: tensor-parallel all-reduces, pipeline sends, data-parallel "
                 "gradients (`commlab step FILE.yaml`)",

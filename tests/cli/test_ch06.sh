@@ -31,4 +31,28 @@ has "$out" "(shm on vm, 7 segments)"
 has "$out" "8 B          373.9 ns"
 has "$out" "64 KiB       8.509 us"
 has "$out" "1 MiB        75.08 us"
+
+# pingpong-stream is the ping-pong 32 round trips an iteration, its time
+# divided by 64: modeled, each size's times are pingpong's to the digit (a
+# divisor that did not match its round trips would show here), with 64
+# messages an iteration against 2.  On a tier and on the example file,
+# eager and rendezvous sizes.
+for src in "--tier nvlink" "--model $ex"; do
+    # shellcheck disable=SC2086 # $src: two words
+    run 0 run pingpong --sizes 8,64KiB,1MiB,4MiB --csv $src
+    cut -d, -f1-6 "$out" | tail -n +2 >"$tmpd/pp"
+    cut -d, -f7 "$out" | tail -n +2 | sort -u >"$tmpd/ppm"
+    # shellcheck disable=SC2086
+    run 0 run pingpong-stream --sizes 8,64KiB,1MiB,4MiB --csv $src
+    cut -d, -f1-6 "$out" | tail -n +2 >"$tmpd/ps"
+    cut -d, -f7 "$out" | tail -n +2 | sort -u >"$tmpd/psm"
+    if [ -s "$tmpd/pp" ] && cmp -s "$tmpd/pp" "$tmpd/ps"; then ok; else
+        bad "pingpong-stream ($src) is not pingpong's one-way: $(cat "$tmpd/ps")"; fi
+    if [ "$(cat "$tmpd/ppm")" = 2 ] && [ "$(cat "$tmpd/psm")" = 64 ]; then ok; else
+        bad "messages an iteration ($src): pingpong $(cat "$tmpd/ppm"), stream $(cat "$tmpd/psm")"; fi
+done
+# Measured, its data checks pass every round trip (each has its own seed).
+run 0 run pingpong-stream --backend shm --sizes 8,4KiB --iters 2 --check
+has "$out" "pingpong-stream on shm"
+has "$out" "64"
 finish
