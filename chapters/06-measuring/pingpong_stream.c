@@ -5,28 +5,16 @@
  * messages after a start cost beyond the rest is spread over all of them.
  * Chapter 06 ("One round trip, or a stream of them") runs it next to
  * pingpong; the model prices both alike. */
-#include "commlab.h"
+#include "chapters/02-point-to-point/pingpong.h"
 
 #define ROUND_TRIPS 32 /* core/pattern.c divides by twice this */
 
 int pingpong_stream(cl_comm *c, const cl_args *a)
 {
-    int rank = cl_rank(c);
     unsigned char *buf = cl_alloc(c, a->bytes);
-    for (int i = 0; i < ROUND_TRIPS; i++) {
-        unsigned long long seed = 1000 + 2ULL * ROUND_TRIPS * (unsigned long long)a->iteration +
-                                  2ULL * (unsigned long long)i;
-        if (rank == 0) {
-            cl_fill(c, buf, a->bytes, seed);
-            CL_TRY(cl_send(c, buf, a->bytes, 1, 0));
-            CL_TRY(cl_recv(c, buf, a->bytes, 1, 0, NULL));
-            CL_TRY(cl_verify(c, buf, a->bytes, seed + 1, "pong"));
-        } else if (rank == 1) {
-            CL_TRY(cl_recv(c, buf, a->bytes, 0, 0, NULL));
-            CL_TRY(cl_verify(c, buf, a->bytes, seed, "ping"));
-            cl_fill(c, buf, a->bytes, seed + 1);
-            CL_TRY(cl_send(c, buf, a->bytes, 0, 0));
-        }
-    }
+    /* Each round trip its own seeds: 2 a round trip, ROUND_TRIPS an iteration. */
+    unsigned long long first = 1000 + 2ULL * ROUND_TRIPS * (unsigned long long)a->iteration;
+    for (int i = 0; i < ROUND_TRIPS; i++)
+        CL_TRY(pingpong_round(c, buf, a->bytes, first + 2ULL * (unsigned long long)i));
     return 0;
 }
