@@ -112,7 +112,7 @@ deps:
 
 $(BUILD)/libcommlab.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(call say,AR,$@)$(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/commlab: $(CLI_OBJ) $(BUILD)/libcommlab.a
 	$(call say,CC,$@)$(CC) $(WARN) $(LTO_WARN) $(CFLAGS) $(LTO) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libcommlab.a $(LDLIBS)
@@ -178,7 +178,7 @@ $(BUILD)/san/%.o: %.S | deps
 
 $(BUILD)/libcommlab-san.a: $(LIB_OBJ_SAN)
 	@mkdir -p $(@D)
-	$(call say,AR,$@)$(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 # The CLI under ASan+UBSan, for the CLI tests that run sanitized.
 CLI_OBJ_SAN := $(call obj,$(BUILD)/san,$(CLI_SRC))
@@ -254,7 +254,7 @@ $(BUILD)/fuzz/obj/%.o: %.S | deps
 	$(call say,CLANG,$@)$(FUZZ_CC) $(CPPFLAGS) -O1 -g -c -o $@ $<
 
 $(BUILD)/libcommlab-fuzz.a: $(FUZZ_LIB_OBJ)
-	$(call say,AR,$@)$(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libcommlab-fuzz.a
 	@mkdir -p $(@D)

@@ -55,6 +55,11 @@ static const pattern_info table[] = {
             "rank 0 creates a value, each rank adds 10 and passes it on", 1, NULL),
     PATTERN("pingpong", pingpong, "02-point-to-point",
             "ranks 0 and 1 bounce a buffer; time is one-way (round trip / 2)", 2, NULL),
+    /* 64: pingpong.c's STREAM_ROUND_TRIPS (32) round trips, two messages each */
+    PATTERN("pingpong-stream", pingpong_stream, "02-point-to-point",
+            "pingpong 32 round trips an iteration, as bench times them (chapter 06); "
+            "time is one-way (iteration / 64)",
+            64, NULL),
     PATTERN("ring", ring, "02-point-to-point",
             "each rank sends to rank+1 and receives from rank-1 at once (isend/irecv)", 1, NULL),
     PATTERN("exchange", exchange, "02-point-to-point",
@@ -84,11 +89,6 @@ static const pattern_info table[] = {
      .summary = "P x D ranks: a pipeline send in each replica's group, an all-reduce in each "
                 "stage's data-parallel group of --group D (cl_group)",
      .min_ranks = 2, .time_divisor = 1, .group_divides = true, .makes_groups = true},
-    /* 64: pingpong_stream.c's 32 round trips, each two messages */
-    PATTERN("pingpong-stream", pingpong_stream, "06-measuring",
-            "pingpong 32 round trips an iteration, as bench times it; time is one-way "
-            "(iteration / 64)",
-            64, NULL),
     {.name = "training-step", .fn = training_step, .chapter = "07-training-step",
      .summary = "one training step: tensor-parallel all-reduces, pipeline sends, data-parallel "
                 "gradients (`commlab step FILE.yaml`)",

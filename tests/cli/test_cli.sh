@@ -87,7 +87,7 @@ run 0 patterns;            has "$out" "allreduce-ring"; has "$out" "pingpong"
 # ("03-cost-of-a-message" once ran into the summary).
 cols=$(awk '$2 ~ /^[0-9][0-9]-/ { print index($0, $2) }' "$out" | sort -u | wc -l)
 if [ "$cols" -eq 1 ]; then ok; else bad "patterns: the chapter column starts at $cols places"; fi
-has "$out" "incast         03-cost-of-a-message  every other rank"
+has "$out" "03-cost-of-a-message  every other rank"
 run 0 help run;            has "$out" "usage: commlab run PATTERN"
 run 0 run pingpong --tier infiniband --bytes 256MiB
 has "$out" "5.372 ms"
