@@ -108,7 +108,8 @@ static void test_mesh_price_table(void **state)
 
 /* The spacing of back-to-back messages: n / bandwidth on a tier mesh and
  * on a machine segment without a gap, the segment's gap + n / gap_bandwidth
- * where it has one. */
+ * where it has one; for a message whose receive was posted (`posted`), the
+ * segment's posted gap where it has one, else its gap. */
 static void test_gap(void **state)
 {
     (void)state;
@@ -116,6 +117,7 @@ static void test_gap(void **state)
     sim_net *n;
     assert_int_equal(sim_net_create_tier(&n, &t, 2, NULL), 0);
     assert_true(sim_net_gap(n, 4096, 2e9, false) == 4096 / 2e9);
+    assert_true(sim_net_gap(n, 4096, 2e9, true) == 4096 / 2e9);
     sim_net_destroy(n);
 
     machine m;
@@ -123,7 +125,10 @@ static void test_gap(void **state)
     if (machine_load_string(&m, "m.yaml",
                             "host: h\nbackend: shm\neager_limit: 64KiB\nsegments:\n"
                             "  - {upto: 1KiB, alpha: 300ns, bandwidth: 2GB/s, gap: 120ns, "
-                            "gap_bandwidth: 8GB/s}\n"
+                            "gap_bandwidth: 8GB/s, posted_gap: 40ns, "
+                            "posted_gap_bandwidth: 16GB/s}\n"
+                            "  - {upto: 32KiB, alpha: 1us, bandwidth: 4GB/s, gap: 200ns, "
+                            "gap_bandwidth: 5GB/s}\n"
                             "  - {upto: 64MiB, alpha: 4us, bandwidth: 10GB/s}\n",
                             &d))
         fail_msg("%s", d.msg);
@@ -132,8 +137,12 @@ static void test_gap(void **state)
     int hops;
     sim_net_cost(n, 0, 1, 512, &a, &bw, &hops);
     assert_near(sim_net_gap(n, 512, bw, false), 120e-9 + 512 / 8e9, 1e-18);
+    assert_near(sim_net_gap(n, 512, bw, true), 40e-9 + 512 / 16e9, 1e-18);
+    sim_net_cost(n, 0, 1, 8192, &a, &bw, &hops); /* no posted gap: the gap */
+    assert_near(sim_net_gap(n, 8192, bw, true), 200e-9 + 8192 / 5e9, 1e-18);
     sim_net_cost(n, 0, 1, 1 << 20, &a, &bw, &hops);
     assert_near(sim_net_gap(n, 1 << 20, bw, false), (1 << 20) / 10e9, 1e-18);
+    assert_near(sim_net_gap(n, 1 << 20, bw, true), (1 << 20) / 10e9, 1e-18);
     sim_net_destroy(n);
 }
 
