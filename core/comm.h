@@ -62,12 +62,18 @@ typedef struct comm_ops {
      * compute).  NULL (measured): the arithmetic takes what it takes. */
     double (*reduce_time)(const cl_comm *c, size_t bytes, cl_dtype t);
     double (*now)(const cl_comm *c);
-    /* Optional: returns once now() reads t or later, with that reading,
-     * moving no messages; sleeps while t is far and the wake-up can still
-     * make it (core/sync.h: the window's common start).  Cannot fail.
-     * NULL (the simulator): a timed iteration starts when the barrier lets
-     * the rank go. */
-    double (*wait_until)(cl_comm *c, double t);
+    /* Optional: returns once now() reads t or later, moving no messages;
+     * sleeps while t is far and the wake-up can still make it
+     * (core/sync.h: the window's common start).  Cannot fail.  NULL (the
+     * simulator): a timed iteration starts when the barrier lets the rank
+     * go. */
+    void (*wait_until)(cl_comm *c, double t);
+    /* Optional: called after the barrier before a timed iteration, so the
+     * iteration finds the transport as a stream of messages leaves it,
+     * not as the barrier did (tcp: the acknowledgements the barrier's
+     * messages are owed go out now, not on the pattern's first message).
+     * Moves no messages of the pattern's; cannot fail. */
+    void (*settle)(cl_comm *c);
     /* Zeroed memory that lives until the pattern returns; NULL on failure. */
     void *(*alloc)(cl_comm *c, size_t bytes);
     /* One line of pattern output (no newline), already formatted. */

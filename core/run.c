@@ -223,17 +223,21 @@ int run_rank_iterations(run_rank *r, const char **during)
         debug_iteration(c);
         c->refused[0] = 0;
         sync_spread prev;
-        double t0 = 0; /* the window way: the start the rank's wait read */
-        int err = window ? sync_start(c, &sync, &prev, &t0) : cl_barrier(c);
+        int err = window ? sync_start(c, &sync, &prev) : cl_barrier(c);
         if (err) {
             record_stalled(r);
             *during = "the barrier before an iteration failed";
             run_rank_print_held(r, 0);
             return err;
         }
-        if (!window)
-            t0 = cl_now(c);
+        if (!window && c->ops->settle)
+            c->ops->settle(c); /* the window way's is in sync_start */
+        /* The start is read here, not by the wait that ended on the
+         * release: leaving that spin (and the calls above) costs a rank
+         * as much as a clock reading, the same on every rank, and it is
+         * the driver's, not the pattern's. */
         c->printed = 0;
+        double t0 = cl_now(c);
         r->in_pattern = true;
         err = j->fn(c, &a);
         r->in_pattern = false;

@@ -82,7 +82,7 @@ int sync_clock_offset(cl_comm *c, sync_state *s)
     return 0;
 }
 
-int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start)
+int sync_start(cl_comm *c, sync_state *s, sync_spread *prev)
 {
     if (s->again) {
         int err = sync_clock_offset(c, s);
@@ -101,6 +101,8 @@ int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start)
     prev->last = v[1];
     s->release = v[0];
     s->again = v[4] > 0;
+    if (c->ops->settle)
+        c->ops->settle(c); /* inside the window, so the window adapts to it */
     now = c->ops->now(c);
     double left = now - sync_offset_at(s, now);
     if (s->window == 0) {
@@ -119,7 +121,7 @@ int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start)
         s->window = SYNC_WINDOW_MIN;
     if (s->window > SYNC_WINDOW_MAX)
         s->window = SYNC_WINDOW_MAX;
-    *start = c->ops->wait_until(c, s->release + sync_offset_at(s, s->release + s->offset));
+    c->ops->wait_until(c, s->release + sync_offset_at(s, s->release + s->offset));
     return 0;
 }
 

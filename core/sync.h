@@ -77,10 +77,10 @@ int sync_clock_offset(cl_comm *c, sync_state *s);
 
 /* The barrier before an iteration, the window way: agrees on the release,
  * adapts the window, and returns once the common clock reads the release
- * (c->ops->wait_until must be set), with *start the rank's clock then.
- * *prev: the spread of the starts of the iteration before (s->late of
- * every rank).  0, or the barrier's error. */
-int sync_start(cl_comm *c, sync_state *s, sync_spread *prev, double *start);
+ * (c->ops->wait_until must be set).  *prev: the spread of the starts of
+ * the iteration before (s->late of every rank).  0, or the barrier's
+ * error. */
+int sync_start(cl_comm *c, sync_state *s, sync_spread *prev);
 
 /* After the last iteration: the spread of its starts, from a barrier that
  * starts nothing.  0, or the barrier's error. */

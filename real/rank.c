@@ -296,7 +296,7 @@ double rank_op_now(const cl_comm *c)
  * (the rank starts late, and the start skew says so). */
 #define WAKE_EARLY 200e-6 /* seconds */
 
-double rank_op_wait_until(cl_comm *c, double t)
+void rank_op_wait_until(cl_comm *c, double t)
 {
     real_rank *r = rank_of(c);
     const job *j = r->job;
@@ -317,15 +317,13 @@ double rank_op_wait_until(cl_comm *c, double t)
     } else if (j->tick.per_tick > 0 && now < t) {
         /* The counter against the start's own reading: nothing is
          * converted between two readings. */
-        uint64_t at = tick_at(&j->tick, (t - j->clock_shift) / (1 + j->clock_drift)), x;
-        while ((x = tick_read()) < at)
+        uint64_t at = tick_at(&j->tick, (t - j->clock_shift) / (1 + j->clock_drift));
+        while (tick_read() < at)
             ;
-        now = tick_seconds(&j->tick, x) * (1 + j->clock_drift) + j->clock_shift;
     } else {
         while (now < t)
             now = rank_now(r);
     }
-    return now;
 }
 
 /* Where a block of bytes starts: on a cache line, and on a page from a

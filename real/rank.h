@@ -134,7 +134,7 @@ int rank_op_wait(cl_comm *c, int n, cl_request **reqs, wf_op call);
 int rank_op_test(cl_comm *c, cl_request *req, bool *done);
 int rank_op_compute(cl_comm *c, double seconds);
 double rank_op_now(const cl_comm *c);
-double rank_op_wait_until(cl_comm *c, double t);
+void rank_op_wait_until(cl_comm *c, double t);
 void *rank_op_alloc(cl_comm *c, size_t bytes);
 void rank_op_print(cl_comm *c, const char *line);
 void rank_op_fail(cl_comm *c, const char *msg);

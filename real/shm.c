@@ -128,7 +128,7 @@ static void shm_block(real_rank *base, cl_request **reqs, int n, wf_op call)
     atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);
 }
 
-static const comm_ops shm_ops = XFER_OPS(shm__isend);
+static const comm_ops shm_ops = XFER_OPS(shm__isend, NULL);
 
 /* ---- a rank's transport ---- */
 

@@ -98,6 +98,8 @@ typedef struct tcp_peer {
     int rank;
     bool bye;                /* it said it is done */
     bool out_armed;          /* EPOLLOUT is in the interest set */
+    bool owes_ack;           /* bytes came in since we last wrote: the kernel
+                                holds back their acknowledgement (tcp_settle) */
     tcp_req *head, *tail;    /* output queue, in order */
     tcp_req *sends;          /* rendezvous sends waiting for its CTS */
     tcp_req *recvs;          /* rendezvous receives waiting for its DATA */
@@ -159,6 +161,11 @@ void tcp__close_peer(tcp_rank *t, tcp_peer *p);
 /* The connection to p broke before it said it was done: closes it and
  * fails the rank naming p (unless closing or failed already). */
 void tcp__lost(tcp_rank *t, tcp_peer *p, const char *why);
+/* Sends the acknowledgement the kernel holds back for what came in on
+ * the connected TCP socket fd, if any, without changing how it
+ * acknowledges later segments.  Cannot fail (a socket that is not TCP is
+ * left alone). */
+void tcp__push_ack(int fd);
 /* Writes what p's output queue holds, as far as the socket takes it.
  * Returns how often bytes moved. */
 int tcp__flush(tcp_rank *t, tcp_peer *p);

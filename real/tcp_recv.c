@@ -267,6 +267,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
                 take = (uint64_t)got;
                 drained = take < p->body_left;
                 handled++;
+                p->owes_ack = true;
                 rank_progressed(&t->x.base);
             } else { /* discarded, through the input buffer */
                 size_t want = p->body_left < t->icap ? (size_t)p->body_left : t->icap;
@@ -280,6 +281,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
                 p->ilen = (size_t)got;
                 drained = (size_t)got < want;
                 handled++;
+                p->owes_ack = true;
                 rank_progressed(&t->x.base);
                 continue;
             }
@@ -315,6 +317,7 @@ static int peer_read(tcp_rank *t, tcp_peer *p)
         p->ilen += (size_t)got;
         drained = (size_t)got < want;
         handled++;
+        p->owes_ack = true;
         rank_progressed(&t->x.base);
     }
     return handled;

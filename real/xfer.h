@@ -176,10 +176,12 @@ void xfer_op_release(cl_comm *c, cl_request *req);
 /* real_rank.describe for xfer requests. */
 void xfer_describe(const cl_request *req, wf_pending *out);
 
-/* A transport's comm_ops: its own isend, the rest shared. */
-#define XFER_OPS(isend_fn)                                                              \
+/* A transport's comm_ops: its own isend and settle (may be NULL), the rest
+ * shared. */
+#define XFER_OPS(isend_fn, settle_fn)                                                   \
     {                                                                                   \
-        .isend = (isend_fn), .irecv = xfer_op_irecv, .wait = rank_op_wait,              \
+        .isend = (isend_fn), .settle = (settle_fn), .irecv = xfer_op_irecv,             \
+        .wait = rank_op_wait,                                                           \
         .test = rank_op_test, .release = xfer_op_release, .compute = rank_op_compute,   \
         .now = rank_op_now, .wait_until = rank_op_wait_until, .alloc = rank_op_alloc,   \
         .print = rank_op_print, .fail = rank_op_fail, .misuse = rank_op_misuse,         \
