@@ -11,7 +11,7 @@
  * synchronized between cores), the launcher reads both clocks together
  * when a run starts, and every rank it forks turns ticks into seconds from
  * there with one rate: the ranks still read one clock, and the empty
- * pattern's window-way time falls from 70 to 40 ns.  The rate is the
+ * pattern's window-way time falls from 70 to 20-25 ns.  The rate is the
  * counter's, the same for every run of the process, so it is measured
  * once a process (both clocks read again TICK_CALIBRATION seconds after
  * the first run's reading) and kept, with whether the counter is the
