@@ -255,6 +255,87 @@ static void test_printf_time_counted(void **state)
     assert_true(c.printed == 2.0);
 }
 
+/* ---- the driver's order of things between iterations ----
+ * A one-rank world whose operations log what they are called for: the
+ * barrier of one rank sends nothing, so the log is the driver's own. */
+static char order[256];
+static int order_n;
+
+static void note(char what)
+{
+    if (order_n < (int)sizeof order - 1)
+        order[order_n++] = what;
+}
+
+static double noting_now(const cl_comm *c)
+{
+    (void)c;
+    note('n');
+    return order_n * 1e-6;
+}
+
+static void noting_wait(cl_comm *c, double t)
+{
+    (void)c;
+    (void)t;
+    note('w');
+}
+
+static void noting_settle(cl_comm *c)
+{
+    (void)c;
+    note('s');
+}
+
+static int noting_pattern(cl_comm *c, const cl_args *a)
+{
+    (void)c;
+    (void)a;
+    note('P');
+    return 0;
+}
+
+/* order[] without its clock readings. */
+static void without_readings(char *out, size_t cap)
+{
+    size_t k = 0;
+    for (int i = 0; i < order_n && k + 1 < cap; i++)
+        if (order[i] != 'n')
+            out[k++] = order[i];
+    out[k] = 0;
+}
+
+/* Each iteration, warm-up too: the barrier, the transport's settle, the
+ * window's wait (the window way), then the start's reading right before
+ * the pattern: nothing of the driver's sits between them. */
+static void test_settle_then_start(void **state)
+{
+    (void)state;
+    const run_sync ways[] = {RUN_SYNC_WINDOW, RUN_SYNC_BARRIER};
+    const char *want[] = {"swPswPswP", "sPsPsP"};
+    for (int w = 0; w < 2; w++) {
+        comm_ops ops = {.now = noting_now, .wait_until = noting_wait, .settle = noting_settle};
+        cl_comm c = {.ops = &ops, .size = 1};
+        c.world = &c;
+        run_job j = {.fn = noting_pattern, .nranks = 1, .warmup = 1, .iters = 2,
+                     .sync = ways[w]};
+        double times[2], skew[2];
+        run_rank r = {.comm = &c, .job = &j, .iter_time = times, .iter_skew = skew,
+                      .clock_shared = true};
+        order_n = 0;
+        const char *during = NULL;
+        assert_int_equal(run_rank_iterations(&r, &during), 0);
+        order[order_n] = 0;
+        char got[256];
+        without_readings(got, sizeof got);
+        assert_string_equal(got, want[w]);
+        for (int i = 0; i < order_n; i++)
+            if (order[i] == 'P')
+                assert_true(i > 0 && order[i - 1] == 'n'); /* the start, read last */
+        run_lines_release(&r.held);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_sim_prints_median),
         cmocka_unit_test(test_checked_iterations),
         cmocka_unit_test(test_printf_time_counted),
+        cmocka_unit_test(test_settle_then_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
