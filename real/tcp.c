@@ -289,7 +289,9 @@ static void tcp_block(real_rank *base, cl_request **reqs, int n, wf_op call)
  * ride on the next bytes the other way, and sends it at once when a second
  * segment comes in unacknowledged.  TCP_QUICKACK with an even value sends
  * a held acknowledgement now and goes on delaying later ones (the
- * kernel's __tcp_sock_set_quickack), so a stream's behaviour is unchanged. */
+ * kernel's __tcp_sock_set_quickack).  Where none is held any more (the
+ * kernel's timer sent it) the call also ends the socket's interactive
+ * mode, which the next bytes it sends soon after a receive bring back. */
 void tcp__push_ack(int fd)
 {
     int push = 2;

@@ -162,9 +162,9 @@ void tcp__close_peer(tcp_rank *t, tcp_peer *p);
  * fails the rank naming p (unless closing or failed already). */
 void tcp__lost(tcp_rank *t, tcp_peer *p, const char *why);
 /* Sends the acknowledgement the kernel holds back for what came in on
- * the connected TCP socket fd, if any, without changing how it
- * acknowledges later segments.  Cannot fail (a socket that is not TCP is
- * left alone). */
+ * the connected TCP socket fd, if any; later segments are still
+ * acknowledged late (tcp.c says the one exception).  Cannot fail (a
+ * socket that is not TCP is left alone). */
 void tcp__push_ack(int fd);
 /* Writes what p's output queue holds, as far as the socket takes it.
  * Returns how often bytes moved. */
