@@ -302,8 +302,8 @@ void tcp__push_ack(int fd)
  * sent now.  After a barrier (an exchange) the next message to arrive is
  * a second unacknowledged segment: its receiver's kernel sends the held
  * acknowledgement right then, on the connection the pattern is using,
- * and on loopback the round trip it is in came out 2-4 us slower
- * (chapter 06, "What a barrier leaves behind"). */
+ * and the round trip it is in pays for it (chapter 06, "What a barrier
+ * leaves behind", has the figures). */
 static void tcp_settle(cl_comm *c)
 {
     tcp_rank *t = c->world->backend;
